@@ -1,0 +1,5 @@
+"""Language-model access: one client, one cache, pluggable backends (offline | openai)."""
+
+from tasks.llm.client import Backend, Completion, LLMClient, LLMError, Message, make_client
+
+__all__ = ["Backend", "Completion", "LLMClient", "LLMError", "Message", "make_client"]

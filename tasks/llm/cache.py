@@ -1,0 +1,57 @@
+"""A content-addressed on-disk store: the LLM and embedding caches.
+
+Keyed by a sha256 of everything that determines an output (backend, model, parameters,
+messages; retries and timeouts excluded). Entries are written atomically (temp file +
+os.replace), so any thread, process or worker sharing the folder can read and write it
+and a crash never leaves a half entry. The flow copies new LLM entries into the
+warehouse's `llm_cache` table, where analysts can query them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DiskCache", "cache_key"]
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class DiskCache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str, suffix: str) -> Path:
+        return self.root / key[:2] / f"{key}{suffix}"
+
+    def get_bytes(self, key: str, suffix: str = ".json") -> bytes | None:
+        try:
+            return self._path(key, suffix).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def put_bytes(self, key: str, data: bytes, suffix: str = ".json") -> None:
+        path = self._path(key, suffix)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def get_json(self, key: str) -> Any | None:
+        data = self.get_bytes(key)
+        return None if data is None else json.loads(data)
+
+    def put_json(self, key: str, value: Any) -> None:
+        self.put_bytes(key, json.dumps(value, ensure_ascii=False).encode())

@@ -1,0 +1,143 @@
+"""The records tasks return and flows write. Plain frozen dataclasses: picklable, so tasks
+can run on threads, processes or a distributed runner."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = [
+    "Generation",
+    "LLMCall",
+    "PaperText",
+    "QAPair",
+    "Quarantine",
+    "RawSource",
+    "Sample",
+    "ScoreRow",
+    "content_id",
+    "to_rows",
+]
+
+
+def content_id(*parts: Any) -> str:
+    """A stable id from content: the key of every idempotent upsert."""
+    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def to_rows(records: list[Any]) -> list[dict[str, Any]]:
+    return [asdict(r) for r in records]
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """An item that did not make it through a stage, and why. Never silently dropped."""
+
+    item_id: str
+    stage: str
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RawSource:
+    arxiv_id: str
+    sha256: str
+    path: str
+    size_bytes: int
+    format: str  # tar.gz | tar | tex.gz | pdf | unknown
+    title: str = ""
+    categories: str = ""
+    role: str = "paper"  # paper | survey
+
+
+@dataclass(frozen=True)
+class PaperText:
+    """A cleaned paper, ready for samples and prompts (DESIGN §4)."""
+
+    paper_id: str
+    title: str
+    text: str
+    words: int
+    tokens: int
+    main_file: str
+    cleaner_version: str
+    source_sha256: str
+    content_sha256: str
+    categories: str = ""
+    removed: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sample:
+    sample_id: str
+    dataset_version: str
+    paper_ids: tuple[str, ...]
+    topic: str
+    survey_id: str
+    input_words: int
+    group_kind: str  # command | paragraph | subsection
+
+
+@dataclass(frozen=True)
+class QAPair:
+    qa_id: str
+    sample_id: str
+    kind: str  # single | cross
+    paper_ids: tuple[str, ...]
+    question: str
+    answer: str
+    evidence: tuple[dict[str, str], ...]
+    status: str  # approved | pending | rejected | filtered | duplicate | invalid
+    round: int
+    reviewer: str
+    reason: str
+    prompt_version: str
+    backbone: str
+
+
+@dataclass(frozen=True)
+class Generation:
+    generation_id: str
+    sample_id: str
+    method: str
+    method_args: dict[str, Any]
+    target_words: int
+    backbone: str
+    text: str
+    words: int
+    plan: tuple[str, ...] = ()
+    restated: tuple[dict[str, Any], ...] = ()
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    llm_calls: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """Long score rows: a new score adds rows, not columns (STYLE.md)."""
+
+    generation_id: str
+    score: str
+    value: float
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    key: str
+    backend: str
+    model: str
+    purpose: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    cached: bool
+    request: str  # the messages and parameters, JSON
+    response: str

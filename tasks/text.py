@@ -1,0 +1,31 @@
+"""Text measures shared by every stage: one word rule everywhere (DESIGN §8)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["count_tokens", "count_words", "split_sentences", "words"]
+
+# The reference scorer's rule: alphabetic tokens, inner apostrophes or hyphens join a word,
+# numbers are not words.
+WORD_RE = re.compile(r"\b(?!\d+\b)[a-zA-Z]+(?:['’-][a-zA-Z]+)*\b")
+_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\\$(])")
+
+
+def words(text: str) -> list[str]:
+    return WORD_RE.findall(text)
+
+
+def count_words(text: str) -> int:
+    return len(WORD_RE.findall(text))
+
+
+def count_tokens(text: str) -> int:
+    """A tokenizer-free estimate (word pieces and punctuation), used where no backend reports
+    usage: the offline engine and context-budget checks."""
+    return len(_TOKEN_RE.findall(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_RE.split(text) if s.strip()]

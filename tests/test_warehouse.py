@@ -1,0 +1,75 @@
+"""The warehouse on a real DuckDB file: idempotent upserts, versions, publishing."""
+
+from __future__ import annotations
+
+import duckdb
+
+from tasks.records import Generation, Quarantine, Sample, ScoreRow
+from warehouse import Warehouse
+from warehouse.results import materialize_results
+
+
+def test_upsert_is_idempotent_and_update_replaces(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    row = Quarantine("2601.00001", "clean", "too_short", "12 words")
+    assert wh.upsert("quarantine", [row, row], ("item_id", "stage"), extra={"run_id": "r1"}) == 1
+    assert wh.upsert("quarantine", [row], ("item_id", "stage"), extra={"run_id": "r2"}) == 0
+    assert wh.scalar("SELECT run_id FROM quarantine") == "r1"
+    moved = Quarantine("2601.00001", "clean", "not_utf8", "main.tex")
+    assert wh.upsert("quarantine", [moved], ("item_id", "stage"), update=True, extra={"run_id": "r3"}) == 0
+    assert wh.rows("SELECT reason, run_id FROM quarantine") == [{"reason": "not_utf8", "run_id": "r3"}]
+
+
+def test_migrations_apply_once(tmp_path):
+    Warehouse(tmp_path / "w.duckdb").close()
+    wh = Warehouse(tmp_path / "w.duckdb")
+    assert wh.scalar("SELECT count(*) FROM schema_migrations") == 1
+    assert {"runs", "dim_papers", "fct_generations", "fct_scores", "res_scores"} <= set(wh.tables())
+
+
+def _seed(wh: Warehouse, value: float) -> None:
+    sample = Sample("s1", "v1", ("a", "b", "c"), "GP kernels", "sv", 9000, "command")
+    wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
+    gen = Generation("g1", "s1", "single", {}, 4000, "offline:m", "text", 1)
+    wh.upsert(
+        "fct_generations", [gen], ("generation_id",),
+        extra={"run_id": "r", "config_hash": "h", "code_version": "c"},
+    )
+    scores = [ScoreRow("g1", "length", value), ScoreRow("g1", "consistency", 40.0),
+              ScoreRow("g1", "quality", 60.0), ScoreRow("g1", "single_pos2", 25.0)]
+    wh.upsert("fct_scores", scores, ("generation_id", "score"), update=True, extra={"run_id": "r"})
+
+
+def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    _seed(wh, 50.0)
+    first = materialize_results(wh, "v1", "r1")
+    again = materialize_results(wh, "v1", "r2")
+    assert first is not None and first.created and first.version == 1
+    assert again is not None and not again.created and again.version == 1
+    _seed(wh, 75.0)
+    second = materialize_results(wh, "v1", "r3")
+    assert second is not None and second.created and second.version == 2
+    board = wh.rows("SELECT method, target_words, s_l, s_c, s_q FROM leaderboard")
+    assert board == [{"method": "single", "target_words": 4000, "s_l": 75.0, "s_c": 40.0, "s_q": 60.0}]
+    old = wh.rows("SELECT s_l FROM res_leaderboard WHERE version = 1")
+    assert old == [{"s_l": 50.0}]
+    assert wh.rows("SELECT position, s_single FROM position_curve") == [{"position": 2, "s_single": 25.0}]
+
+
+def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    _seed(wh, 50.0)
+    materialize_results(wh, "v1", "r1")
+    published = wh.publish(tmp_path / "published" / "lilo.duckdb")
+    reader = duckdb.connect(str(published), read_only=True)
+    assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
+    _seed(wh, 75.0)
+    materialize_results(wh, "v1", "r2")
+    wh.publish(published)  # replaced under an open reader: the reader keeps its snapshot
+    assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
+    reader.close()
+    fresh = duckdb.connect(str(published), read_only=True)
+    assert fresh.execute("SELECT s_l FROM leaderboard").fetchall() == [(75.0,)]
+    parquet = sorted((tmp_path / "published" / "results").glob("version=*/res_scores.parquet"))
+    assert [p.parent.name for p in parquet] == ["version=0001", "version=0002"]

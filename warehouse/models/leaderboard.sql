@@ -1,0 +1,15 @@
+-- The latest result version's leaderboard: what analysts usually want.
+CREATE OR REPLACE VIEW leaderboard AS
+WITH latest AS (
+    SELECT max(version) AS version FROM res_versions
+)
+SELECT lb.* EXCLUDE (version)
+FROM res_leaderboard AS lb
+JOIN latest USING (version)
+ORDER BY
+    CASE method
+        WHEN 'single' THEN 1 WHEN 'agentwrite' THEN 2 WHEN 'compress' THEN 3
+        WHEN 'ral_writer' THEN 4 ELSE 5
+    END,
+    method,
+    target_words;

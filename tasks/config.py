@@ -35,6 +35,10 @@ class ArxivSettings(_Section):
     backoff_s: float = 2.0
     timeout_s: float = 60.0
     user_agent: str = "lilo/0.1 (long-in long-out benchmark builder; mailto:lilo@example.org)"
+    # Ids per metadata query (the API allows up to 2,000 per page; 100 keeps URLs short).
+    page_size: int = 100
+    # A download larger than this is abandoned (fetch_failed) before it fills memory.
+    max_eprint_bytes: int = 200_000_000
 
 
 class CleanSettings(_Section):
@@ -42,6 +46,11 @@ class CleanSettings(_Section):
     max_archive_bytes: int = 200_000_000
     max_files: int = 5000
     max_compression_ratio: float = 200.0
+    # The ratio cap only applies past this many unpacked bytes: a tiny tar is mostly zero
+    # padding and compresses far better than text, without being a bomb.
+    ratio_floor_bytes: int = 1_000_000
+    # Validation (DESIGN §11): share of characters that are LaTeX markup in a cleaned text.
+    max_markup_density: float = 0.35
 
 
 class OfflineSettings(_Section):
@@ -51,6 +60,8 @@ class OfflineSettings(_Section):
     max_words_per_reply: int = 1500
     # U-shaped neglect of the prompt's middle: 0 = off. At 1 the middle is never used.
     middle_neglect: float = 0.0
+    # The planner's paragraph size when splitting a target length into steps (200..1000).
+    plan_step_words: int = 500
 
 
 class LLMSettings(_Section):
@@ -99,12 +110,16 @@ class RALSettings(_Section):
     chunk_words: int = 1024
     overlap_words: int = 256
     max_plan_steps: int = 20
+    # How many times a too-long plan is asked for again before the last one is used.
+    plan_retries: int = 3
 
 
 class GenerateSettings(_Section):
     methods: tuple[str, ...] = ("single", "agentwrite", "compress", "ral_writer")
     target_words: tuple[int, ...] = (4000, 8000, 16000)
     compress_ratio: float = 0.5
+    # Used by Compress only when `llmlingua` is installed and this model is in the local cache.
+    llmlingua_model: str = "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"
     ral: RALSettings = RALSettings()
 
 

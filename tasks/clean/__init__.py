@@ -1,0 +1,69 @@
+"""Cleaning: raw e-print -> cleaned paper text, or a quarantine record (DESIGN §3-4)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+
+from tasks.clean.errors import Quarantined
+from tasks.clean.extract import extract_archive
+from tasks.clean.latex import CLEANER_VERSION, Cleaned, clean_source
+from tasks.config import Settings
+from tasks.records import PaperText, Quarantine, RawSource
+from tasks.text import count_tokens, count_words
+
+__all__ = [
+    "CLEANER_VERSION",
+    "Cleaned",
+    "Quarantined",
+    "clean_paper",
+    "clean_source",
+    "extract_archive",
+]
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def clean_paper(raw: RawSource, work_dir: Path, settings: Settings) -> PaperText | Quarantine:
+    """Unpack `raw` into `work_dir/<id>/` and clean it. Never raises: whatever goes wrong
+    with one paper becomes its Quarantine record, so one bad archive cannot stop a batch.
+
+    The unpacked folder is left in place for inspection and replaced on the next run.
+    """
+    folder = work_dir / _folder_name(raw.arxiv_id)
+    try:
+        if folder.exists():
+            shutil.rmtree(folder)
+        extract_archive(Path(raw.path), folder, settings)
+        cleaned = clean_source(folder, settings)
+    except Quarantined as exc:
+        return Quarantine(raw.arxiv_id, stage="clean", reason=exc.reason, detail=exc.detail)
+    except Exception as exc:  # one paper's failure must not stop the batch
+        detail = f"{type(exc).__name__}: {exc}"
+        return Quarantine(raw.arxiv_id, stage="clean", reason="clean_error", detail=detail)
+
+    words = count_words(cleaned.text)
+    if words < settings.clean.min_words:
+        detail = f"{words} words < {settings.clean.min_words}"
+        return Quarantine(raw.arxiv_id, stage="clean", reason="too_short", detail=detail)
+    return PaperText(
+        paper_id=raw.arxiv_id,
+        title=cleaned.title or raw.title,
+        text=cleaned.text,
+        words=words,
+        tokens=count_tokens(cleaned.text),
+        main_file=cleaned.main_file,
+        cleaner_version=CLEANER_VERSION,
+        source_sha256=raw.sha256,
+        content_sha256=hashlib.sha256(cleaned.text.encode("utf-8")).hexdigest(),
+        categories=raw.categories,
+        removed=dict(cleaned.removed),
+        warnings=cleaned.warnings,
+    )
+
+
+def _folder_name(arxiv_id: str) -> str:
+    """Old-style ids hold a slash (`astro-ph/9911436`): one flat, safe folder per paper."""
+    return _UNSAFE_NAME.sub("_", arxiv_id).lstrip(".") or "paper"

@@ -1,0 +1,173 @@
+"""Small LaTeX text helpers: comments, brace-balanced arguments, command removal.
+
+Regex and a brace counter are enough here: the cleaner cuts spans out of the source and
+keeps the rest verbatim (DESIGN §4 keeps the markup), so no full parse is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = [
+    "argument_span",
+    "nbytes",
+    "normalise_newlines",
+    "remove_commands",
+    "strip_comments",
+]
+
+# `%` preceded by an even number of backslashes (none included): `\%` is a percent sign,
+# `\\%` is a line break followed by a comment.
+_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%.*")
+_COMMENT_ENV = re.compile(r"\\begin\s*\{comment\}.*?\\end\s*\{comment\}", re.S)
+_IFFALSE = re.compile(r"\\iffalse(?![a-zA-Z@])")
+_CONDITIONAL = re.compile(r"\\(if[a-zA-Z@]*|else|fi)(?![a-zA-Z@])")
+# Package commands that start with "if" but take braced branches and no `\fi`.
+_NO_FI = frozenset(
+    {
+        "ifthenelse",
+        "iftoggle",
+        "ifbool",
+        "ifboolexpr",
+        "ifstrequal",
+        "ifstrempty",
+        "ifdef",
+        "ifundef",
+        "ifcsdef",
+        "ifcsundef",
+        "ifdefempty",
+        "ifdefstring",
+        "ifnumcomp",
+        "ifpackageloaded",
+        "ifclassloaded",
+    }
+)
+
+
+def nbytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def strip_comments(text: str) -> tuple[str, int, list[str]]:
+    """Remove `%` comments, `comment` environments and `\\iffalse ... \\fi` blocks.
+
+    `%` goes first so that a commented-out `\\iffalse` or `\\begin{comment}` cannot swallow
+    live text. A line that held only a comment disappears with its newline, so that it does
+    not turn into a paragraph break. Returns (text, bytes removed, warnings).
+    """
+    lines = []
+    for line in text.split("\n"):
+        match = _PERCENT.search(line)
+        if match is None:
+            lines.append(line)
+            continue
+        kept = (line[: match.start()] + match.group(1)).rstrip()
+        if kept.strip():
+            lines.append(kept)
+    cleaned = _COMMENT_ENV.sub("", "\n".join(lines))
+    cleaned, terminated = _strip_iffalse(cleaned)
+    warnings = [] if terminated else ["unterminated \\iffalse: left in place"]
+    return cleaned, nbytes(text) - nbytes(cleaned), warnings
+
+
+def _strip_iffalse(text: str) -> tuple[str, bool]:
+    """Drop the false branch of every `\\iffalse`, keeping an `\\else` branch if any."""
+    out: list[str] = []
+    pos = 0
+    while (match := _IFFALSE.search(text, pos)) is not None:
+        branch = _false_branch(text, match.end())
+        if branch is None:
+            out.append(text[pos:])
+            return "".join(out), False
+        else_end, fi_start, fi_end = branch
+        out.append(text[pos : match.start()])
+        if else_end is not None:
+            out.append(_strip_iffalse(text[else_end:fi_start])[0])
+        pos = fi_end
+    out.append(text[pos:])
+    return "".join(out), True
+
+
+def _false_branch(text: str, start: int) -> tuple[int | None, int, int] | None:
+    """(end of `\\else` or None, start of the matching `\\fi`, its end), counting nested ifs."""
+    depth = 1
+    else_end = None
+    for token in _CONDITIONAL.finditer(text, start):
+        name = token.group(1)
+        if name == "fi":
+            depth -= 1
+            if depth == 0:
+                return else_end, token.start(), token.end()
+        elif name == "else":
+            if depth == 1 and else_end is None:
+                else_end = token.end()
+        elif name not in _NO_FI and text[max(0, token.start() - 6) : token.start()] != "\\newif":
+            depth += 1
+    return None
+
+
+def argument_span(text: str, pos: int) -> tuple[int, int] | None:
+    """Skip an optional `[...]` then return the span of the braced argument at `pos`
+    (without its braces), or None when there is none."""
+    pos = _skip_space(text, pos)
+    if pos < len(text) and text[pos] == "[":
+        close = _matching(text, pos, "[", "]")
+        if close is None:
+            return None
+        pos = _skip_space(text, close + 1)
+    if pos >= len(text) or text[pos] != "{":
+        return None
+    close = _matching(text, pos, "{", "}")
+    return None if close is None else (pos + 1, close)
+
+
+def remove_commands(text: str, arity: Mapping[str, int]) -> tuple[str, int]:
+    """Remove each `\\name[opt]{arg}...` for the given names, with its `arity[name]` braced
+    arguments; a command missing an argument loses what it has."""
+    names = "|".join(sorted(arity))
+    pattern = re.compile(rf"\\({names})\*?(?![a-zA-Z@])")
+    out: list[str] = []
+    pos = 0
+    for match in pattern.finditer(text):
+        if match.start() < pos:
+            continue
+        out.append(text[pos : match.start()])
+        pos = match.end()
+        for _ in range(arity[match.group(1)]):
+            span = argument_span(text, pos)
+            if span is None:
+                break
+            pos = span[1] + 1
+    out.append(text[pos:])
+    cleaned = "".join(out)
+    return cleaned, nbytes(text) - nbytes(cleaned)
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n":
+        pos += 1
+    return pos
+
+
+def _matching(text: str, pos: int, opening: str, closing: str) -> int | None:
+    """Index of the delimiter closing the one at `pos`; backslash escapes are skipped."""
+    depth = 0
+    index = pos
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == opening:
+            depth += 1
+        elif char == closing:
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return None

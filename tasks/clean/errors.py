@@ -1,0 +1,18 @@
+"""The one way the cleaner says "this paper goes to quarantine" (DESIGN §3-4)."""
+
+from __future__ import annotations
+
+__all__ = ["Quarantined"]
+
+
+class Quarantined(Exception):
+    """Raised for a paper that must not go further; `clean_paper` turns it into a Quarantine.
+
+    `reason` is a short stable code (`unsafe_archive`, `no_latex_source`, `not_utf8`, ...) that
+    analysts group by; `detail` says which file or member and why.
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail

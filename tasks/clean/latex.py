@@ -1,0 +1,128 @@
+"""Turn a paper's LaTeX source folder into the cleaned text the methods read (DESIGN §4).
+
+Order matters: comments go first (while inlining, file by file) so that commented-out inputs
+are never followed; the title is read from the whole inlined source (it usually sits in the
+preamble); then the preamble, everything after `\\end{document}`, the bibliography and the
+appendices are cut. Structure markup (sections, equations, tables, lists, emphasis,
+citations) stays: the methods read cleaned LaTeX, as in the reference implementation (§7).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from tasks.clean._inputs import BEGIN_DOCUMENT, END_DOCUMENT, Inliner, find_main
+from tasks.clean._tex import argument_span, nbytes, remove_commands
+from tasks.config import Settings
+
+__all__ = ["CLEANER_VERSION", "Cleaned", "clean_source"]
+
+# Bump whenever the cleaned text for the same source can change: it is stored with every paper.
+CLEANER_VERSION = "1.0"
+
+_TITLE = re.compile(r"\\(?:title|icmltitle)\*?(?![a-zA-Z@])")
+_TITLE_NOISE = {"thanks": 1, "footnote": 1, "vspace": 1, "hspace": 1, "label": 1}
+# Front matter after `\\begin{document}` and the number of braced arguments each takes.
+_FRONT_MATTER = {
+    "title": 1,
+    "icmltitle": 1,
+    "author": 1,
+    "icmlauthor": 2,
+    "affiliation": 1,
+    "altaffiliation": 1,
+    "altaffiltext": 2,
+    "email": 1,
+    "correspondingauthor": 1,
+    "shorttitle": 1,
+    "shortauthors": 1,
+    "titlerunning": 1,
+    "authorrunning": 1,
+    "institute": 1,
+    "date": 1,
+    "thanks": 1,
+}
+_MAKETITLE = re.compile(r"\\maketitle(?![a-zA-Z@])")
+_BIB_COMMANDS = {"bibliography": 1, "bibliographystyle": 1, "nobibliography": 1}
+_BIB_SPANS = re.compile(
+    r"\\begin\s*\{thebibliography\}.*?\\end\s*\{thebibliography\}"
+    r"|\\printbibliography(?![a-zA-Z@])\*?(?:\[[^\]]*\])?",
+    re.S,
+)
+_APPENDIX = re.compile(r"\\appendix(?![a-zA-Z@])|\\begin\s*\{appendices\}")
+_TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
+_BLANK_RUN = re.compile(r"\n{3,}")
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    main_file: str  # relative to the source folder, POSIX separators
+    title: str
+    text: str
+    removed: dict[str, int] = field(default_factory=dict)  # bytes removed per kind
+    warnings: tuple[str, ...] = ()
+
+
+def clean_source(folder: Path, settings: Settings) -> Cleaned:
+    """Clean the paper unpacked in `folder`.
+
+    Raises `Quarantined` (`no_main_file`, `not_utf8`). `settings` is taken, like every stage's,
+    so that cleaning knobs can be added without changing callers; none is needed yet.
+    """
+    main = find_main(folder)
+    inliner = Inliner(folder, main)
+    source = inliner.read(main)
+    removed = {"comments": inliner.comment_bytes}
+    title = _title(source)
+    warnings = list(inliner.warnings)
+    if not title:
+        warnings.append("no \\title in the source")
+
+    begin = BEGIN_DOCUMENT.search(source)
+    start = begin.end() if begin is not None else 0
+    removed["preamble"] = nbytes(source[:start])
+    body = source[start:]
+    end = END_DOCUMENT.search(body)
+    removed["after_document"] = nbytes(body[end.start() :]) if end is not None else 0
+    body = body[: end.start()] if end is not None else body
+
+    body, removed["bibliography"] = _remove_bibliography(body)
+    appendix = _APPENDIX.search(body)
+    removed["appendix"] = nbytes(body[appendix.start() :]) if appendix is not None else 0
+    body = body[: appendix.start()] if appendix is not None else body
+    body, removed["front_matter"] = _remove_front_matter(body)
+
+    text = _BLANK_RUN.sub("\n\n", _TRAILING_SPACE.sub("", body)).strip() + "\n"
+    return Cleaned(
+        main_file=main.relative_to(folder).as_posix(),
+        title=title,
+        text=text,
+        removed=removed,
+        warnings=tuple(dict.fromkeys(warnings)),
+    )
+
+
+def _title(source: str) -> str:
+    """Plain text of the first `\\title{...}`, footnotes and spacing commands dropped."""
+    match = _TITLE.search(source)
+    span = argument_span(source, match.end()) if match is not None else None
+    if span is None:
+        return ""
+    latex = remove_commands(source[span[0] : span[1]], _TITLE_NOISE)[0]
+    return " ".join(LatexNodes2Text().latex_to_text(latex).split())
+
+
+def _remove_bibliography(body: str) -> tuple[str, int]:
+    without, command_bytes = remove_commands(body, _BIB_COMMANDS)
+    cleaned = _BIB_SPANS.sub("", without)
+    return cleaned, command_bytes + nbytes(without) - nbytes(cleaned)
+
+
+def _remove_front_matter(body: str) -> tuple[str, int]:
+    """Title, authors and affiliations placed after `\\begin{document}` (AASTeX does)."""
+    without, command_bytes = remove_commands(body, _FRONT_MATTER)
+    cleaned = _MAKETITLE.sub("", without)
+    return cleaned, command_bytes + nbytes(without) - nbytes(cleaned)

@@ -1,0 +1,219 @@
+"""The LaTeX cleaner on a synthetic paper with every removable kind, and on real sources
+from the shared corpus (read in place, never copied)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tasks.clean.errors import Quarantined
+from tasks.clean.latex import CLEANER_VERSION, clean_source
+from tasks.config import Settings
+
+SETTINGS = Settings()
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
+
+MAIN = r"""\documentclass{article}
+\usepackage{amsmath} % PREAMBLE_COMMENT
+\newcommand{\inp}[1]{\input{#1}}
+\title{A \emph{Synthetic} Study\thanks{Funded by nobody.}}
+\begin{document}
+\maketitle
+\begin{abstract}
+ABSTRACT_TEXT
+\end{abstract}
+\section{Introduction}
+We reach 50\% accuracy % INLINE_SECRET
+% FULL_LINE_SECRET \input{secret}
+Line break then comment \\% BREAK_SECRET
+\input{sections/method}
+\include{"sections/results"}
+\subfile{tables/table1}
+\input{missing_file}
+\input{../outside}
+\begin{comment}
+COMMENT_ENV_SECRET
+\end{comment}
+\iffalse IFFALSE_SECRET \ifx a b NESTED_SECRET \fi STILL_SECRET \else ELSE_KEPT \fi
+\begin{equation} E = mc^2 \label{eq:energy} \end{equation}
+\begin{itemize}
+\item \emph{first} \cite{ref1}
+\end{itemize}
+
+
+
+
+After many blank lines.
+\bibliographystyle{plain}
+\bibliography{refs}
+\begin{thebibliography}{9}
+\bibitem{ref1} BIB_SECRET
+\end{thebibliography}
+\appendix
+\section{Proofs}
+APPENDIX_SECRET
+\end{document}
+AFTER_SECRET
+"""
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
+
+
+@pytest.fixture
+def paper(tmp_path: Path) -> Path:
+    (tmp_path / "outside.tex").write_text("OUTSIDE_SECRET")
+    return _write(
+        tmp_path / "paper",
+        {
+            "main.tex": MAIN.replace("\n", "\r\n"),
+            "secret.tex": "SECRET_INPUT",
+            "sections/method.tex": "\\section{Method}\nMETHOD_TEXT\n\\input{sections/method}\n",
+            "sections/results.tex": "\\section{Results}\nRESULTS_TEXT % RESULTS_SECRET\n",
+            "tables/table1.tex": "\\documentclass[../main.tex]{subfiles}\n\\begin{document}\n"
+            "\\begin{table}TABLE_TEXT\\end{table}\n\\end{document}\n",
+            "supplement.tex": "\\documentclass{article}\n\\begin{document}\n"
+            + "SUPPLEMENT " * 2000
+            + "\n\\end{document}\n",
+        },
+    )
+
+
+def test_synthetic_paper_is_cleaned(paper: Path) -> None:
+    cleaned = clean_source(paper, SETTINGS)
+    text = cleaned.text
+    assert cleaned.main_file == "main.tex"
+    assert cleaned.title == "A Synthetic Study"
+    for kept in [
+        "ABSTRACT_TEXT",
+        "\\section{Introduction}",
+        "50\\% accuracy",
+        "Line break then comment \\\\",
+        "METHOD_TEXT",
+        "RESULTS_TEXT",
+        "\\begin{table}TABLE_TEXT\\end{table}",
+        "ELSE_KEPT",
+        "\\begin{equation} E = mc^2",
+        "\\item \\emph{first} \\cite{ref1}",
+    ]:
+        assert kept in text, kept
+    for gone in re.findall(r"[A-Z_]+_SECRET|SECRET_INPUT|SUPPLEMENT", MAIN + "SUPPLEMENT"):
+        assert gone not in text, gone
+    for markup in ["\\documentclass", "\\begin{document}", "\\maketitle", "\\title", "\\appendix"]:
+        assert markup not in text, markup
+    assert "bibliography" not in text and "\r" not in text and "\n\n\n" not in text
+    assert text.count("METHOD_TEXT") == 1
+
+
+def test_removed_bytes_and_warnings(paper: Path) -> None:
+    cleaned = clean_source(paper, SETTINGS)
+    for kind in ["comments", "preamble", "appendix", "bibliography", "after_document"]:
+        assert cleaned.removed[kind] > 0, kind
+    warnings = " | ".join(cleaned.warnings)
+    assert "missing input: missing_file.tex" in warnings
+    assert "input cycle, skipped: sections/method.tex" in warnings
+    assert "outside the archive" in warnings
+    assert "#1" not in warnings
+    assert CLEANER_VERSION
+
+
+def test_main_file_without_conventional_name_is_the_largest(tmp_path: Path) -> None:
+    doc = "\\documentclass{article}\n\\begin{document}\n%s\n\\end{document}\n"
+    folder = _write(
+        tmp_path / "p",
+        {
+            "notes.tex": doc % "short",
+            "report.tex": doc % ("long " * 100),
+            "part.tex": "\\documentclass[report.tex]{subfiles}\n\\begin{document}\n"
+            + "x " * 1000
+            + "\n\\end{document}",
+            "old.tex": "% \\documentclass{article}\n% \\begin{document}\n" + "y " * 1000,
+        },
+    )
+    assert clean_source(folder, SETTINGS).main_file == "report.tex"
+
+
+def test_no_main_file(tmp_path: Path) -> None:
+    folder = _write(tmp_path / "p", {"macros.tex": "\\newcommand{\\x}{y}"})
+    with pytest.raises(Quarantined) as caught:
+        clean_source(folder, SETTINGS)
+    assert caught.value.reason == "no_main_file"
+
+
+def test_not_utf8_is_quarantined_with_the_file(tmp_path: Path) -> None:
+    folder = _write(
+        tmp_path / "p",
+        {
+            "ms.tex": "\\documentclass{article}\n\\begin{document}\n\\input{body}\n\\end{document}",
+            "body.tex": "Caf\xe9".encode("latin-1"),
+        },
+    )
+    with pytest.raises(Quarantined) as caught:
+        clean_source(folder, SETTINGS)
+    assert caught.value.reason == "not_utf8" and caught.value.detail.startswith("body.tex:")
+
+
+def _assert_clean(text: str) -> None:
+    for pattern in [
+        r"\\documentclass",
+        r"\\begin\{document\}",
+        r"\\end\{document\}",
+        r"\\appendix",
+        r"\\bibliography|thebibliography|\\printbibliography",
+        r"(?m)^\s*%",
+        r"\\maketitle",
+    ]:
+        assert not re.search(pattern, text), pattern
+
+
+@needs_corpus
+def test_celerite_main_file_and_missing_vc() -> None:
+    cleaned = clean_source(CORPUS / "celerite-scalable-gp", SETTINGS)
+    assert cleaned.main_file == "ms.tex"
+    assert "missing input: vc.tex" in cleaned.warnings
+    assert cleaned.title.startswith("Fast and scalable Gaussian process modeling")
+    assert "\\section{Introduction}" in cleaned.text
+    assert "\\begin{equation}" in cleaned.text
+    assert cleaned.removed["appendix"] > 0
+    _assert_clean(cleaned.text)
+
+
+@needs_corpus
+def test_calamancy_subfile_tables_are_inlined() -> None:
+    cleaned = clean_source(CORPUS / "calamancy-tagalog-toolkit", SETTINGS)
+    assert cleaned.main_file == "report.tex"
+    assert cleaned.title == "calamanCy: A Tagalog Natural Language Processing Toolkit"
+    assert "Juan de la Cruz" in cleaned.text  # from tables/entity_types.tex
+    assert "\\begin{table" in cleaned.text
+    assert "subfiles" not in cleaned.text
+    _assert_clean(cleaned.text)
+
+
+@needs_corpus
+@pytest.mark.parametrize(
+    ("slug", "main"),
+    [
+        ("gp-compositional-kernel-search", "gpss.tex"),
+        ("herding-bayesian-quadrature", "herding-bmc.tex"),
+        ("llm-stylometry", "main.tex"),
+        ("tlunified-ner-tagalog", "report.tex"),
+        ("deep-gp-pathologies", "deep-limits.tex"),
+        ("mapping-stellar-surfaces-1", "ms.tex"),
+    ],
+)
+def test_corpus_main_files(slug: str, main: str) -> None:
+    cleaned = clean_source(CORPUS / slug, SETTINGS)
+    assert cleaned.main_file == main
+    assert cleaned.title
+    _assert_clean(cleaned.text)

@@ -1,0 +1,112 @@
+"""The papers suite: good papers pass, bad ones are quarantined under the expectation's name.
+
+GX is imported once per process (about 3 s); each validation after that is fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import replace
+
+import pytest
+
+from expectations import SUITES_DIR
+from tasks.config import Settings
+from tasks.records import PaperText
+from tasks.text import count_tokens, count_words
+from tasks.validate import SUITE_FILE, markup_density, validate_papers
+
+SETTINGS = Settings()
+NOT_MATCH = "expect_column_values_to_not_match_regex:text"
+
+
+def _paper(paper_id: str, text: str | None = None, title: str = "A fine title") -> PaperText:
+    if text is None:
+        sentence = f"Paper {paper_id} studies kernels and \\emph{{priors}} \\cite{{x}}. "
+        text = f"\\section{{Intro}}\n{sentence * 400}\n$a^2$\n"
+    return PaperText(
+        paper_id=paper_id,
+        title=title,
+        text=text,
+        words=count_words(text),
+        tokens=count_tokens(text),
+        main_file="ms.tex",
+        cleaner_version="test",
+        source_sha256="s",
+        content_sha256=hashlib.sha256(text.encode()).hexdigest(),
+    )
+
+
+@pytest.fixture(scope="module")
+def good() -> list[PaperText]:
+    return [_paper(f"2401.{i:05d}") for i in range(15)]
+
+
+def test_suite_is_json_in_expectations() -> None:
+    assert SUITE_FILE.parent == SUITES_DIR
+    suite = json.loads(SUITE_FILE.read_text())
+    types = {e["type"] for e in suite["expectations"]}
+    assert {"expect_column_values_to_be_unique", "expect_column_values_to_not_be_null"} <= types
+
+
+def test_good_papers_pass_quickly_and_quietly(good: list[PaperText], capfd) -> None:
+    start = time.perf_counter()
+    result = validate_papers(good, SETTINGS)
+    assert time.perf_counter() - start < 10
+    assert result.passed == [p.paper_id for p in good] and result.quarantine == []
+    assert result.summary["success"] is True and result.summary["papers"] == 15
+    json.dumps(result.summary)
+    out, err = capfd.readouterr()
+    assert "Calculating Metrics" not in out + err and "%|" not in out + err
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (lambda p: replace(p, text="\\appendix\n" + p.text), NOT_MATCH),
+        (lambda p: replace(p, text="\\documentclass{article}\n" + p.text), NOT_MATCH),
+        (lambda p: replace(p, text=p.text + "\n\\bibliography{refs}\n"), NOT_MATCH),
+        (lambda p: replace(p, text=p.text + "\n  % a leftover comment\n"), NOT_MATCH),
+        (lambda p: replace(p, words=120), "expect_column_values_to_be_between:words"),
+        (lambda p: replace(p, title=""), "expect_column_value_lengths_to_be_between:title"),
+        (
+            lambda p: replace(p, text=p.text + "\\frac{\\alpha}{\\beta}" * 5000),
+            "expect_column_values_to_be_between:markup_density",
+        ),
+    ],
+    ids=["appendix", "documentclass", "bibliography", "comment", "short", "title", "markup"],
+)
+def test_bad_paper_is_quarantined(good: list[PaperText], bad, reason: str) -> None:
+    papers = [*good[:3], bad(_paper("bad"))]
+    result = validate_papers(papers, SETTINGS)
+    assert result.passed == [p.paper_id for p in good[:3]]
+    [record] = result.quarantine
+    assert (record.item_id, record.stage, record.reason) == ("bad", "validate", reason)
+    assert result.summary["success"] is False and result.summary["quarantined"] == 1
+
+
+def test_duplicates_keep_the_first_copy(good: list[PaperText]) -> None:
+    copy = replace(good[0], paper_id="copy")
+    result = validate_papers([good[0], good[1], copy], SETTINGS)
+    assert result.passed == [good[0].paper_id, good[1].paper_id]
+    assert [q.item_id for q in result.quarantine] == ["copy"]
+    assert result.quarantine[0].reason == "expect_column_values_to_be_unique:content_sha256"
+
+
+def test_min_words_comes_from_settings(good: list[PaperText]) -> None:
+    short = replace(_paper("short"), words=120)
+    lenient = SETTINGS.with_overrides({"clean.min_words": 100})
+    assert validate_papers([short], lenient).passed == ["short"]
+
+
+def test_no_papers() -> None:
+    result = validate_papers([], SETTINGS)
+    assert result.passed == [] and result.quarantine == [] and result.summary["success"]
+
+
+def test_markup_density() -> None:
+    assert markup_density("") == 0.0
+    assert markup_density("plain words only") == 0.0
+    assert markup_density("\\emph{x}") == pytest.approx(7 / 8)

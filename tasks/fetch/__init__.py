@@ -1,0 +1,7 @@
+"""Fetching from arXiv (DESIGN §3): metadata through the `arxiv` client, e-prints with
+`requests` into a content-addressed store. Both endpoints are configuration."""
+
+from tasks.fetch.eprint import detect_format, fetch_eprints
+from tasks.fetch.metadata import PaperMeta, fetch_metadata, search, strip_version
+
+__all__ = ["PaperMeta", "detect_format", "fetch_eprints", "fetch_metadata", "search", "strip_version"]

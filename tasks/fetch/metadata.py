@@ -1,0 +1,94 @@
+"""Paper metadata through the real `arxiv` client (DESIGN §3). The endpoint is configuration
+(`arxiv.api_url`), so the same code talks to export.arxiv.org or the loopback mirror."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import arxiv
+import requests
+
+from tasks.config import Settings
+
+__all__ = ["PaperMeta", "fetch_metadata", "search", "strip_version"]
+
+_VERSION_RE = re.compile(r"v\d+$")
+
+
+@dataclass(frozen=True)
+class PaperMeta:
+    arxiv_id: str  # without version: the key every stage joins on
+    title: str
+    abstract: str
+    authors: tuple[str, ...]
+    categories: tuple[str, ...]  # primary category first
+    published: str  # ISO 8601
+
+
+def strip_version(arxiv_id: str) -> str:
+    """`2601.00001v2` -> `2601.00001`; old-style ids (`astro-ph/9911436v1`) too."""
+    return _VERSION_RE.sub("", arxiv_id.strip())
+
+
+class _PoliteSession(requests.Session):
+    """The `arxiv` client sets its own User-Agent on every request; arXiv asks clients to
+    identify themselves, so ours replaces it, and a timeout is always set."""
+
+    def __init__(self, user_agent: str, timeout_s: float) -> None:
+        super().__init__()
+        self.user_agent = user_agent
+        self.timeout_s = timeout_s
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+        headers = {k: v for k, v in (kwargs.pop("headers", None) or {}).items()
+                   if k.lower() != "user-agent"}
+        headers["User-Agent"] = self.user_agent
+        kwargs.setdefault("timeout", self.timeout_s)
+        return super().request(method, url, *args, headers=headers, **kwargs)
+
+
+def _client(settings: Settings) -> arxiv.Client:
+    cfg = settings.arxiv
+    client = arxiv.Client(
+        page_size=cfg.page_size, delay_seconds=cfg.delay_s, num_retries=cfg.retries
+    )
+    client.query_url_format = cfg.api_url + "?{}"
+    # arxiv 4.x keeps its session private; replacing it is the only way to set the UA.
+    client._session = _PoliteSession(cfg.user_agent, cfg.timeout_s)
+    return client
+
+
+def _meta(result: arxiv.Result) -> PaperMeta:
+    categories = [result.primary_category] + [
+        c for c in result.categories if c != result.primary_category
+    ]
+    return PaperMeta(
+        arxiv_id=strip_version(result.get_short_id()),
+        title=result.title,
+        abstract=result.summary.strip(),
+        authors=tuple(a.name for a in result.authors),
+        categories=tuple(c for c in categories if c),
+        published=result.published.isoformat(),
+    )
+
+
+def fetch_metadata(ids: list[str], settings: Settings) -> list[PaperMeta]:
+    """Metadata for `ids`, in their order; ids arXiv does not know are left out (compare
+    the result's ids with yours to find them). Batches of `arxiv.page_size` ids per query."""
+    wanted = list(dict.fromkeys(strip_version(i) for i in ids))
+    client = _client(settings)
+    found: dict[str, PaperMeta] = {}
+    size = settings.arxiv.page_size
+    for start in range(0, len(wanted), size):
+        batch = wanted[start : start + size]
+        search_ = arxiv.Search(id_list=batch, max_results=len(batch))
+        found.update((m.arxiv_id, m) for m in map(_meta, client.results(search_)))
+    return [found[i] for i in wanted if i in found]
+
+
+def search(query: str, max_results: int, settings: Settings) -> list[PaperMeta]:
+    """An arXiv query (e.g. `ti:survey AND cat:cs.CL`), for finding surveys to build from."""
+    results = _client(settings).results(arxiv.Search(query=query, max_results=max_results))
+    return [_meta(r) for r in results]

@@ -1,0 +1,165 @@
+"""Where a survey cites what: every citing command with its section, subsection, paragraph
+and command index, and the co-citation groups that seed samples (DESIGN §5: papers cited in
+the same command, then the same paragraph, then the same subsection are related)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from tasks.records import content_id
+
+__all__ = ["Citation", "CitationGroup", "GROUP_KINDS", "citation_groups", "find_citations"]
+
+GROUP_KINDS = ("command", "paragraph", "subsection")
+
+# natbib, biblatex and their capitalised/starred forms; \nocite cites nothing in the text.
+_CITE = re.compile(
+    r"\\(cite(?:p|t|alp|alt|author|year|yearpar|num)?|Cite(?:p|t|alp|alt|author)?"
+    r"|[Pp]arencite|[Tt]extcite|[Aa]utocite|[Ff]ootcite|[Ss]martcite|supercite)"
+    r"(?![A-Za-z])\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}"
+)
+_HEADING = re.compile(
+    r"\\(chapter|section|subsection|subsubsection)(?![A-Za-z])\*?\s*(?:\[[^\]]*\]\s*)?(?=\{)"
+)
+_BLANK_LINE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+# AAS journals: an acknowledgments environment, or a \acknowledgments macro that runs on.
+_ACK_BEGIN = re.compile(r"\\begin\{acknowledg\w*\}|\\acknowledg(?:e)?ments?(?![A-Za-z])")
+_ACK_END = re.compile(r"\\end\{acknowledg\w*\}")
+# Back matter whose citations credit tools or funders, not related work. Anchored, so that
+# a survey section such as "Open-source Gaussian process software" still counts.
+_BACK_MATTER = re.compile(
+    r"^(acknowledge?ments?|software( and (data|code))?( availability)?|(code|data|code and data)"
+    r" availability( statement)?|funding|disclosure statement|author contributions"
+    r"|(conflicts? of interest|competing interests)( statement)?)$",
+    re.IGNORECASE,
+)
+_TO_TEXT = LatexNodes2Text()
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One key in one citing command. `division` numbers the stretches between section and
+    subsection headings; `back_matter` marks acknowledgement-like parts that groups skip."""
+
+    key: str
+    command: str
+    section: str
+    subsection: str
+    paragraph: int
+    command_index: int
+    division: int
+    back_matter: bool
+
+
+@dataclass(frozen=True)
+class CitationGroup:
+    group_id: str
+    kind: str  # command | paragraph | subsection
+    section: str
+    subsection: str
+    cite_keys: tuple[str, ...]
+    paper_ids: tuple[str, ...]  # in first-citation order
+
+
+def find_citations(text: str) -> list[Citation]:
+    """Every key of every citing command in a cleaned survey text, in text order."""
+    events: list[tuple[int, str, re.Match[str]]] = [
+        *((m.start(), "heading", m) for m in _HEADING.finditer(text)),
+        *((m.start(), "break", m) for m in _BLANK_LINE.finditer(text)),
+        *((m.start(), "ack", m) for m in _ACK_BEGIN.finditer(text)),
+        *((m.start(), "ack_end", m) for m in _ACK_END.finditer(text)),
+        *((m.start(), "cite", m) for m in _CITE.finditer(text)),
+    ]
+    section = subsection = ""
+    paragraph = division = command_index = 0
+    in_ack = False
+    citations: list[Citation] = []
+    for _, event, match in sorted(events, key=lambda e: e[0]):
+        if event == "heading":
+            level = match.group(1)
+            title = _title(_braced(text, match.end()))
+            paragraph += 1
+            in_ack = False
+            if level in ("chapter", "section"):
+                section, subsection = title, ""
+                division += 1
+            elif level == "subsection":
+                subsection = title
+                division += 1
+        elif event == "break":
+            paragraph += 1
+        elif event in ("ack", "ack_end"):
+            in_ack = event == "ack"
+            paragraph += 1
+        else:
+            back = in_ack or any(_BACK_MATTER.match(t) for t in (section, subsection) if t)
+            for key in (k.strip() for k in match.group(2).split(",")):
+                if key:
+                    citations.append(
+                        Citation(
+                            key,
+                            match.group(1),
+                            section,
+                            subsection,
+                            paragraph,
+                            command_index,
+                            division,
+                            back,
+                        )
+                    )
+            command_index += 1
+    return citations
+
+
+def citation_groups(
+    citations: list[Citation], key_to_id: dict[str, str], survey_id: str = ""
+) -> list[CitationGroup]:
+    """Co-citation groups with at least 2 distinct resolved papers: all `command` groups, then
+    `paragraph`, then `subsection`, each in text order. `survey_id` only makes ids global."""
+    anchors: dict[str, Callable[[Citation], int]] = {
+        "command": lambda c: c.command_index,
+        "paragraph": lambda c: c.paragraph,
+        "subsection": lambda c: c.division,
+    }
+    counted = [c for c in citations if not c.back_matter]
+    groups: list[CitationGroup] = []
+    for kind in GROUP_KINDS:
+        members: dict[int, list[Citation]] = {}
+        for citation in counted:
+            members.setdefault(anchors[kind](citation), []).append(citation)
+        for anchor, cited in members.items():
+            keys = tuple(dict.fromkeys(c.key for c in cited))
+            paper_ids = tuple(dict.fromkeys(key_to_id[k] for k in keys if k in key_to_id))
+            if len(paper_ids) < 2:
+                continue
+            group_id = content_id(survey_id, kind, anchor, paper_ids)
+            first = cited[0]
+            groups.append(
+                CitationGroup(group_id, kind, first.section, first.subsection, keys, paper_ids)
+            )
+    return groups
+
+
+def _braced(text: str, start: int) -> str:
+    """The contents of the brace group opening at `start`, nested braces included."""
+    depth, i = 0, start
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0:
+            return text[start + 1 : i]
+        i += 1
+    return text[start + 1 :]
+
+
+def _title(latex: str) -> str:
+    """Plain text of a heading: citations and labels dropped, markup rendered."""
+    latex = _CITE.sub("", re.sub(r"\\label\s*\{[^}]*\}", "", latex))
+    return " ".join(_TO_TEXT.latex_to_text(latex).split())

@@ -42,7 +42,9 @@ class OfflineEngine:
     def fingerprint(self) -> dict[str, object]:
         return {"engine": ENGINE_VERSION, **self.settings.llm.offline.model_dump()}
 
-    def complete(self, messages: list[Message], *, temperature: float, max_tokens: int) -> Completion:
+    def complete(
+        self, messages: list[Message], *, temperature: float, max_tokens: int
+    ) -> Completion:
         prompt = "\n".join(m["content"] for m in messages)
         for handler in self.handlers:
             if handler.SIGNATURE in prompt:

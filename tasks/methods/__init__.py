@@ -1,0 +1,23 @@
+"""Generation methods (DESIGN §7): Single, AgentWrite, Compress, RAL-Writer, as plug-ins."""
+
+from tasks.methods.base import (
+    Draft,
+    Method,
+    MethodError,
+    Run,
+    Writer,
+    available_methods,
+    get_method,
+    method,
+)
+
+__all__ = [
+    "Draft",
+    "Method",
+    "MethodError",
+    "Run",
+    "Writer",
+    "available_methods",
+    "get_method",
+    "method",
+]

@@ -1,0 +1,188 @@
+"""Generation methods as plug-ins (DESIGN §7, STYLE.md: inspect_ai's `@solver`).
+
+A method is a factory marked `@method("name", args=...)`: its keyword arguments are the
+method's parameters and it returns a `Writer` (a function of one `Run`). The registry keeps
+the name and the arguments, so every `Generation` says what made it (`method_args`) and its
+id changes whenever they do. Modules in `tasks/methods/` are discovered with `pkgutil`:
+adding a method is one new file.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tasks.config import Settings
+from tasks.embeddings import Embedder
+from tasks.llm import LLMClient
+from tasks.records import Generation, PaperText, Sample, content_id
+from tasks.text import count_words
+
+__all__ = [
+    "Draft",
+    "Method",
+    "MethodError",
+    "Run",
+    "Writer",
+    "available_methods",
+    "get_method",
+    "method",
+]
+
+
+class MethodError(RuntimeError):
+    """A method could not produce a summary (e.g. an unusable plan)."""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a writer produces; `Method.run` wraps it into a `Generation`."""
+
+    text: str
+    plan: tuple[str, ...] = ()
+    restated: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One method applied to one sample at one length. `tag` prefixes every call's purpose,
+    which is how the run finds its own calls among the client's records."""
+
+    sample: Sample
+    papers: list[PaperText]
+    target_words: int
+    llm: LLMClient
+    embedder: Embedder
+    tag: str
+
+    def chat(self, prompt: str, step: str, *, temperature: float, max_tokens: int) -> str:
+        return self.llm.chat(
+            [{"role": "user", "content": prompt}],
+            purpose=f"{self.tag}:{step}",
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
+
+
+Writer = Callable[[Run], Draft]
+
+
+class Method(Protocol):
+    name: str
+    args: dict[str, Any]
+
+    def run(
+        self,
+        sample: Sample,
+        papers: list[PaperText],
+        target_words: int,
+        llm: LLMClient,
+        embedder: Embedder,
+    ) -> Generation: ...
+
+
+@dataclass(frozen=True)
+class _Registered:
+    name: str
+    args: dict[str, Any]
+    write: Writer = field(repr=False)
+
+    def run(
+        self,
+        sample: Sample,
+        papers: list[PaperText],
+        target_words: int,
+        llm: LLMClient,
+        embedder: Embedder,
+    ) -> Generation:
+        """Never raises for a failed run: the error is recorded on the Generation so that a
+        nightly fan-out keeps going and the failure stays visible in the warehouse."""
+        run = Run(sample, papers, target_words, llm, embedder, self._tag(sample, target_words))
+        seen = {id(call) for call in list(llm.calls)}
+        started = time.perf_counter()
+        try:
+            draft, error = self.write(run), ""
+        except Exception as exc:  # recorded, not raised (see docstring)
+            draft, error = Draft(""), f"{type(exc).__name__}: {exc}"
+        latency = time.perf_counter() - started
+        calls = [
+            c for c in list(llm.calls) if id(c) not in seen and c.purpose.startswith(f"{run.tag}:")
+        ]
+        return Generation(
+            generation_id=content_id(
+                sample.sample_id, self.name, self.args, target_words, llm.backbone
+            ),
+            sample_id=sample.sample_id,
+            method=self.name,
+            method_args=dict(self.args),
+            target_words=target_words,
+            backbone=llm.backbone,
+            text=draft.text,
+            words=count_words(draft.text),
+            plan=draft.plan,
+            restated=draft.restated,
+            tokens_in=sum(c.tokens_in for c in calls),
+            tokens_out=sum(c.tokens_out for c in calls),
+            latency_s=round(latency, 6),
+            llm_calls=len(calls),
+            error=error,
+        )
+
+    def _tag(self, sample: Sample, target_words: int) -> str:
+        return f"generate:{self.name}:{sample.sample_id}:{target_words}"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    build: Callable[..., Method]
+    settings_args: Callable[[Settings], dict[str, Any]]
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def method(
+    name: str, *, args: Callable[[Settings], dict[str, Any]]
+) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
+    """Register a method factory under `name`; `args` reads its parameters from Settings."""
+
+    def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
+        @functools.wraps(factory)
+        def build(**kwargs: Any) -> Method:
+            return _Registered(name, dict(kwargs), factory(**kwargs))
+
+        _REGISTRY[name] = _Entry(build, args)
+        return build
+
+    return decorate
+
+
+@functools.cache
+def _discover() -> None:
+    import tasks.methods as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name != "base" and not info.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def available_methods() -> list[str]:
+    _discover()
+    return sorted(_REGISTRY)
+
+
+def get_method(name: str, settings: Settings) -> Method:
+    """The method `name` with its parameters taken from settings (recorded as method_args)."""
+    _discover()
+    if name not in _REGISTRY:
+        raise ValueError(
+            f"unknown method {name!r}: available are {', '.join(sorted(_REGISTRY))}; "
+            f"add tasks/methods/{name}.py with @method({name!r}, args=...)"
+        )
+    entry = _REGISTRY[name]
+    return entry.build(**entry.settings_args(settings))

@@ -1,0 +1,38 @@
+"""What made a result: the code version recorded on every run and generation."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+__all__ = ["code_version"]
+
+
+@functools.cache
+def code_version() -> str:
+    """`<package version>+<git commit>[.dirty]`, or the package version outside a checkout."""
+    try:
+        base = version("lilo")
+    except PackageNotFoundError:
+        base = "0+unknown"
+    root = Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return base
+    return f"{base}+{sha}{'.dirty' if dirty else ''}"

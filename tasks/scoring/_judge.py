@@ -1,0 +1,18 @@
+"""What the LLM judges share: the score tiers of DESIGN §8 and their strict parsing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks.qa.parse import QAFormatError
+
+__all__ = ["TIERS", "tier_value"]
+
+TIERS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def tier_value(value: Any) -> float:
+    """A judge's score, which must be one of the tiers: no snapping, a miss is an error."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value not in TIERS:
+        raise QAFormatError(f"score must be one of 0, 0.25, 0.5, 0.75, 1; got {value!r}")
+    return float(value)

@@ -1,0 +1,71 @@
+"""The scorer registry (DESIGN §8, STYLE.md): one module per score, found by `pkgutil`.
+
+A scorer is a factory marked `@scorer("name")` that takes the Settings and returns an
+object with `score(...) -> list[ScoreRow]`. Scorers record nothing: they return long rows
+`(generation_id, score, value, detail)` and the flow writes them. Adding a score is adding
+one file to this package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from tasks.config import Settings
+from tasks.llm import LLMClient
+from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+
+__all__ = ["Scorer", "ScorerFactory", "available_scorers", "get_scorer", "scorer"]
+
+
+class Scorer(Protocol):
+    def score(
+        self,
+        generation: Generation,
+        sample: Sample,
+        papers: list[PaperText],
+        qa: list[QAPair],
+        llm: LLMClient,
+    ) -> list[ScoreRow]: ...
+
+
+ScorerFactory = Callable[[Settings], Scorer]
+F = TypeVar("F", bound=ScorerFactory)
+
+_REGISTRY: dict[str, ScorerFactory] = {}
+
+
+def scorer(name: str) -> Callable[[F], F]:
+    """Register a factory under `name` (the module's file stem by convention)."""
+
+    def register(factory: F) -> F:
+        if name in _REGISTRY and _REGISTRY[name] is not factory:
+            raise ValueError(f"scorer {name!r} is registered twice: rename one of them")
+        _REGISTRY[name] = factory
+        return factory
+
+    return register
+
+
+def _discover() -> None:
+    package = __name__.rsplit(".", 1)[0]
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.name != "base" and not info.name.startswith("_"):
+            importlib.import_module(f"{package}.{info.name}")
+
+
+def available_scorers() -> list[str]:
+    _discover()
+    return sorted(_REGISTRY)
+
+
+def get_scorer(name: str, settings: Settings) -> Scorer:
+    _discover()
+    if name not in _REGISTRY:
+        known = ", ".join(sorted(_REGISTRY))
+        raise KeyError(
+            f"unknown scorer {name!r}: choose one of {known} or add tasks/scoring/{name}.py"
+        )
+    return _REGISTRY[name](settings)

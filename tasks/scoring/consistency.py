@@ -1,0 +1,138 @@
+"""Consistency score S_c (DESIGN §8): a judge answers each approved question from the
+generated text alone, an evaluator grades that answer against the gold answer on the
+five tiers; S_c = (mean single + mean cross)/2 x100. Per-position single-context means
+(`single_pos1`...) feed the position analysis."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from statistics import mean
+from typing import Any
+
+from tasks.config import Settings
+from tasks.llm import LLMClient, Message
+from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+from tasks.scoring._judge import tier_value
+from tasks.scoring.base import scorer
+
+__all__ = ["Consistency", "consistency_score"]
+
+RUBRIC = (
+    "1: contains all key points of the gold answer with accurate evidence; "
+    "0.75: essentially correct with minor omissions; "
+    "0.5: covers more than half of the key elements; "
+    "0.25: only a surface connection to the gold answer; "
+    "0: wrong, missing or unrelated."
+)
+
+
+def consistency_score(single: list[float], cross: list[float]) -> float:
+    """(mean single + mean cross)/2 x100; with one kind missing, that kind's mean x100."""
+    means = [mean(scores) for scores in (single, cross) if scores]
+    if not means:
+        raise ValueError("consistency needs at least one judged question")
+    return 100.0 * mean(means)
+
+
+def _answer_messages(text: str, question: str) -> list[Message]:
+    """The judge sees the generated text and the question, nothing else (DESIGN §8)."""
+    user = (
+        "Answer the question from the summary alone, without outside knowledge. "
+        "If the summary does not contain the answer, say that it does not.\n\n"
+        f"<summary>\n{text}\n</summary>\n\n<question>{question}</question>"
+    )
+    return [{"role": "user", "content": user}]
+
+
+def _evaluate_messages(question: str, gold: str, answer: str) -> list[Message]:
+    user = (
+        "Grade the candidate answer against the gold answer.\n"
+        f"Rubric: {RUBRIC}\n"
+        'Reply with only a JSON object: {"reason": "...", "score": 0, 0.25, 0.5, 0.75 or 1}\n\n'
+        f"<question>{question}</question>\n<gold_answer>{gold}</gold_answer>\n"
+        f"<candidate_answer>{answer}</candidate_answer>"
+    )
+    return [{"role": "user", "content": user}]
+
+
+def _grade(reply: str) -> tuple[float, str]:
+    value = load_json_reply(reply, dict)
+    if not isinstance(value.get("reason"), str):
+        raise QAFormatError('expected {"reason": "...", "score": ...}')
+    return tier_value(value.get("score")), value["reason"]
+
+
+@scorer("consistency")
+class Consistency:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def score(
+        self,
+        generation: Generation,
+        sample: Sample,
+        papers: list[PaperText],
+        qa: list[QAPair],
+        llm: LLMClient,
+    ) -> list[ScoreRow]:
+        pairs = [p for p in qa if p.status == "approved" and p.sample_id == sample.sample_id]
+        if not pairs:
+            return []
+        judge = partial(self._judge, generation.text, sample, llm)
+        with ThreadPoolExecutor(self.settings.llm.concurrency) as pool:
+            judged = list(pool.map(judge, pairs))
+        single = [j for j in judged if j["kind"] == "single"]
+        cross = [j for j in judged if j["kind"] == "cross"]
+        base = {"judge_temperature": self.settings.llm.judge_temperature}
+        rows = [
+            self._row(generation, "consistency", judged, base, single=single, cross=cross),
+        ]
+        for name, group in (("consistency_single", single), ("consistency_cross", cross)):
+            if group:
+                rows.append(self._row(generation, name, group, base, single=group, cross=[]))
+        for position in sorted({j["position"] for j in single}):
+            group = [j for j in single if j["position"] == position]
+            name = f"single_pos{position}"
+            rows.append(self._row(generation, name, group, base, single=group, cross=[]))
+        return rows
+
+    @staticmethod
+    def _row(
+        generation: Generation,
+        name: str,
+        judged: list[dict[str, Any]],
+        base: dict[str, Any],
+        *,
+        single: list[dict[str, Any]],
+        cross: list[dict[str, Any]],
+    ) -> ScoreRow:
+        value = consistency_score([j["score"] for j in single], [j["score"] for j in cross])
+        return ScoreRow(generation.generation_id, name, value, {**base, "questions": judged})
+
+    def _judge(self, text: str, sample: Sample, llm: LLMClient, pair: QAPair) -> dict[str, Any]:
+        temperature = self.settings.llm.judge_temperature
+        answer = llm.chat(
+            _answer_messages(text, pair.question),
+            purpose="consistency_answer",
+            temperature=temperature,
+        )
+        graded, reply, error = ask_json(
+            llm,
+            _evaluate_messages(pair.question, pair.answer, answer),
+            _grade,
+            purpose="consistency_evaluate",
+            temperature=temperature,
+        )
+        score, reason = graded or (0.0, f"evaluator reply unusable: {error}; raw: {reply}")
+        position = sample.paper_ids.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
+        return {
+            "qa_id": pair.qa_id,
+            "kind": pair.kind,
+            "position": position,
+            "question": pair.question,
+            "answer": answer,
+            "score": score,
+            "reason": reason,
+        }

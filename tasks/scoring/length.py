@@ -1,0 +1,40 @@
+"""Length score S_l (DESIGN §8), words counted with the one word rule."""
+
+from __future__ import annotations
+
+from tasks.config import Settings
+from tasks.llm import LLMClient
+from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+from tasks.scoring.base import scorer
+from tasks.text import count_words
+
+__all__ = ["Length", "length_score"]
+
+
+def length_score(required: int, generated: int) -> float:
+    """S_l x100: 100 at or past the required length; 1 - (l/l' - 1)/2 below it, floored at 0,
+    so half the length scores 50 and a third or less scores 0."""
+    if generated >= required:
+        return 100.0
+    if generated <= 0:
+        return 0.0
+    return 100.0 * max(0.0, 1.0 - (required / generated - 1.0) / 2.0)
+
+
+@scorer("length")
+class Length:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def score(
+        self,
+        generation: Generation,
+        sample: Sample,
+        papers: list[PaperText],
+        qa: list[QAPair],
+        llm: LLMClient,
+    ) -> list[ScoreRow]:
+        generated = count_words(generation.text)
+        value = length_score(generation.target_words, generated)
+        detail = {"required_words": generation.target_words, "generated_words": generated}
+        return [ScoreRow(generation.generation_id, "length", value, detail)]

@@ -1,0 +1,69 @@
+"""Warehouse rows back into the records tasks take."""
+
+from __future__ import annotations
+
+import json
+
+from tasks.records import Generation, PaperText, QAPair, Sample
+from warehouse import Warehouse
+
+__all__ = ["load_generations", "load_papers", "load_qa", "load_samples"]
+
+
+def load_papers(wh: Warehouse) -> dict[str, PaperText]:
+    return {
+        r["paper_id"]: PaperText(
+            **{
+                **r,
+                "removed": json.loads(r["removed"] or "{}"),
+                "warnings": tuple(r["warnings"] or ()),
+            }
+        )
+        for r in wh.rows("SELECT * EXCLUDE (run_id) FROM dim_papers")
+    }
+
+
+def load_samples(wh: Warehouse, dataset_version: str) -> list[Sample]:
+    return [
+        Sample(**{**r, "paper_ids": tuple(r["paper_ids"])})
+        for r in wh.rows(
+            "SELECT * EXCLUDE (run_id) FROM dim_samples WHERE dataset_version = ? ORDER BY sample_id",
+            [dataset_version],
+        )
+    ]
+
+
+def load_qa(wh: Warehouse, dataset_version: str) -> dict[str, list[QAPair]]:
+    by_sample: dict[str, list[QAPair]] = {}
+    for r in wh.rows(
+        "SELECT q.* EXCLUDE (run_id) FROM fct_qa_pairs q JOIN dim_samples s USING (sample_id) "
+        "WHERE s.dataset_version = ? ORDER BY q.round, q.qa_id",
+        [dataset_version],
+    ):
+        pair = QAPair(
+            **{
+                **r,
+                "paper_ids": tuple(r["paper_ids"]),
+                "evidence": tuple(json.loads(r["evidence"] or "[]")),
+            }
+        )
+        by_sample.setdefault(pair.sample_id, []).append(pair)
+    return by_sample
+
+
+def load_generations(wh: Warehouse, where: str, params: list[object]) -> list[Generation]:
+    return [
+        Generation(
+            **{
+                **r,
+                "method_args": json.loads(r["method_args"] or "{}"),
+                "plan": tuple(json.loads(r["plan"] or "[]")),
+                "restated": tuple(json.loads(r["restated"] or "[]")),
+            }
+        )
+        for r in wh.rows(
+            "SELECT * EXCLUDE (run_id, config_hash, code_version) FROM fct_generations "
+            f"WHERE {where} ORDER BY generation_id",
+            params,
+        )
+    ]

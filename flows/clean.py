@@ -1,0 +1,69 @@
+"""Clean and validate stage: raw sources -> dim_papers, or quarantine with a reason (§4, §11)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from tasks.validate import Validation, validate_papers
+
+from flows._stage import StageReport, stage
+from tasks.clean import clean_paper
+from tasks.clean.latex import CLEANER_VERSION
+from tasks.config import Settings
+from tasks.parallel import map_threads
+from tasks.records import PaperText, Quarantine, RawSource
+
+__all__ = ["clean_flow"]
+
+
+@task(name="clean-papers", cache_policy=NO_CACHE)
+def clean_papers_task(raws: list[RawSource], settings: Settings) -> list[PaperText | Quarantine]:
+    with tempfile.TemporaryDirectory(prefix="lilo-clean-") as tmp:
+        return map_threads(lambda raw: clean_paper(raw, Path(tmp), settings), raws, workers=2)
+
+
+@task(name="validate-papers", cache_policy=NO_CACHE)
+def validate_papers_task(papers: list[PaperText], settings: Settings) -> Validation:
+    return validate_papers(papers, settings)
+
+
+@flow(name="clean", log_prints=True)
+def clean_flow(settings: Settings, run_id: str) -> StageReport:
+    """Clean every fetched paper not yet cleaned by this cleaner version, then validate."""
+    with stage("clean", settings, run_id) as (report, wh):
+        todo = [
+            RawSource(**{k: r[k] for k in RawSource.__dataclass_fields__})
+            for r in wh.rows(
+                "SELECT * EXCLUDE (run_id) FROM stg_raw_sources s WHERE role = 'paper' "
+                "AND NOT EXISTS (SELECT 1 FROM dim_papers p WHERE p.paper_id = s.arxiv_id "
+                "                AND p.cleaner_version = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_id = s.arxiv_id "
+                "                AND q.stage IN ('clean', 'validate')) ORDER BY arxiv_id",
+                [CLEANER_VERSION],
+            )
+        ]
+        if not todo:
+            report.note("nothing new to clean")
+            return report
+        results = clean_papers_task(todo, settings)
+        papers = [r for r in results if isinstance(r, PaperText)]
+        quarantine = [r for r in results if isinstance(r, Quarantine)]
+        validation = validate_papers_task(papers, settings)
+        quarantine += validation.quarantine
+        passed = set(validation.passed)
+        valid = [p for p in papers if p.paper_id in passed]
+        report.write(wh, "dim_papers", valid, ("paper_id",), update=True)
+        report.write(wh, "quarantine", quarantine, ("item_id", "stage"), update=True)
+        summary = {
+            "suite": "papers",
+            "success": not validation.quarantine,
+            "summary": validation.summary,
+        }
+        report.write(wh, "validation_results", [summary], ("run_id", "suite"))
+        report.note(f"{len(passed)} papers cleaned and valid, {len(quarantine)} quarantined")
+        for q in quarantine:
+            report.note(f"quarantined {q.item_id} ({q.stage}): {q.reason}")
+    return report

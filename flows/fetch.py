@@ -1,0 +1,101 @@
+"""Fetch stage: surveys, their references, then the papers they cite (DESIGN §3)."""
+
+from __future__ import annotations
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows._stage import StageReport, stage
+from tasks.config import Settings
+from tasks.fetch.eprint import fetch_eprints
+from tasks.fetch.metadata import PaperMeta, fetch_metadata
+from tasks.records import Quarantine, RawSource
+from tasks.samples.survey import SurveyRead, read_survey
+from warehouse import Warehouse
+
+__all__ = ["fetch_flow"]
+
+_QUARANTINE_KEY = ("item_id", "stage")
+
+
+@task(name="fetch-metadata", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
+def fetch_metadata_task(ids: list[str], settings: Settings) -> list[PaperMeta]:
+    return fetch_metadata(ids, settings) if ids else []
+
+
+@task(name="fetch-eprints", cache_policy=NO_CACHE)
+def fetch_eprints_task(
+    ids: list[str], settings: Settings, meta: list[PaperMeta], role: str
+) -> tuple[list[RawSource], list[Quarantine]]:
+    by_id = {m.arxiv_id: m for m in meta}
+    return fetch_eprints(ids, settings, meta=by_id, role=role)
+
+
+@task(name="read-surveys", cache_policy=NO_CACHE)
+def read_surveys_task(raws: list[RawSource], settings: Settings) -> list[SurveyRead | Quarantine]:
+    return [read_survey(raw, settings) for raw in raws]
+
+
+@flow(name="fetch", log_prints=True)
+def fetch_flow(settings: Settings, run_id: str) -> StageReport:
+    """Fetch the configured surveys, read their references and fetch every resolved paper."""
+    with stage("fetch", settings, run_id) as (report, wh):
+        surveys = _fetch(wh, list(settings.surveys), "survey", settings, report)
+        read = {r[0] for r in wh.con.execute("SELECT survey_id FROM dim_surveys").fetchall()}
+        for result in read_surveys_task([s for s in surveys if s.arxiv_id not in read], settings):
+            if isinstance(result, Quarantine):
+                report.write(wh, "quarantine", [result], _QUARANTINE_KEY, update=True)
+            else:
+                _save_survey(wh, result, report)
+        cited = wh.con.execute(
+            "SELECT DISTINCT arxiv_id FROM dim_survey_references "
+            "WHERE arxiv_id IS NOT NULL AND list_contains(?, survey_id) ORDER BY 1",
+            [list(settings.surveys)],
+        ).fetchall()
+        _fetch(wh, [r[0] for r in cited], "paper", settings, report)
+    return report
+
+
+def _fetch(
+    wh: Warehouse, ids: list[str], role: str, settings: Settings, report: StageReport
+) -> list[RawSource]:
+    """Fetch what is not stored yet (a rerun downloads nothing); returns the stored sources."""
+    fields = ", ".join(RawSource.__dataclass_fields__)
+    known = {
+        r["arxiv_id"]: RawSource(**r) for r in wh.rows(f"SELECT {fields} FROM stg_raw_sources")
+    }
+    missing = [i for i in ids if i not in known]
+    if not missing:
+        return [known[i] for i in ids]
+    meta = fetch_metadata_task(missing, settings)
+    raws, quarantine = fetch_eprints_task(missing, settings, meta, role)
+    report.write(wh, "stg_raw_sources", raws, ("arxiv_id",))
+    report.write(wh, "quarantine", quarantine, _QUARANTINE_KEY, update=True)
+    report.note(
+        f"{role}s: {len(raws)} fetched, {len(quarantine)} failed, {len(ids) - len(missing)} stored before"
+    )
+    stored = {**known, **{r.arxiv_id: r for r in raws}}
+    return [stored[i] for i in ids if i in stored]
+
+
+def _save_survey(wh: Warehouse, survey: SurveyRead, report: StageReport) -> None:
+    resolved = sum(1 for r in survey.references if r.arxiv_id)
+    row = {
+        "survey_id": survey.survey_id,
+        "title": survey.title,
+        "main_file": survey.main_file,
+        "n_references": len(survey.references),
+        "n_resolved": resolved,
+    }
+    report.write(wh, "dim_surveys", [row], ("survey_id",))
+    references = [
+        {"cite_key": r.key, "title": r.title, "arxiv_id": r.arxiv_id, "how": r.how}
+        for r in survey.references
+    ]
+    extra = {"survey_id": survey.survey_id}
+    report.write(wh, "dim_survey_references", references, ("survey_id", "cite_key"), extra=extra)
+    report.write(wh, "dim_citation_groups", survey.groups, ("group_id",), extra=extra)
+    report.note(
+        f"survey {survey.survey_id}: {resolved}/{len(survey.references)} references resolved, "
+        f"{len(survey.groups)} citation groups"
+    )

@@ -1,0 +1,65 @@
+"""QA stage: generate, check and approve QA pairs until each sample's quota is met (§6)."""
+
+from __future__ import annotations
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows._load import load_papers, load_qa, load_samples
+from flows._stage import StageReport, stage
+from tasks.config import Settings
+from tasks.embeddings import Embedder
+from tasks.llm import make_client
+from tasks.parallel import map_threads
+from tasks.qa import QAResult, generate_qa, is_ready
+from tasks.records import LLMCall, PaperText, QAPair, Quarantine, Sample
+
+__all__ = ["qa_flow"]
+
+
+@task(name="generate-qa", cache_policy=NO_CACHE)
+def generate_qa_task(
+    work: list[tuple[Sample, list[PaperText], list[QAPair]]], settings: Settings
+) -> tuple[list[QAResult], list[LLMCall], int, int]:
+    llm = make_client(settings)
+    embedder = Embedder(settings)
+    results = map_threads(
+        lambda item: generate_qa(item[0], item[1], settings, llm, embedder, existing=item[2]),
+        work,
+        workers=settings.llm.concurrency,
+    )
+    return results, llm.take_calls(), embedder.computed, embedder.cached
+
+
+@flow(name="qa", log_prints=True)
+def qa_flow(settings: Settings, run_id: str) -> StageReport:
+    """Bring every sample of the dataset version to its quota of approved QA pairs."""
+    with stage("qa", settings, run_id) as (report, wh):
+        papers = load_papers(wh)
+        qa = load_qa(wh, settings.dataset_version)
+        work = []
+        for sample in load_samples(wh, settings.dataset_version):
+            pairs = qa.get(sample.sample_id, [])
+            waiting = any(p.status == "pending" for p in pairs)
+            rounds = max((p.round for p in pairs), default=0)
+            if is_ready(pairs, settings) or waiting or rounds >= settings.qa.max_rounds:
+                continue
+            work.append((sample, [papers[p] for p in sample.paper_ids], pairs))
+        if not work:
+            report.note("every sample is ready or waiting for review")
+            return report
+        results, calls, made, cached = generate_qa_task(work, settings)
+        report.save_calls(wh, calls)
+        report.embeddings_made, report.embeddings_cached = made, cached
+        pairs = [p for r in results for p in r.pairs]
+        report.write(wh, "fct_qa_pairs", pairs, ("qa_id",))
+        short = [
+            Quarantine(item[0].sample_id, "qa", "qa_quota_not_met", r.why_not)
+            for item, r in zip(work, results, strict=True)
+            if not r.ready
+        ]
+        report.write(wh, "quarantine", short, ("item_id", "stage"), update=True)
+        ready = sum(r.ready for r in results)
+        mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"
+        report.note(f"{len(pairs)} QA pairs generated ({mode}); {ready}/{len(work)} samples ready")
+    return report

@@ -55,7 +55,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
             return report
         groups: dict[str, list[CitationGroup]] = {}
         for row in wh.rows(
-            "SELECT * FROM dim_citation_groups WHERE list_contains(?, survey_id) ORDER BY group_id",
+            "SELECT * EXCLUDE (run_id) FROM dim_citation_groups WHERE list_contains(?, survey_id) ORDER BY group_id",
             [list(settings.surveys)],
         ):
             groups.setdefault(row.pop("survey_id"), []).append(

@@ -7,7 +7,7 @@ from tasks.qa.checks import (
     near_duplicates,
     normalise_whitespace,
 )
-from tasks.qa.generate import PROMPT_VERSION, QAResult, generate_qa
+from tasks.qa.generate import PROMPT_VERSION, QAResult, generate_qa, is_ready
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_items
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "evidence_problem",
     "filter_pair",
     "generate_qa",
+    "is_ready",
     "load_json_reply",
     "near_duplicates",
     "normalise_whitespace",

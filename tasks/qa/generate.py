@@ -27,7 +27,7 @@ from tasks.qa.parse import ask_json, parse_qa_items
 from tasks.qa.prompts import PROMPT_VERSION, generate_messages
 from tasks.records import PaperText, QAPair, Sample, content_id
 
-__all__ = ["PROMPT_VERSION", "QAResult", "generate_qa"]
+__all__ = ["PROMPT_VERSION", "QAResult", "generate_qa", "is_ready"]
 
 # Pairs that hold (or may still earn) a place in the quota; `rejected` ones still count
 # as questions a new one must not repeat.
@@ -207,6 +207,11 @@ def _check(pair: QAPair, texts: dict[str, str], settings: Settings, llm: LLMClie
 
 def _with(pair: QAPair, status: str, reason: str, reviewer: str = "") -> QAPair:
     return replace(pair, status=status, reason=reason, reviewer=reviewer)
+
+
+def is_ready(pairs: list[QAPair], settings: Settings) -> bool:
+    """A sample is ready when both quotas are met by approved pairs."""
+    return _readiness(pairs, settings, 0)[0]
 
 
 def _readiness(pairs: list[QAPair], settings: Settings, round_no: int) -> tuple[bool, str]:

@@ -27,7 +27,8 @@ def load_samples(wh: Warehouse, dataset_version: str) -> list[Sample]:
     return [
         Sample(**{**r, "paper_ids": tuple(r["paper_ids"])})
         for r in wh.rows(
-            "SELECT * EXCLUDE (run_id) FROM dim_samples WHERE dataset_version = ? ORDER BY sample_id",
+            "SELECT * EXCLUDE (run_id) FROM dim_samples WHERE dataset_version = ? "
+            "ORDER BY sample_id",
             [dataset_version],
         )
     ]

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from tasks.validate import Validation, validate_papers
 
 from flows._stage import StageReport, stage
 from tasks.clean import clean_paper
@@ -15,6 +14,7 @@ from tasks.clean.latex import CLEANER_VERSION
 from tasks.config import Settings
 from tasks.parallel import map_threads
 from tasks.records import PaperText, Quarantine, RawSource
+from tasks.validate import Validation, validate_papers
 
 __all__ = ["clean_flow"]
 

@@ -72,7 +72,8 @@ def _fetch(
     report.write(wh, "stg_raw_sources", raws, ("arxiv_id",))
     report.write(wh, "quarantine", quarantine, _QUARANTINE_KEY, update=True)
     report.note(
-        f"{role}s: {len(raws)} fetched, {len(quarantine)} failed, {len(ids) - len(missing)} stored before"
+        f"{role}s: {len(raws)} fetched, {len(quarantine)} failed, "
+        f"{len(ids) - len(missing)} stored before"
     )
     stored = {**known, **{r.arxiv_id: r for r in raws}}
     return [stored[i] for i in ids if i in stored]

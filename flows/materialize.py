@@ -47,7 +47,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             table=leaderboard.astype(object)
             .where(leaderboard.notna(), None)
             .to_dict(orient="records"),
-            description=f"Result version {result.version}: S_l, S_c, S_q (x100) by method and length",
+            description=f"Result version {result.version}: S_l, S_c, S_q (x100) by method, length",
         )
         create_markdown_artifact(
             key="results",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from tasks.samples.citations import CitationGroup
-from tasks.samples.triplets import build_samples
 
 from flows._load import load_papers
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.records import PaperText, Sample
+from tasks.samples.citations import CitationGroup
+from tasks.samples.triplets import build_samples
 
 __all__ = ["samples_flow"]
 
@@ -55,7 +55,8 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
             return report
         groups: dict[str, list[CitationGroup]] = {}
         for row in wh.rows(
-            "SELECT * EXCLUDE (run_id) FROM dim_citation_groups WHERE list_contains(?, survey_id) ORDER BY group_id",
+            "SELECT * EXCLUDE (run_id) FROM dim_citation_groups "
+            "WHERE list_contains(?, survey_id) ORDER BY group_id",
             [list(settings.surveys)],
         ):
             groups.setdefault(row.pop("survey_id"), []).append(
@@ -72,6 +73,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
         report.embeddings_made, report.embeddings_cached = made, cached
         report.write(wh, "dim_samples", samples, ("sample_id",))
         report.note(
-            f"dataset {settings.dataset_version}: {len(samples)} samples from {len(papers)} clean papers"
+            f"dataset {settings.dataset_version}: {len(samples)} samples "
+            f"from {len(papers)} clean papers"
         )
     return report

@@ -159,7 +159,7 @@ class Settings(BaseSettings):
         return self.data_dir / "cache"
 
     def config_hash(self) -> str:
-        """Hash of what determines results: paths, network endpoints, pacing and secrets excluded."""
+        """Hash of what determines results (paths, endpoints, pacing and secrets excluded)."""
         payload = self.model_dump(
             mode="json",
             exclude={

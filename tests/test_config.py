@@ -18,8 +18,12 @@ def test_priority_defaults_file_environment_overrides(tmp_path, monkeypatch):
 def test_config_hash_ignores_paths_endpoints_and_secrets():
     base = Settings()
     moved = base.with_overrides(
-        {"data_dir": Path("/elsewhere"), "arxiv.api_url": "http://127.0.0.1:1/api/query",
-         "llm.api_key": "sk-secret", "arxiv.delay_s": 0.0}
+        {
+            "data_dir": Path("/elsewhere"),
+            "arxiv.api_url": "http://127.0.0.1:1/api/query",
+            "llm.api_key": "sk-secret",
+            "arxiv.delay_s": 0.0,
+        }
     )
     changed = base.with_overrides({"generate.ral.k": 8})
     assert moved.config_hash() == base.config_hash()

@@ -29,7 +29,9 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+        self.server.requests.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+        )
         if self.server.failures:
             status = self.server.failures.pop(0)
             self.send_response(status)
@@ -74,8 +76,16 @@ def chat_server() -> Iterator[_ChatServer]:
 def _settings(tmp_path, server: _ChatServer, **llm: object) -> Settings:
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     return Settings(data_dir=tmp_path).with_overrides(
-        {"llm": {"backend": "openai", "model": "test-model", "base_url": base_url,
-                 "api_key": "sk-test", "retries": 2, **llm}}
+        {
+            "llm": {
+                "backend": "openai",
+                "model": "test-model",
+                "base_url": base_url,
+                "api_key": "sk-test",
+                "retries": 2,
+                **llm,
+            }
+        }
     )
 
 

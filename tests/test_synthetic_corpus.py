@@ -91,10 +91,21 @@ def test_papers_have_the_promised_shape(corpus: tuple[Path, Manifest]) -> None:
         main = next(v for v in files.values() if "\\documentclass" in v)
         everything = "\n".join(files.values())
         for needle in (
-            "\\newcommand", "\\title{", "\\begin{document}", "\\input{sections/intro}",
-            "\\input{sections/method.tex}", "\\begin{abstract}", "\\section{", "\\subsection{",
-            "\\begin{equation}", "\\begin{table}", "\\begin{itemize}", "\\emph{", "\\cite{",
-            "\\appendix", "\\bibliography{refs}",
+            "\\newcommand",
+            "\\title{",
+            "\\begin{document}",
+            "\\input{sections/intro}",
+            "\\input{sections/method.tex}",
+            "\\begin{abstract}",
+            "\\section{",
+            "\\subsection{",
+            "\\begin{equation}",
+            "\\begin{table}",
+            "\\begin{itemize}",
+            "\\emph{",
+            "\\cite{",
+            "\\appendix",
+            "\\bibliography{refs}",
         ):
             assert needle in everything, (paper.arxiv_id, needle)
         assert re.search(r"^%", main, re.M) and re.search(r"\S +% ", everything)

@@ -16,8 +16,13 @@ def test_upsert_is_idempotent_and_update_replaces(tmp_path):
     assert wh.upsert("quarantine", [row], ("item_id", "stage"), extra={"run_id": "r2"}) == 0
     assert wh.scalar("SELECT run_id FROM quarantine") == "r1"
     moved = Quarantine("2601.00001", "clean", "not_utf8", "main.tex")
-    assert wh.upsert("quarantine", [moved], ("item_id", "stage"), update=True, extra={"run_id": "r3"}) == 0
-    assert wh.rows("SELECT reason, run_id FROM quarantine") == [{"reason": "not_utf8", "run_id": "r3"}]
+    assert (
+        wh.upsert("quarantine", [moved], ("item_id", "stage"), update=True, extra={"run_id": "r3"})
+        == 0
+    )
+    assert wh.rows("SELECT reason, run_id FROM quarantine") == [
+        {"reason": "not_utf8", "run_id": "r3"}
+    ]
 
 
 def test_migrations_apply_once(tmp_path):
@@ -32,11 +37,17 @@ def _seed(wh: Warehouse, value: float) -> None:
     wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
     gen = Generation("g1", "s1", "single", {}, 4000, "offline:m", "text", 1)
     wh.upsert(
-        "fct_generations", [gen], ("generation_id",),
+        "fct_generations",
+        [gen],
+        ("generation_id",),
         extra={"run_id": "r", "config_hash": "h", "code_version": "c"},
     )
-    scores = [ScoreRow("g1", "length", value), ScoreRow("g1", "consistency", 40.0),
-              ScoreRow("g1", "quality", 60.0), ScoreRow("g1", "single_pos2", 25.0)]
+    scores = [
+        ScoreRow("g1", "length", value),
+        ScoreRow("g1", "consistency", 40.0),
+        ScoreRow("g1", "quality", 60.0),
+        ScoreRow("g1", "single_pos2", 25.0),
+    ]
     wh.upsert("fct_scores", scores, ("generation_id", "score"), update=True, extra={"run_id": "r"})
 
 
@@ -51,10 +62,14 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
     second = materialize_results(wh, "v1", "r3")
     assert second is not None and second.created and second.version == 2
     board = wh.rows("SELECT method, target_words, s_l, s_c, s_q FROM leaderboard")
-    assert board == [{"method": "single", "target_words": 4000, "s_l": 75.0, "s_c": 40.0, "s_q": 60.0}]
+    assert board == [
+        {"method": "single", "target_words": 4000, "s_l": 75.0, "s_c": 40.0, "s_q": 60.0}
+    ]
     old = wh.rows("SELECT s_l FROM res_leaderboard WHERE version = 1")
     assert old == [{"s_l": 50.0}]
-    assert wh.rows("SELECT position, s_single FROM position_curve") == [{"position": 2, "s_single": 25.0}]
+    assert wh.rows("SELECT position, s_single FROM position_curve") == [
+        {"position": 2, "s_single": 25.0}
+    ]
 
 
 def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):

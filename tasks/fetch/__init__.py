@@ -4,4 +4,11 @@
 from tasks.fetch.eprint import detect_format, fetch_eprints
 from tasks.fetch.metadata import PaperMeta, fetch_metadata, search, strip_version
 
-__all__ = ["PaperMeta", "detect_format", "fetch_eprints", "fetch_metadata", "search", "strip_version"]
+__all__ = [
+    "PaperMeta",
+    "detect_format",
+    "fetch_eprints",
+    "fetch_metadata",
+    "search",
+    "strip_version",
+]

@@ -42,8 +42,11 @@ class _PoliteSession(requests.Session):
         self.timeout_s = timeout_s
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
-        headers = {k: v for k, v in (kwargs.pop("headers", None) or {}).items()
-                   if k.lower() != "user-agent"}
+        headers = {
+            k: v
+            for k, v in (kwargs.pop("headers", None) or {}).items()
+            if k.lower() != "user-agent"
+        }
         headers["User-Agent"] = self.user_agent
         kwargs.setdefault("timeout", self.timeout_s)
         return super().request(method, url, *args, headers=headers, **kwargs)

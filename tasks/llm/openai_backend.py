@@ -39,7 +39,9 @@ class OpenAIBackend:
     def fingerprint(self) -> dict[str, object]:
         return {}
 
-    def complete(self, messages: list[Message], *, temperature: float, max_tokens: int) -> Completion:
+    def complete(
+        self, messages: list[Message], *, temperature: float, max_tokens: int
+    ) -> Completion:
         response = self._client.chat.completions.create(
             model=self.model,
             messages=messages,  # type: ignore[arg-type]

@@ -87,7 +87,7 @@ def _entry(item: ManifestItem, base_url: str) -> str:
         f'    <link href={quoteattr(abs_url)} rel="alternate" type="text/html"/>\n'
         f'    <link title="pdf" href={quoteattr(pdf_url)} rel="related" '
         'type="application/pdf"/>\n'
-        f'    <arxiv:primary_category term={quoteattr(item.categories[0])} '
+        f"    <arxiv:primary_category term={quoteattr(item.categories[0])} "
         'scheme="http://arxiv.org/schemas/atom"/>\n'
         f"{categories}"
         "  </entry>\n"

@@ -25,8 +25,16 @@ _BUDGET = {
     "conclusion": 190,
 }
 # Where the planted facts go: spread over the body so that position analyses see them all.
-_FACT_SLOTS = ("intro", "method", "experiments", "experiments", "experiments", "experiments",
-               "experiments", "discussion")
+_FACT_SLOTS = (
+    "intro",
+    "method",
+    "experiments",
+    "experiments",
+    "experiments",
+    "experiments",
+    "experiments",
+    "discussion",
+)
 
 
 @dataclass(frozen=True)
@@ -59,10 +67,14 @@ def build_paper(
     keys = [ref[0] for ref in topic.references]
     prose = ProseWriter(rng, topic, method, keys)
     facts = _facts(prose, topic, values)
-    slots = {role: [f.sentence for f, r in zip(facts, _FACT_SLOTS, strict=True) if r == role]
-             for role in _BUDGET}
-    body = {role: _section_prose(prose, role, int(target * scale), slots[role])
-            for role, target in _BUDGET.items()}
+    slots = {
+        role: [f.sentence for f, r in zip(facts, _FACT_SLOTS, strict=True) if r == role]
+        for role in _BUDGET
+    }
+    body = {
+        role: _section_prose(prose, role, int(target * scale), slots[role])
+        for role, target in _BUDGET.items()
+    }
     title = f"{method.name}: {method.subtitle}"
     abstract = " ".join(
         [prose.sentence("intro") for _ in range(2)]
@@ -91,9 +103,9 @@ def format_value(value: float, decimals: int) -> str:
     return f"{value:.{decimals}f}"
 
 
-def _facts(prose: ProseWriter, topic: Topic, values: dict[tuple[str, str], float]) -> list[
-    PlantedFact
-]:
+def _facts(
+    prose: ProseWriter, topic: Topic, values: dict[tuple[str, str], float]
+) -> list[PlantedFact]:
     out = []
     pairs = [(d, m) for d in topic.datasets for m in topic.metrics]
     prose.rng.shuffle(pairs)
@@ -125,8 +137,14 @@ def _join(paragraphs: list[list[str]], rng: random.Random | None = None) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def _main(topic: Topic, method: Method, authors: list[str], title: str, abstract: str,
-          body: dict[str, str]) -> str:
+def _main(
+    topic: Topic,
+    method: Method,
+    authors: list[str],
+    title: str,
+    abstract: str,
+    body: dict[str, str],
+) -> str:
     macros = "\n".join(topic.macros)
     return f"""% {method.name}: arXiv version, compiled with pdflatex
 \\documentclass[11pt]{{article}}
@@ -171,8 +189,9 @@ def _main(topic: Topic, method: Method, authors: list[str], title: str, abstract
 
 
 def _intro(method: Method, prose: str) -> str:
-    items = "\n".join(f"  \\item We introduce {c} as part of {method.name}." for c in
-                      method.components)
+    items = "\n".join(
+        f"  \\item We introduce {c} as part of {method.name}." for c in method.components
+    )
     return (
         f"\\section{{Introduction}}\n\\label{{sec:intro}}\n{prose}\n"
         f"Our contributions are as follows:\n\\begin{{itemize}}\n{items}\n"
@@ -192,15 +211,22 @@ def _method(topic: Topic, method: Method, prose: str) -> str:
     )
 
 
-def _experiments(topic: Topic, method: Method, prose: str,
-                 values: dict[tuple[str, str], float], rng: random.Random) -> str:
+def _experiments(
+    topic: Topic,
+    method: Method,
+    prose: str,
+    values: dict[tuple[str, str], float],
+    rng: random.Random,
+) -> str:
     metric = topic.metrics[0]
     names = [d[0] for d in topic.datasets]
-    rows = [f"{method.name} & " + " & ".join(
-        format_value(values[(d, metric.name)], metric.decimals) for d in names) + r" \\"]
+    rows = [
+        f"{method.name} & "
+        + " & ".join(format_value(values[(d, metric.name)], metric.decimals) for d in names)
+        + r" \\"
+    ]
     for baseline in topic.baselines[:3]:
-        cells = (format_value(rng.uniform(metric.low, metric.high), metric.decimals)
-                 for _ in names)
+        cells = (format_value(rng.uniform(metric.low, metric.high), metric.decimals) for _ in names)
         rows.append(f"{baseline} & " + " & ".join(cells) + r" \\")
     head, _, tail = prose.partition("\n\n")
     old = format_value(rng.uniform(metric.low, metric.high), metric.decimals)
@@ -215,7 +241,8 @@ def _experiments(topic: Topic, method: Method, prose: str,
         f"\\begin{{table}}[t]\n\\centering\n"
         f"\\caption{{{metric.name[0].upper() + metric.name[1:]} on the four datasets.}}\n"
         f"\\label{{tab:main}}\n\\begin{{tabular}}{{l{'c' * len(names)}}}\n\\toprule\n"
-        f"Method & {' & '.join(names)} \\\\\n\\midrule\n" + "\n".join(rows)
+        f"Method & {' & '.join(names)} \\\\\n\\midrule\n"
+        + "\n".join(rows)
         + "\n\\bottomrule\n\\end{tabular}\n\\end{table}\n\n"
         "\\begin{comment}\nAn earlier version of this section compared against a buggy "
         "baseline and is kept here for reference only.\n\\end{comment}\n\n" + tail

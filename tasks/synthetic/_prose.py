@@ -164,7 +164,11 @@ class ProseWriter:
         name, kind = dataset
         article = "an" if metric[0] in "aeiou" else "a"
         text = template.format(
-            m=self.method.name, am=f"{article} {metric}", metric=metric, value=value, d=name,
+            m=self.method.name,
+            am=f"{article} {metric}",
+            metric=metric,
+            value=value,
+            d=name,
             kind=kind,
         )
         return text[0].upper() + text[1:]
@@ -174,8 +178,16 @@ class ProseWriter:
         n, n2 = r.sample(t.nouns, 2)
         c, c2 = r.sample(self.method.components, 2)
         text = template.format(
-            n=n, n2=n2, a=r.choice(t.adjectives), v=r.choice(t.verbs), p=r.choice(t.problems),
-            m=self.method.name, c=c, c2=c2, b=r.choice(t.baselines), f=t.field,
+            n=n,
+            n2=n2,
+            a=r.choice(t.adjectives),
+            v=r.choice(t.verbs),
+            p=r.choice(t.problems),
+            m=self.method.name,
+            c=c,
+            c2=c2,
+            b=r.choice(t.baselines),
+            f=t.field,
         )
         text = _ARTICLE_RE.sub(r"\1n ", text)
         return text[0].upper() + text[1:]

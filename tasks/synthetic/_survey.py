@@ -31,8 +31,11 @@ class Cited:
 
 
 def build_survey(
-    rng: random.Random, topics: list[tuple[Topic, list[Cited]]], further: list[Cited],
-    authors: list[str], abstract: str,
+    rng: random.Random,
+    topics: list[tuple[Topic, list[Cited]]],
+    further: list[Cited],
+    authors: list[str],
+    abstract: str,
 ) -> dict[str, str]:
     """`topics` pairs each topic with its four papers; `further` are the hostile items."""
     sections = [_topic_section(rng, topic, cited) for topic, cited in topics]

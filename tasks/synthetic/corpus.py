@@ -22,25 +22,81 @@ __all__ = ["SURVEY_ID", "write_corpus"]
 SURVEY_ID = "2601.00100"
 _YEAR = 2026
 _MTIME = 1767225600  # 2026-01-01: fixed, so archives are byte-identical across runs
-_FIRST = ("Ada", "Bruno", "Chiara", "Dmitri", "Elif", "Farah", "Goran", "Hana", "Ivo", "Jun",
-          "Kemi", "Lars", "Mei", "Nadia", "Omar", "Priya", "Rafael", "Sofia", "Tomas", "Yara")
-_LAST = ("Okafor", "Lindqvist", "Moreau", "Tanaka", "Haddad", "Novak", "Castillo", "Brennan",
-         "Sato", "Keller", "Adeyemi", "Rossi", "Varga", "Nguyen", "Holm", "Mendes")
+_FIRST = (
+    "Ada",
+    "Bruno",
+    "Chiara",
+    "Dmitri",
+    "Elif",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kemi",
+    "Lars",
+    "Mei",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Rafael",
+    "Sofia",
+    "Tomas",
+    "Yara",
+)
+_LAST = (
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Tanaka",
+    "Haddad",
+    "Novak",
+    "Castillo",
+    "Brennan",
+    "Sato",
+    "Keller",
+    "Adeyemi",
+    "Rossi",
+    "Varga",
+    "Nguyen",
+    "Holm",
+    "Mendes",
+)
 # Hostile items (DESIGN §3-§4): what each is and the quarantine reason it must get.
 _HOSTILE = (
-    ("pdf_only", "no_latex_source", 1, Method("ScanFlow", "Tabular Flows from Scanned Tables",
-                                              ("table parsing", "flow fitting"))),
-    ("unsafe_archive", "unsafe_archive", 0, Method(
-        "KernelScout", "Scouting Kernel Grammars with Bandits", ("bandit search", "kernel arms"))),
-    ("not_utf8", "not_utf8", 1, Method(
-        "FlowAccent", "Accent-Robust Flows for Density Estimation", ("accent tying", "flows"))),
-    ("too_short", "too_short", 2, Method(
-        "TinyTagger", "A Tiny Tagger for Few-Shot NER", ("tiny encoders", "tag pruning"))),
+    (
+        "pdf_only",
+        "no_latex_source",
+        1,
+        Method("ScanFlow", "Tabular Flows from Scanned Tables", ("table parsing", "flow fitting")),
+    ),
+    (
+        "unsafe_archive",
+        "unsafe_archive",
+        0,
+        Method(
+            "KernelScout", "Scouting Kernel Grammars with Bandits", ("bandit search", "kernel arms")
+        ),
+    ),
+    (
+        "not_utf8",
+        "not_utf8",
+        1,
+        Method(
+            "FlowAccent", "Accent-Robust Flows for Density Estimation", ("accent tying", "flows")
+        ),
+    ),
+    (
+        "too_short",
+        "too_short",
+        2,
+        Method("TinyTagger", "A Tiny Tagger for Few-Shot NER", ("tiny encoders", "tag pruning")),
+    ),
 )
 
 
 def write_corpus(out_dir: Path, seed: int = 0) -> Manifest:
-    """Write `eprints/<id>.tar.gz|.pdf` and `manifest.json` under `out_dir`; same seed, same bytes."""
+    """Write `eprints/<id>.tar.gz|.pdf` and `manifest.json` in `out_dir`; same seed, same bytes."""
     eprints = out_dir / "eprints"
     eprints.mkdir(parents=True, exist_ok=True)
     items: list[ManifestItem] = []
@@ -103,12 +159,23 @@ def _authors(rng: random.Random) -> list[str]:
 
 
 def _item(
-    arxiv_id: str, method: Method, topic: Topic, section: str, authors: list[str],
-    paper: BuiltPaper, number: int, hostile: str | None = None, reason: str | None = None,
+    arxiv_id: str,
+    method: Method,
+    topic: Topic,
+    section: str,
+    authors: list[str],
+    paper: BuiltPaper,
+    number: int,
+    hostile: str | None = None,
+    reason: str | None = None,
 ) -> ManifestItem:
-    facts = () if hostile else tuple(
-        Fact(f"{arxiv_id}-f{i}", arxiv_id, f.sentence, f.term, f.value, f.dataset, f.metric)
-        for i, f in enumerate(paper.facts, 1)
+    facts = (
+        ()
+        if hostile
+        else tuple(
+            Fact(f"{arxiv_id}-f{i}", arxiv_id, f.sentence, f.term, f.value, f.dataset, f.metric)
+            for i, f in enumerate(paper.facts, 1)
+        )
     )
     return ManifestItem(
         arxiv_id=arxiv_id,
@@ -128,14 +195,23 @@ def _item(
 
 
 def _cited(item: ManifestItem, method: Method) -> Cited:
-    return Cited(item.arxiv_id, item.cite_key, method.name, item.title, item.authors, _YEAR,
-                 item.categories[0])
+    return Cited(
+        item.arxiv_id,
+        item.cite_key,
+        method.name,
+        item.title,
+        item.authors,
+        _YEAR,
+        item.categories[0],
+    )
 
 
 def _hostile_bytes(kind: str, paper: BuiltPaper) -> bytes:
     if kind == "pdf_only":
-        return (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
-                b"trailer\n<< /Root 1 0 R >>\n%%EOF\n")
+        return (
+            b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n"
+            b"trailer\n<< /Root 1 0 R >>\n%%EOF\n"
+        )
     files: dict[str, str | bytes] = dict(paper.files)
     if kind == "unsafe_archive":
         files["../escape.tex"] = "\\section{Escaped}\nThis file must never leave the archive.\n"
@@ -150,7 +226,9 @@ def _hostile_bytes(kind: str, paper: BuiltPaper) -> bytes:
 
 
 def _write_survey(
-    rng: random.Random, eprints: Path, groups: list[tuple[Topic, list[Cited]]],
+    rng: random.Random,
+    eprints: Path,
+    groups: list[tuple[Topic, list[Cited]]],
     further: list[Cited],
 ) -> ManifestItem:
     authors = _authors(rng)

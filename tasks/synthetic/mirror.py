@@ -110,8 +110,9 @@ class _Handler(BaseHTTPRequestHandler):
             (ct for suffix, ct in _CONTENT_TYPES if item.filename.endswith(suffix)),
             "application/octet-stream",
         )
-        self._reply(200, (self.server.corpus_dir / "eprints" / item.filename).read_bytes(),
-                    content_type)
+        self._reply(
+            200, (self.server.corpus_dir / "eprints" / item.filename).read_bytes(), content_type
+        )
 
     def _reply(self, status: int, body: bytes, content_type: str) -> None:
         self._log(status)
@@ -150,8 +151,9 @@ class Mirror:
     def user_agents(self) -> list[str]:
         return self._server.user_agents
 
-    def inject(self, path_prefix: str, statuses: list[int], retry_after: float | None = None
-               ) -> None:
+    def inject(
+        self, path_prefix: str, statuses: list[int], retry_after: float | None = None
+    ) -> None:
         """The next requests whose path starts with `path_prefix` get `statuses` in order
         (0 drops the connection); 429/503 replies carry `Retry-After` when it is given."""
         with self._server.lock:

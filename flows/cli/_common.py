@@ -1,0 +1,141 @@
+"""What the command modules share: settings options, running the pipeline, printing results."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tasks.config import Settings, load_settings
+
+__all__ = [
+    "add_settings_args",
+    "print_leaderboard",
+    "print_summary",
+    "run_pipeline_flow",
+    "settings_from_args",
+]
+
+_QUERY_HINT = (
+    'python -c "import duckdb; '
+    "print(duckdb.connect('{path}', read_only=True).sql('SELECT * FROM leaderboard'))\""
+)
+
+
+def add_settings_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="TOML settings file")
+    p.add_argument("--data-dir", help="where the warehouse, archives and caches live")
+    p.add_argument("--review", choices=("auto", "manual"), help="QA review mode")
+    p.add_argument("--target-words", help="comma-separated target lengths, e.g. 4000,8000,16000")
+    p.add_argument("--methods", help="comma-separated methods, e.g. single,ral_writer")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="any setting, e.g. llm.model=gpt-4o"
+    )
+
+
+def _parse_list(value: str | None, cast: type = str) -> list[Any] | None:
+    return [cast(v.strip()) for v in value.split(",") if v.strip()] if value else None
+
+
+def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
+    """Defaults < TOML file < LILO_* environment < command-line options."""
+    found: dict[str, Any] = {}
+    if args.data_dir:
+        found["data_dir"] = args.data_dir
+    if args.review:
+        found["qa.review"] = args.review
+    if target := _parse_list(args.target_words, int):
+        found["generate.target_words"] = target
+    if methods := _parse_list(args.methods):
+        found["generate.methods"] = methods
+    for item in args.set or []:
+        key, _, value = item.partition("=")
+        found[key.strip()] = value.strip()
+    return load_settings(Path(args.config) if args.config else None, {**found, **extra})
+
+
+def run_pipeline_flow(settings: Settings) -> dict[str, Any]:
+    """Run the pipeline flow with heartbeats off (fine for one-off runs, DESIGN §13)."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    from flows.pipeline import lilo_pipeline
+
+    overrides = settings.model_dump(mode="json")
+    overrides["llm"]["api_key"] = settings.llm.api_key  # excluded from dumps, needed here
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        return lilo_pipeline(overrides=overrides)
+
+
+def print_leaderboard(published: Path) -> None:
+    """The latest leaderboard as the paper's Table 2: a row per method, S_l/S_c/S_q per length."""
+    import duckdb
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(Console().width, 110))
+    if not published.exists():
+        console.print(f"no published results at {published}: run `lilo demo` or `lilo run` first")
+        return
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        version = con.execute("SELECT max(version) FROM res_versions").fetchall()[0][0]
+        rows = con.execute(
+            "SELECT method, target_words, backbone, s_l, s_c, s_q FROM leaderboard"
+        ).fetchall()
+    finally:
+        con.close()
+    lengths = sorted({r[1] for r in rows})
+    backbones = sorted({r[2] for r in rows})
+    table = Table(
+        title=f"Leaderboard, result version {version} ({', '.join(backbones)}; x100)",
+        caption="S_l length, S_c consistency, S_q quality; means over samples",
+    )
+    table.add_column("method", no_wrap=True)
+    for n in lengths:
+        for score in ("S_l", "S_c", "S_q"):
+            table.add_column(
+                f"{n // 1000}k {score}" if n >= 1000 else f"{n} {score}", justify="right"
+            )
+    by_method: dict[str, dict[int, tuple[Any, ...]]] = {}
+    for method, n, _, *scores in rows:
+        by_method.setdefault(method, {})[n] = tuple(scores)
+    for method, cells in by_method.items():
+        values = [cells.get(n, (None, None, None)) for n in lengths]
+        table.add_row(method, *("-" if v is None else f"{v:.1f}" for trio in values for v in trio))
+    console.print(table)
+
+
+def print_summary(result: dict[str, Any], seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    stages = Table(title=f"Run {result['run_id']} ({result['status']}, {seconds:.1f} s)")
+    for column in ("stage", "seconds", "LLM calls made", "served from cache", "rows added"):
+        stages.add_column(column, justify="left" if column == "stage" else "right")
+    for s in result["stages"]:
+        stages.add_row(
+            s["stage"],
+            f"{s['seconds']:.1f}",
+            str(s["llm_made"]),
+            str(s["llm_cached"]),
+            str(sum(s["rows_added"].values())),
+        )
+    console.print(stages)
+    print_leaderboard(Path(result["published_path"]))
+    made, cached = result["llm_calls_made"], result["llm_calls_cached"]
+    added = sum(result["rows_added"].values())
+    if made == 0 and added == 0:
+        console.print(
+            f"Nothing new: 0 LLM calls made ({cached} served from cache), "
+            "no rows added except this run's record."
+        )
+    else:
+        console.print(f"{made} LLM calls made, {cached} served from cache; {added} rows added.")
+    published = Path(result["published_path"])
+    console.print(f"Warehouse (written by runs): {Path(result['db_path']).resolve()}")
+    console.print(
+        f"Published copy for analysts (read-only, safe during runs): {published.resolve()}"
+    )
+    console.print("Query it:", soft_wrap=True)
+    console.print("  " + _QUERY_HINT.format(path=published.resolve()), soft_wrap=True, markup=False)

@@ -1,0 +1,50 @@
+"""`lilo corpus` and `lilo mirror`: the synthetic corpus and the loopback arXiv serving it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from tasks.synthetic import write_corpus
+
+    manifest = write_corpus(Path(args.out))
+    print(f"wrote {len(manifest.items)} e-prints and manifest.json to {args.out}")
+    return 0
+
+
+def cmd_mirror(args: argparse.Namespace) -> int:
+    from tasks.synthetic import serve_forever, write_corpus
+
+    corpus = Path(args.corpus)
+    if not (corpus / "manifest.json").exists():
+        write_corpus(corpus)
+        print(f"wrote the synthetic corpus to {corpus}")
+    print(
+        f"serving {corpus} at http://{args.host}:{args.port}/ (Atom API: /api/query, "
+        "e-prints: /e-print/<id>). Point the pipeline at it with\n"
+        f"  LILO_ARXIV__API_URL=http://{args.host}:{args.port}/api/query "
+        f"LILO_ARXIV__EPRINT_URL=http://{args.host}:{args.port}/e-print/\n"
+        "Ctrl-C stops."
+    )
+    try:
+        serve_forever(corpus, args.host, args.port)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def register(sub: Any) -> None:
+    corpus = sub.add_parser("corpus", help="write the synthetic demo corpus to a folder")
+    corpus.add_argument("out")
+    corpus.set_defaults(func=cmd_corpus)
+
+    mirror = sub.add_parser("mirror", help="serve a corpus as a loopback arXiv mirror")
+    mirror.add_argument("--corpus", default="lilo-data/demo-corpus", help="corpus folder")
+    mirror.add_argument("--host", default="127.0.0.1")
+    mirror.add_argument("--port", type=int, default=8008)
+    mirror.set_defaults(func=cmd_mirror)

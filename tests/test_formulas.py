@@ -1,0 +1,129 @@
+"""The scores and RAL-Writer's restatement pinned to hand-computed values (DESIGN §7, §8)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from tasks.config import load_settings
+from tasks.embeddings import Embedder
+from tasks.llm import make_client
+from tasks.methods import get_method
+from tasks.methods.ral_writer import importance, position_bias, select_restatements
+from tasks.qa.parse import QAFormatError
+from tasks.records import PaperText, Sample
+from tasks.scoring import CHECKLIST, consistency_score, length_score, quality_score
+from tasks.scoring._judge import tier_value
+
+
+@pytest.mark.parametrize(
+    ("required", "generated", "expected"),
+    [
+        (4000, 4000, 100.0),  # at the required length
+        (4000, 9000, 100.0),  # past it: no penalty
+        (4000, 3000, 100 * (1 - (4000 / 3000 - 1) / 2)),  # 83.33...
+        (4000, 2000, 50.0),  # half the length: 1 - (2 - 1)/2
+        (4000, 1000, 0.0),  # a quarter: 1 - (4 - 1)/2 < 0, floored
+        (8000, 0, 0.0),
+    ],
+)
+def test_length_score(required, generated, expected):
+    assert length_score(required, generated) == pytest.approx(expected)
+    assert length_score(4000, 3000) == pytest.approx(83.3333, abs=1e-4)
+
+
+def test_consistency_tiers_and_average():
+    assert [tier_value(v) for v in (0, 0.25, 0.5, 0.75, 1)] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    for bad in (0.3, 2, -0.25, True, "1", None):
+        with pytest.raises(QAFormatError):
+            tier_value(bad)
+    # single mean 0.75, cross mean (0.25 + 0.75 + 0)/3 = 1/3: (0.75 + 1/3)/2 x100
+    assert consistency_score([1, 0.5], [0.25, 0.75, 0]) == pytest.approx(54.1666667)
+    # the two kinds weigh the same whatever their counts
+    assert consistency_score([1] * 6, [0] * 2) == pytest.approx(50.0)
+    assert consistency_score([0.5, 0.5], []) == pytest.approx(50.0)
+    with pytest.raises(ValueError):
+        consistency_score([], [])
+
+
+def test_quality_is_mean_of_aspect_means():
+    assert len(CHECKLIST) == 8 and all(len(items) == 5 for items in CHECKLIST.values())
+    items = {aspect: [1.0] * 5 for aspect in CHECKLIST}
+    assert quality_score(items) == pytest.approx(100.0)
+    items["structure"] = [0, 0.5, 0.5, 0.5, 0.5]  # mean 0.4
+    items["reflection"] = [0.25, 0.25, 0.25, 0.25, 0.25]
+    assert quality_score(items) == pytest.approx(100 * (6 + 0.4 + 0.25) / 8)  # 83.125
+    assert quality_score({"a": [1.0], "b": [0.0, 0.0, 0.0, 0.5]}) == pytest.approx(56.25)
+
+
+def test_ral_position_bias_and_importance():
+    a, b = 2, 0.4
+    # N = 4: |2i/N - 1| = 1, 0.5, 0, 0.5 -> P = 0.4, 0.1, 0, 0.1
+    assert [position_bias(i, 4, a, b) for i in range(4)] == pytest.approx([0.4, 0.1, 0.0, 0.1])
+    assert importance([0.5, 0.9, 0.2, 0.8], a, b) == pytest.approx([0.1, 0.8, 0.2, 0.7])
+    # top-k by I, returned in ascending I: the most important comes last
+    assert select_restatements([0.1, 0.8, 0.2, 0.7], 2) == [3, 1]
+    assert select_restatements([0.1, 0.8, 0.2, 0.7], 3) == [2, 3, 1]
+    # the paper's defaults: a = 60 makes the bias a cliff at the very ends only
+    assert position_bias(0, 10, 60, 0.3) == pytest.approx(0.3)
+    assert position_bias(5, 10, 60, 0.3) == 0.0
+    assert position_bias(9, 10, 60, 0.3) == pytest.approx(0.3 * 0.8**60)
+    assert position_bias(1, 10, 60, 0.3) < 1e-5
+
+
+def _papers() -> list[PaperText]:
+    topics = (
+        "sparse gaussian processes with inducing points scale to large data",
+        "stellar variability measured from photometric time series of nearby stars",
+        "transformer language models summarise long scientific documents",
+    )
+    papers = []
+    for n, topic in enumerate(topics, start=1):
+        paragraphs = [
+            f"Paragraph {j} of paper {n} studies {topic}. The method reaches {j + n}.{j} "
+            f"percent error on benchmark B{j} and improves over baseline number {j}."
+            for j in range(60)
+        ]
+        text = f"\\section{{Paper {n}}}\n\n" + "\n\n".join(paragraphs)
+        papers.append(
+            PaperText(
+                f"2601.0000{n}", f"Paper {n}", text, len(text.split()), 0, "main.tex", "t", "s", "c"
+            )
+        )
+    return papers
+
+
+def test_ral_writer_restates_top_k_ascending_at_the_prompt_tail(tmp_path):
+    settings = load_settings(
+        None,
+        {
+            "data_dir": str(tmp_path),
+            "generate.ral.k": 3,
+            "generate.ral.chunk_words": 120,
+            "generate.ral.overlap_words": 20,
+        },
+    )
+    papers = _papers()
+    ids = tuple(p.paper_id for p in papers)
+    sample = Sample("s1", "v1", ids, "Topic", "survey", sum(p.words for p in papers), "command")
+    llm = make_client(settings)
+    generation = get_method("ral_writer", settings).run(
+        sample, papers, 1000, llm, Embedder(settings)
+    )
+    assert generation.error == "" and generation.restated
+    writes = [
+        json.loads(c.request)["messages"][-1]["content"]
+        for c in llm.take_calls()
+        if ":step" in c.purpose
+    ]
+    assert len(writes) == len(generation.restated)
+    for prompt, record in zip(writes, generation.restated, strict=True):
+        assert record["k"] == 3 and len(record["chunks"]) == 3
+        assert record["importance"] == sorted(record["importance"])  # ascending
+        tail = prompt[prompt.rindex("Passages of the papers restated") :]
+        order = [int(part.split('"')[0]) for part in tail.split('<restated chunk="')[1:]]
+        assert order == record["chunks"]  # the block is the tail, most important last
+        assert prompt.rstrip().endswith("</restated>")
+        assert not math.isnan(sum(record["importance"]))

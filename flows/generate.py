@@ -49,8 +49,12 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             if is_ready(qa.get(s.sample_id, []), settings)
         ]
         backbone = make_client(settings).backbone
+        # Failed generations (error recorded) are tried again and replaced when they succeed.
         done = {
-            r[0] for r in wh.con.execute("SELECT generation_id FROM fct_generations").fetchall()
+            r[0]
+            for r in wh.con.execute(
+                "SELECT generation_id FROM fct_generations WHERE error = ''"
+            ).fetchall()
         }
         provenance = {
             "config_hash": settings.config_hash(),
@@ -74,7 +78,12 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
                 report.embeddings_made += emb_made
                 report.embeddings_cached += emb_cached
                 report.write(
-                    wh, "fct_generations", generations, ("generation_id",), extra=provenance
+                    wh,
+                    "fct_generations",
+                    generations,
+                    ("generation_id",),
+                    update=True,
+                    extra=provenance,
                 )
                 made += len(generations)
                 for g in generations:

@@ -151,17 +151,35 @@ def test_no_main_file(tmp_path: Path) -> None:
     assert caught.value.reason == "no_main_file"
 
 
-def test_not_utf8_is_quarantined_with_the_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("data", "encoding", "kept"),
+    [
+        ("Caf\xe9 \u201cquoted\u201d".encode("cp1252"), "cp1252", "Caf\xe9 \u201cquoted\u201d"),
+        (b"Caf\xe9 \x81", "latin-1", "Caf\xe9 \x81"),
+        ("Caf\xe9".encode("utf-16"), "utf-16", "Caf\xe9"),
+    ],
+    ids=["cp1252", "latin1", "utf16-bom"],
+)
+def test_not_utf8_is_decoded_with_a_recorded_fallback(
+    tmp_path: Path, data: bytes, encoding: str, kept: str
+) -> None:
     folder = _write(
         tmp_path / "p",
         {
             "ms.tex": "\\documentclass{article}\n\\begin{document}\n\\input{body}\n\\end{document}",
-            "body.tex": "Caf\xe9".encode("latin-1"),
+            "body.tex": data,
         },
     )
-    with pytest.raises(Quarantined) as caught:
-        clean_source(folder, SETTINGS)
-    assert caught.value.reason == "not_utf8" and caught.value.detail.startswith("body.tex:")
+    cleaned = clean_source(folder, SETTINGS)
+    assert cleaned.text.strip() == kept
+    assert f"body.tex: not UTF-8, decoded as {encoding}" in cleaned.warnings
+
+
+def test_utf8_bom_and_crlf_are_normalised(tmp_path: Path) -> None:
+    main = "\\documentclass{article}\r\n\\begin{document}\r\nCaf\xe9\r\n\\end{document}\r\n"
+    folder = _write(tmp_path / "p", {"ms.tex": b"\xef\xbb\xbf" + main.encode()})
+    cleaned = clean_source(folder, SETTINGS)
+    assert cleaned.text == "Caf\xe9\n" and cleaned.warnings == ("no \\title in the source",)
 
 
 def _assert_clean(text: str) -> None:

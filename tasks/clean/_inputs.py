@@ -2,15 +2,18 @@
 
 Every file is decommented before its `\\input`s are followed, so a commented-out input is
 never pulled in. Inputs resolve against the main file's folder, as LaTeX does, and may not
-leave the paper's folder.
+leave the paper's folder. Besides `\\input`, `\\include` and `\\subfile`, a one-argument
+command defined as an input (showyourwork's `\\variable{output/x.txt}`) is followed too, and
+local packages are scanned for inputs a build tool was meant to supply.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from tasks.clean._tex import normalise_newlines, strip_comments
+from tasks.clean._tex import decode_tex, strip_comments
 from tasks.clean.errors import Quarantined
 
 __all__ = ["BEGIN_DOCUMENT", "END_DOCUMENT", "Inliner", "document_body", "find_main"]
@@ -18,35 +21,73 @@ __all__ = ["BEGIN_DOCUMENT", "END_DOCUMENT", "Inliner", "document_body", "find_m
 BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 END_DOCUMENT = re.compile(r"\\end\s*\{document\}")
 _DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
-_INPUT = re.compile(
-    r"\\(?:(input|include|subfile)(?![a-zA-Z@])\s*\{([^{}]*)\}|input[ \t]+([^\s{}\\%#]+))"
+_INPUT_COMMANDS = ("input", "include", "subfile")
+# `\newcommand\variable[1]{\input{##1}}`: a wrapper whose uses are inputs too.
+_WRAPPER = re.compile(
+    r"\\(?:re|provide)?newcommand\*?\s*\{?\\([A-Za-z@]+)\}?\s*\[1\]\s*"
+    r"\{\s*\\(?:input|include|subfile)\s*\{#+1\}\s*\}"
 )
+_USEPACKAGE = re.compile(r"\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
 _CONVENTIONAL = ("main", "ms", "paper")
+# Second documents that authors keep beside the paper.
+_SECONDARY = re.compile(
+    r"supp|cover|letter|response|rebuttal|reply|poster|slides|talk|workshop", re.I
+)
+# arXiv's own record of the top-level file: 00README.json (current) or 00README.XXD (legacy).
+_README_XXD = re.compile(r"^\s*(\S+\.tex)\s+toplevelfile\b", re.M)
 
 
 def find_main(folder: Path) -> Path:
-    """The file with `\\documentclass` and `\\begin{document}` (subfiles excluded); ties go to
-    a conventional name (main/ms/paper/the folder's name), then the shallower, then the larger
-    file: supplements, cover letters and workshop versions are usually smaller."""
+    """arXiv's `00README` choice when there is one; else the file with `\\documentclass` and
+    `\\begin{document}` (subfiles excluded). Ties go to a conventional name (main/ms/paper/the
+    folder's name), then away from supplement/cover-letter/workshop names, then to the
+    shallower, then the larger file."""
+    if (chosen := _readme_toplevel(folder)) is not None:
+        return chosen
     names = {*_CONVENTIONAL, folder.name.lower()}
     ranked = []
     for path in sorted(folder.rglob("*.tex")):
         if path.is_symlink() or not path.is_file():
             continue
-        text = strip_comments(path.read_bytes().decode("utf-8", "replace"))[0]
+        text = strip_comments(decode_tex(path.read_bytes())[0])[0]
         documentclass = _DOCUMENTCLASS.search(text)
         if documentclass is None or documentclass.group(1).strip() == "subfiles":
             continue
         if BEGIN_DOCUMENT.search(text) is None:
             continue
         relative = path.relative_to(folder)
-        key = (path.stem.lower() not in names, len(relative.parts), -path.stat().st_size)
+        key = (
+            path.stem.lower() not in names,
+            _SECONDARY.search(relative.as_posix()) is not None,
+            len(relative.parts),
+            -path.stat().st_size,
+        )
         ranked.append((key, relative.as_posix(), path))
     if not ranked:
         raise Quarantined(
             "no_main_file", "no .tex file has both \\documentclass and \\begin{document}"
         )
     return min(ranked)[2]
+
+
+def _readme_toplevel(folder: Path) -> Path | None:
+    """The top-level file named by arXiv's 00README.json or 00README.XXD, if it exists."""
+    names: list[str] = []
+    json_file, xxd_file = folder / "00README.json", folder / "00README.XXD"
+    if json_file.is_file() and not json_file.is_symlink():
+        try:
+            sources = json.loads(json_file.read_bytes()).get("sources", [])
+            names = [s["filename"] for s in sources if s.get("usage") == "toplevel"]
+        except (ValueError, AttributeError, TypeError, KeyError):
+            names = []
+    elif xxd_file.is_file() and not xxd_file.is_symlink():
+        names = _README_XXD.findall(decode_tex(xxd_file.read_bytes())[0])
+    root = folder.resolve()
+    for name in names:
+        path = (folder / str(name)).resolve()
+        if path.is_relative_to(root) and path.is_file():
+            return folder / path.relative_to(root)
+    return None
 
 
 def document_body(text: str) -> str:
@@ -67,6 +108,14 @@ class Inliner:
         self._base = main.parent
         self.comment_bytes = 0
         self.warnings: list[str] = []
+        preamble = strip_comments(self._decode(main, warn=False))[0]
+        wrappers = set(_WRAPPER.findall(preamble))
+        for package in self._local_packages(preamble):
+            text = strip_comments(self._decode(package, warn=False))[0]
+            wrappers.update(_WRAPPER.findall(text))
+            for match in _input_pattern(_INPUT_COMMANDS).finditer(text):
+                self._check_package_input(match, package)
+        self._input = _input_pattern((*_INPUT_COMMANDS, *sorted(wrappers)))
 
     def read(self, path: Path, stack: tuple[Path, ...] = ()) -> str:
         """`path` decommented, with its inputs inlined; `stack` holds the files being read
@@ -76,10 +125,10 @@ class Inliner:
         self.warnings.extend(f"{self._name(path)}: {w}" for w in warnings)
         if stack and BEGIN_DOCUMENT.search(text):
             text = document_body(text)
-        return _INPUT.sub(lambda m: self._inline(m, (*stack, path.resolve())), text)
+        return self._input.sub(lambda m: self._inline(m, (*stack, path.resolve())), text)
 
     def _inline(self, match: re.Match[str], stack: tuple[Path, ...]) -> str:
-        written = (match.group(2) or match.group(3) or "").strip().strip('"').strip()
+        written = _written(match)
         if "#" in written:  # a macro parameter inside a definition, not a file
             return match.group(0)
         shown = written if Path(written).suffix else f"{written}.tex"
@@ -95,6 +144,24 @@ class Inliner:
             return ""
         return self.read(target, stack).strip("\n")
 
+    def _local_packages(self, preamble: str) -> list[Path]:
+        """`\\usepackage{x}` where `x.sty` ships with the paper."""
+        found = []
+        for match in _USEPACKAGE.finditer(preamble):
+            for name in match.group(1).split(","):
+                path = self._base / f"{name.strip()}.sty"
+                if name.strip() and path.is_file() and path.resolve().is_relative_to(self._root):
+                    found.append(path)
+        return found
+
+    def _check_package_input(self, match: re.Match[str], package: Path) -> None:
+        """A package's inputs stay in the preamble (never inlined); a missing one is what a
+        build tool would have made (showyourwork.tex): a warning, like any missing input."""
+        written = _written(match)
+        if written and "#" not in written and self._resolve(written) is None:
+            shown = written if Path(written).suffix else f"{written}.tex"
+            self.warnings.append(f"missing input: {shown} (from {package.name})")
+
     def _resolve(self, written: str) -> Path | None:
         if not written:
             return None
@@ -105,20 +172,26 @@ class Inliner:
                 return path.resolve()
         return None
 
-    def _decode(self, path: Path) -> str:
-        data = path.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Quarantined(
-                "not_utf8",
-                f"{self._name(path)}: byte {exc.start} is not UTF-8 ({exc.reason}); "
-                "re-encode the file as UTF-8",
-            ) from exc
-        return normalise_newlines(text.removeprefix("\ufeff"))
+    def _decode(self, path: Path, warn: bool = True) -> str:
+        text, encoding = decode_tex(path.read_bytes())
+        if warn and encoding not in {"utf-8", "utf-8-sig"}:
+            self.warnings.append(f"{self._name(path)}: not UTF-8, decoded as {encoding}")
+        return text
 
     def _name(self, path: Path) -> str:
         resolved = path.resolve()
         if resolved.is_relative_to(self._root):
             return resolved.relative_to(self._root).as_posix()
         return path.name
+
+
+def _input_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
+    """`\\name{path}` for each command, and TeX's bare `\\input path`."""
+    names = "|".join(re.escape(c) for c in commands)
+    return re.compile(
+        rf"\\(?:({names})(?![a-zA-Z@])\s*\{{([^{{}}]*)\}}|input[ \t]+([^\s{{}}\\%#]+))"
+    )
+
+
+def _written(match: re.Match[str]) -> str:
+    return (match.group(2) or match.group(3) or "").strip().strip('"').strip()

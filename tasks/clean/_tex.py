@@ -11,9 +11,11 @@ from collections.abc import Mapping
 
 __all__ = [
     "argument_span",
+    "decode_tex",
     "nbytes",
     "normalise_newlines",
     "remove_commands",
+    "remove_definitions",
     "strip_comments",
 ]
 
@@ -43,6 +45,31 @@ _NO_FI = frozenset(
         "ifclassloaded",
     }
 )
+
+
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+# Tried in order after a byte-order mark: old sources are often cp1252 or latin-1, and
+# latin-1 decodes any byte, so decoding never fails.
+_FALLBACKS = ("utf-8", "cp1252", "latin-1")
+_DEFINITION = re.compile(
+    r"\\(?:(?:re|provide)?newcommand|(?:re)?newenvironment|DeclareMathOperator"
+    r"|DeclareRobustCommand)\*?(?![a-zA-Z@])|\\[gex]?def(?![a-zA-Z@])"
+)
+_CONTROL_SEQUENCE = re.compile(r"\\(?:[A-Za-z@]+|.)")
+_DEF_PARAMETERS = re.compile(r"[^{]*")
+
+
+def decode_tex(data: bytes) -> tuple[str, str]:
+    """(text, encoding): a byte-order mark wins, then UTF-8, then the legacy fallbacks.
+    CRLF and CR become LF."""
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), None)
+    for name in (encoding,) if encoding else _FALLBACKS:
+        try:
+            text = data.decode(name)
+        except UnicodeDecodeError:
+            continue
+        return normalise_newlines(text.removeprefix("\ufeff")), name
+    raise AssertionError("latin-1 decodes every byte")
 
 
 def nbytes(text: str) -> int:
@@ -146,6 +173,56 @@ def remove_commands(text: str, arity: Mapping[str, int]) -> tuple[str, int]:
     out.append(text[pos:])
     cleaned = "".join(out)
     return cleaned, nbytes(text) - nbytes(cleaned)
+
+
+def remove_definitions(text: str) -> tuple[str, int]:
+    """Remove macro and environment definitions (`\\newcommand`, `\\def`, `\\newenvironment`,
+    ...) that authors leave in the body: to a reader they are noise. A definition whose
+    braces do not close is left in place."""
+    out: list[str] = []
+    pos = 0
+    for match in _DEFINITION.finditer(text):
+        if match.start() < pos:
+            continue
+        end = _definition_end(text, match)
+        if end is None:
+            continue
+        out.append(text[pos : match.start()])
+        pos = end
+    out.append(text[pos:])
+    cleaned = "".join(out)
+    return cleaned, nbytes(text) - nbytes(cleaned)
+
+
+def _definition_end(text: str, match: re.Match[str]) -> int | None:
+    """Where the definition starting at `match` ends (after its last braced argument)."""
+    pos = _skip_space(text, match.end())
+    name = _CONTROL_SEQUENCE.match(text, pos)
+    if match.group(0).endswith("def"):  # \def\name#1#2{body}
+        if name is None:
+            return None
+        pos = _DEF_PARAMETERS.match(text, name.end()).end()  # type: ignore[union-attr]
+        bodies = 1
+    else:  # \newcommand{\name}[n][default]{body}, \newenvironment{name}[n]{begin}{end}
+        if name is not None:
+            pos = name.end()
+        else:
+            span = argument_span(text, pos)
+            if span is None:
+                return None
+            pos = span[1] + 1
+        while (pos := _skip_space(text, pos)) < len(text) and text[pos] == "[":
+            close = _matching(text, pos, "[", "]")
+            if close is None:
+                return None
+            pos = close + 1
+        bodies = 2 if "environment" in match.group(0) else 1
+    for _ in range(bodies):
+        span = argument_span(text, pos)
+        if span is None:
+            return None
+        pos = span[1] + 1
+    return pos
 
 
 def _skip_space(text: str, pos: int) -> int:

@@ -2,9 +2,10 @@
 
 Order matters: comments go first (while inlining, file by file) so that commented-out inputs
 are never followed; the title is read from the whole inlined source (it usually sits in the
-preamble); then the preamble, everything after `\\end{document}`, the bibliography and the
-appendices are cut. Structure markup (sections, equations, tables, lists, emphasis,
-citations) stays: the methods read cleaned LaTeX, as in the reference implementation (§7).
+preamble); then the preamble, everything after `\\end{document}`, the bibliography, the
+appendices, front matter and macro definitions left in the body are cut. Structure markup
+(sections, equations, tables, lists, emphasis, citations) stays: the methods read cleaned
+LaTeX, as in the reference implementation (§7).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from pathlib import Path
 from pylatexenc.latex2text import LatexNodes2Text
 
 from tasks.clean._inputs import BEGIN_DOCUMENT, END_DOCUMENT, Inliner, find_main
-from tasks.clean._tex import argument_span, nbytes, remove_commands
+from tasks.clean._tex import argument_span, nbytes, remove_commands, remove_definitions
 from tasks.config import Settings
 
 __all__ = ["CLEANER_VERSION", "Cleaned", "clean_source"]
 
 # Bump whenever the cleaned text for the same source can change: it is stored with every paper.
-CLEANER_VERSION = "1.0"
+CLEANER_VERSION = "1.1"
 
 _TITLE = re.compile(r"\\(?:title|icmltitle)\*?(?![a-zA-Z@])")
 _TITLE_NOISE = {"thanks": 1, "footnote": 1, "vspace": 1, "hspace": 1, "label": 1}
@@ -52,7 +53,7 @@ _BIB_SPANS = re.compile(
     r"|\\printbibliography(?![a-zA-Z@])\*?(?:\[[^\]]*\])?",
     re.S,
 )
-_APPENDIX = re.compile(r"\\appendix(?![a-zA-Z@])|\\begin\s*\{appendices\}")
+_APPENDIX = re.compile(r"\\appendix(?![a-zA-Z@])|\\begin\s*\{(?:appendices|appendix)\}")
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
 _BLANK_RUN = re.compile(r"\n{3,}")
 
@@ -69,8 +70,9 @@ class Cleaned:
 def clean_source(folder: Path, settings: Settings) -> Cleaned:
     """Clean the paper unpacked in `folder`.
 
-    Raises `Quarantined` (`no_main_file`, `not_utf8`). `settings` is taken, like every stage's,
-    so that cleaning knobs can be added without changing callers; none is needed yet.
+    Raises `Quarantined` (`no_main_file`). A file that is not UTF-8 is decoded with a
+    fallback named in the warnings. `settings` is taken, like every stage's, so that cleaning
+    knobs can be added without changing callers; none is needed yet.
     """
     main = find_main(folder)
     inliner = Inliner(folder, main)
@@ -94,6 +96,7 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     removed["appendix"] = nbytes(body[appendix.start() :]) if appendix is not None else 0
     body = body[: appendix.start()] if appendix is not None else body
     body, removed["front_matter"] = _remove_front_matter(body)
+    body, removed["macro_definitions"] = remove_definitions(body)
 
     text = _BLANK_RUN.sub("\n\n", _TRAILING_SPACE.sub("", body)).strip() + "\n"
     return Cleaned(

@@ -235,3 +235,89 @@ def test_corpus_main_files(slug: str, main: str) -> None:
     assert cleaned.main_file == main
     assert cleaned.title
     _assert_clean(cleaned.text)
+
+
+def test_macro_definitions_in_the_body_are_removed(tmp_path: Path) -> None:
+    definitions = [
+        "\\newcommand{\\wfig}[1][2]{0.3\\columnwidth #1}",
+        "\\def\\layersep#1{2.3cm}",
+        "\\renewcommand\\tabcolsep{0pt}",
+        "\\newenvironment{proofy}[1]{\\begin{proof}}{\\end{proof}}",
+        "\\DeclareMathOperator*{\\argmax}{arg\\,max}",
+    ]
+    body = "".join(f"{d}\n" for d in definitions) + "KEPT \\definecolor{x}{rgb}{1,0,0}\n"
+    doc = f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\\end{{document}}\n"
+    cleaned = clean_source(_write(tmp_path / "p", {"ms.tex": doc}), SETTINGS)
+    assert cleaned.text == "KEPT \\definecolor{x}{rgb}{1,0,0}\n"
+    assert cleaned.removed["macro_definitions"] == len("".join(definitions))
+
+
+def test_appendix_environment_is_cut(tmp_path: Path) -> None:
+    doc = (
+        "\\documentclass{aa}\n\\begin{document}\n\\section{Intro}\nKEPT\n"
+        "\\begin{appendix}\n\\section{Code}\nGONE\n\\end{appendix}\n\\end{document}\n"
+    )
+    cleaned = clean_source(_write(tmp_path / "p", {"ms.tex": doc}), SETTINGS)
+    assert cleaned.text == "\\section{Intro}\nKEPT\n" and cleaned.removed["appendix"] > 0
+
+
+def test_input_wrappers_and_package_inputs(tmp_path: Path) -> None:
+    """showyourwork: `\\variable{output/x.txt}` inputs a generated file; its package inputs a
+    generated `showyourwork.tex`. Present files are inlined, absent ones are warnings."""
+    folder = _write(
+        tmp_path / "p",
+        {
+            "ms.tex": "\\documentclass{article}\n\\usepackage{amsmath,showyourwork}\n"
+            "\\newcommand{\\inp}[1]{\\input{#1}}\n\\begin{document}\n"
+            "We found $\\variable{output/n.txt}$ stars in $\\variable{output/gone.txt}$ fields.\n"
+            "\\inp{part}\n\\end{document}\n",
+            "showyourwork.sty": "\\IfFileExists{./showyourwork.tex}{\\input{showyourwork.tex}}"
+            "{\\newcommand\\variable[1]{\\input{##1}}}\n",
+            "output/n.txt": "42",
+            "part.tex": "PART_TEXT",
+        },
+    )
+    cleaned = clean_source(folder, SETTINGS)
+    assert cleaned.text == "We found $42$ stars in $$ fields.\nPART_TEXT\n"
+    assert sorted(cleaned.warnings) == [
+        "missing input: output/gone.txt",
+        "missing input: showyourwork.tex (from showyourwork.sty)",
+        "no \\title in the source",
+    ]
+
+
+def test_secondary_documents_lose_to_the_paper(tmp_path: Path) -> None:
+    doc = "\\documentclass{article}\n\\begin{document}\n%s\n\\end{document}\n"
+    folder = _write(
+        tmp_path / "p",
+        {
+            "paper-v3.tex": doc % ("paper " * 100),
+            "supplementary.tex": doc % ("supplement " * 500),
+            "cover_letter.tex": doc % ("letter " * 500),
+            "icml-workshop-submission.tex": doc % ("workshop " * 500),
+        },
+    )
+    assert clean_source(folder, SETTINGS).main_file == "paper-v3.tex"
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("00README.json", '{"sources": [{"filename": "b.tex", "usage": "toplevel"}]}'),
+        ("00README.XXD", "b.tex toplevelfile\na.tex ignore\n"),
+    ],
+)
+def test_arxiv_readme_names_the_main_file(tmp_path: Path, name: str, content: str) -> None:
+    doc = "\\documentclass{article}\n\\begin{document}\n%s\n\\end{document}\n"
+    folder = _write(
+        tmp_path / "p", {"main.tex": doc % ("a " * 500), "b.tex": doc % "b", name: content}
+    )
+    assert clean_source(folder, SETTINGS).main_file == "b.tex"
+
+
+def test_arxiv_readme_cannot_point_outside(tmp_path: Path) -> None:
+    (tmp_path / "evil.tex").write_text("\\documentclass{article}\\begin{document}\\end{document}")
+    readme = '{"sources": [{"filename": "../evil.tex", "usage": "toplevel"}]}'
+    doc = "\\documentclass{article}\n\\begin{document}\nok\n\\end{document}\n"
+    folder = _write(tmp_path / "p", {"ms.tex": doc, "00README.json": readme})
+    assert clean_source(folder, SETTINGS).main_file == "ms.tex"

@@ -1,5 +1,14 @@
+from pathlib import Path
+
+import pytest
+
+from tasks.clean.latex import clean_source
+from tasks.config import Settings
 from tasks.records import content_id
-from tasks.samples.citations import Citation, citation_groups, find_citations
+from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
+from tasks.samples.references import read_references
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 TEXT = r"""Opening words cite \cite{intro}.
 
@@ -94,3 +103,86 @@ def test_groups_need_two_distinct_papers() -> None:
     cites = find_citations(r"\section{S} \cite{a,b} \cite{a}")
     assert citation_groups(cites, {"a": "1", "b": "1"}) == []
     assert citation_groups(cites, {}) == []
+
+
+def test_sidebar_headings_do_not_take_over_the_section() -> None:
+    text = (
+        "\\section{Astronomy}\n\\subsection{Stars}\nBefore \\cite{a}.\n"
+        "\\begin{textbox}[ht]\n\\section{Composite GPs}\nBox \\cite{b}.\n\\end{textbox}\n"
+        "After \\cite{c}.\n\\subsection{AGN}\nLater \\cite{d}.\n"
+    )
+    by_key = {c.key: c for c in find_citations(text)}
+    assert by_key["b"].section == "Composite GPs"
+    assert (by_key["c"].section, by_key["c"].subsection) == ("Astronomy", "Stars")
+    assert by_key["a"].division == by_key["c"].division
+    assert len({by_key[k].division for k in "abd"}) == 3
+    assert by_key["a"].paragraph < by_key["b"].paragraph < by_key["c"].paragraph
+
+
+def test_credit_sentences_and_software_lists_are_back_matter() -> None:
+    text = (
+        "\\section{Introduction}\nGPs model stars \\citep{gp1,gp2}. "
+        "This study was carried out using the reproducibility software "
+        "\\href{https://x}{\\showyourwork} \\citep{syw}, which builds the figures. "
+        "Kernels matter \\citep{gp3}.\n\n"
+        "We acknowledge that noise varies \\citep{gp4}.\n"
+        "\\software{\\texttt{numpy} \\citep{numpy}, \\texttt{jax}}\n"
+    )
+    flagged = {c.key for c in find_citations(text) if c.back_matter}
+    assert flagged == {"syw", "numpy"}
+
+
+SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
+CELERITE, MSS1, MSS2, MSS3 = "1703.09710", "2102.00007", "2102.01697", "2110.06271"
+
+
+def _groups_of(folder: Path) -> tuple[list[Citation], list[CitationGroup]]:
+    """A corpus item read as the pipeline reads a survey (cleaned, bibliography resolved)."""
+    cleaned = clean_source(folder, Settings())
+    references = read_references(folder, cleaned.main_file)
+    citations = find_citations(cleaned.text)
+    key_to_id = {r.key: r.arxiv_id for r in references if r.arxiv_id}
+    return citations, citation_groups(citations, key_to_id, survey_id=folder.name)
+
+
+@pytest.mark.skipif(not SURVEY.is_dir(), reason=f"no corpus at {CORPUS}")
+def test_corpus_survey_groups_the_papers_it_discusses_together() -> None:
+    """The ARA&A GP review: Mapping Stellar Surfaces I and II share one paragraph on stellar
+    light curves (inside the sidebar's section, not the sidebar's title); celerite sits in a
+    `\\citep` with the other fast GP solvers in "Scalable GP inference"."""
+    citations, groups = _groups_of(SURVEY)
+    assert not any(c.back_matter for c in citations)
+    ours = [
+        (g.kind, g.section, g.subsection, len(g.paper_ids))
+        for g in groups
+        if {MSS1, MSS2} <= set(g.paper_ids)
+    ]
+    assert ours == [
+        ("paragraph", "GAUSSIAN PROCESSES IN TIME-DOMAIN ASTRONOMY", "Stars and exoplanets", 2),
+        ("subsection", "GAUSSIAN PROCESSES IN TIME-DOMAIN ASTRONOMY", "Stars and exoplanets", 49),
+    ]
+    scalable = [
+        g
+        for g in groups
+        if g.kind == "command"
+        and CELERITE in g.paper_ids
+        and g.subsection == "Scalable GP inference"
+    ]
+    assert [len(g.paper_ids) for g in scalable] == [4]
+    assert {g.section for g in groups} >= {"GAUSSIAN PROCESS MODELLING DECISIONS"}
+    assert not {g.section for g in groups} & {"Composite GPs", "Hyperparameters"}
+
+
+@pytest.mark.skipif(not SURVEY.is_dir(), reason=f"no corpus at {CORPUS}")
+def test_boilerplate_acknowledgement_citation_groups_nothing() -> None:
+    """A showyourwork paper cites Mapping Stellar Surfaces III twice as boilerplate: once in a
+    credit sentence in its introduction, once in its `\\software{}` list. Neither citation may
+    group MSS III with the unrelated papers cited around it."""
+    citations, groups = _groups_of(CORPUS / "papers" / "spectral-sirens-gp")
+    syw = [c for c in citations if c.key == "Luger2021"]
+    assert [(c.section, c.back_matter) for c in syw] == [
+        ("Introduction", True),
+        ("Discussion", True),
+    ]
+    assert groups and not [g for g in groups if MSS3 in g.paper_ids]
+    assert not [g for g in groups if "Luger2021" in g.cite_keys]

@@ -1,9 +1,17 @@
 """Where a survey cites what: every citing command with its section, subsection, paragraph
 and command index, and the co-citation groups that seed samples (DESIGN §5: papers cited in
-the same command, then the same paragraph, then the same subsection are related)."""
+the same command, then the same paragraph, then the same subsection are related).
+
+Citations that credit tools, data or funders rather than discuss related work never make
+groups: acknowledgement, software and data-availability sections, the AAS `\\software{}`
+list, and boilerplate sentences such as showyourwork's "This study was carried out using the
+reproducibility software ... \\citep{Luger2021}", which many unrelated papers share.
+"""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +31,24 @@ _CITE = re.compile(
     r"(?![A-Za-z])\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}"
 )
 _HEADING = re.compile(
-    r"\\(chapter|section|subsection|subsubsection)(?![A-Za-z])\*?\s*(?:\[[^\]]*\]\s*)?(?=\{)"
+    r"\\(chapter|section|subsection|subsubsection|paragraph)(?![A-Za-z])\*?\s*"
+    r"(?:\[[^\]]*\]\s*)?(?=\{)"
 )
+# Sidebars (Annual Reviews' `textbox`, framed boxes) carry their own \section titles: inside
+# one, headings name the box; after it, the enclosing section and subsection go on.
+_BOX_BEGIN = re.compile(r"\\begin\{(?:textbox|sidebar|marginnote|tcolorbox|mdframed|framed)\}")
+_BOX_END = re.compile(r"\\end\{(?:textbox|sidebar|marginnote|tcolorbox|mdframed|framed)\}")
+_SOFTWARE = re.compile(r"\\software\s*(?=\{)")
+# A sentence that says what the work used or who paid for it, not what it discusses.
+_BOILERPLATE = re.compile(
+    r"reproducibility software|\bthis (?:study|work|research|paper|manuscript|project) "
+    r"(?:was carried out|was prepared|was produced|has made use|made use|makes use"
+    r"|(?:was|is) (?:supported|funded))|\bwe (?:thank|are grateful)|\backnowledges? (?:support"
+    r"|funding)|\bgrant (?:no\.|number|agreement)",
+    re.IGNORECASE,
+)
+# A sentence ends at . ! or ? followed by white space and a capital or a command.
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z\\])")
 _BLANK_LINE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 # AAS journals: an acknowledgments environment, or a \acknowledgments macro that runs on.
 _ACK_BEGIN = re.compile(r"\\begin\{acknowledg\w*\}|\\acknowledg(?:e)?ments?(?![A-Za-z])")
@@ -72,13 +96,18 @@ def find_citations(text: str) -> list[Citation]:
         *((m.start(), "break", m) for m in _BLANK_LINE.finditer(text)),
         *((m.start(), "ack", m) for m in _ACK_BEGIN.finditer(text)),
         *((m.start(), "ack_end", m) for m in _ACK_END.finditer(text)),
+        *((m.start(), "box", m) for m in _BOX_BEGIN.finditer(text)),
+        *((m.start(), "box_end", m) for m in _BOX_END.finditer(text)),
         *((m.start(), "cite", m) for m in _CITE.finditer(text)),
     ]
+    credits = _credit_spans(text)
     section = subsection = ""
     paragraph = division = command_index = 0
+    divisions = itertools.count(1)  # a fresh number per section, subsection or sidebar
     in_ack = False
+    outside_box: list[tuple[str, str, int]] = []
     citations: list[Citation] = []
-    for _, event, match in sorted(events, key=lambda e: e[0]):
+    for position, event, match in sorted(events, key=lambda e: e[0]):
         if event == "heading":
             level = match.group(1)
             title = _title(_braced(text, match.end()))
@@ -86,17 +115,28 @@ def find_citations(text: str) -> list[Citation]:
             in_ack = False
             if level in ("chapter", "section"):
                 section, subsection = title, ""
-                division += 1
+                division = next(divisions)
             elif level == "subsection":
                 subsection = title
-                division += 1
+                division = next(divisions)
         elif event == "break":
             paragraph += 1
         elif event in ("ack", "ack_end"):
             in_ack = event == "ack"
             paragraph += 1
-        else:
-            back = in_ack or any(_BACK_MATTER.match(t) for t in (section, subsection) if t)
+        elif event == "box":
+            outside_box.append((section, subsection, division))
+            paragraph += 1
+            division = next(divisions)
+        elif event == "box_end" and outside_box:
+            section, subsection, division = outside_box.pop()
+            paragraph += 1
+        elif event == "cite":
+            back = (
+                in_ack
+                or any(_BACK_MATTER.match(t) for t in (section, subsection) if t)
+                or any(start <= position < end for start, end in credits)
+            )
             for key in (k.strip() for k in match.group(2).split(",")):
                 if key:
                     citations.append(
@@ -113,6 +153,23 @@ def find_citations(text: str) -> list[Citation]:
                     )
             command_index += 1
     return citations
+
+
+def _credit_spans(text: str) -> list[tuple[int, int]]:
+    """Stretches whose citations credit tools or funders: `\\software{...}` lists, and each
+    sentence with a boilerplate phrase (bounded by sentence ends and blank lines)."""
+    spans = [
+        (m.start(), m.end() + len(_braced(text, m.end())) + 2) for m in _SOFTWARE.finditer(text)
+    ]
+    bounds = sorted(
+        {0, len(text)}
+        | {m.end() for m in _SENTENCE_END.finditer(text)}
+        | {m.start() for m in _BLANK_LINE.finditer(text)}
+    )
+    for match in _BOILERPLATE.finditer(text):
+        i = bisect.bisect_right(bounds, match.start())
+        spans.append((bounds[i - 1], bounds[i] if i < len(bounds) else len(text)))
+    return spans
 
 
 def citation_groups(

@@ -43,7 +43,7 @@ def read_survey(raw: RawSource, settings: Settings) -> SurveyRead | Quarantine:
         except Quarantined as exc:
             return Quarantine(raw.arxiv_id, "survey", exc.reason, exc.detail)
     key_to_id = {r.key: r.arxiv_id for r in references if r.arxiv_id}
-    groups = citation_groups(find_citations(cleaned.text), key_to_id)
+    groups = citation_groups(find_citations(cleaned.text), key_to_id, raw.arxiv_id)
     return SurveyRead(
         survey_id=raw.arxiv_id,
         title=cleaned.title or raw.title,

@@ -64,7 +64,22 @@ class StageReport:
         log.info("%s: %s", self.stage, message)
 
     def save_calls(self, wh: Warehouse, calls: list[LLMCall]) -> None:
-        """Count every call; new responses go into `llm_cache` (keyed by content)."""
+        """Every call goes into the `fct_llm_calls` ledger; new responses into `llm_cache`."""
+        ledger = [
+            {
+                "stage": self.stage,
+                "seq": self.llm_made + self.llm_cached + n,
+                "key": c.key,
+                "backend": c.backend,
+                "model": c.model,
+                "purpose": c.purpose,
+                "cached": c.cached,
+                "tokens_in": c.tokens_in,
+                "tokens_out": c.tokens_out,
+                "latency_s": c.latency_s,
+            }
+            for n, c in enumerate(calls)
+        ]
         fresh = [c for c in calls if not c.cached]
         self.llm_made += len(fresh)
         self.llm_cached += len(calls) - len(fresh)
@@ -86,6 +101,7 @@ class StageReport:
         ]
         # `request` is already JSON text: store it as such, not re-encoded.
         self.write(wh, "llm_cache", rows, ("key",), raw_json=True)
+        self.write(wh, "fct_llm_calls", ledger, ("run_id", "stage", "seq"))
 
 
 def open_warehouse(settings: Settings) -> Warehouse:

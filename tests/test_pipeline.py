@@ -22,6 +22,7 @@ STAGE_TABLES = (
     "fct_generations",
     "fct_scores",
     "llm_cache",
+    "fct_llm_calls",
     "res_versions",
     "res_scores",
 )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import duckdb
 
 from tasks.records import Generation, Quarantine, Sample, ScoreRow
 from warehouse import Warehouse
 from warehouse.results import materialize_results
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_upsert_is_idempotent_and_update_replaces(tmp_path):
@@ -28,7 +32,8 @@ def test_upsert_is_idempotent_and_update_replaces(tmp_path):
 def test_migrations_apply_once(tmp_path):
     Warehouse(tmp_path / "w.duckdb").close()
     wh = Warehouse(tmp_path / "w.duckdb")
-    assert wh.scalar("SELECT count(*) FROM schema_migrations") == 1
+    migrations = len(list((ROOT / "warehouse" / "migrations").glob("*.sql")))
+    assert wh.scalar("SELECT count(*) FROM schema_migrations") == migrations
     assert {"runs", "dim_papers", "fct_generations", "fct_scores", "res_scores"} <= set(wh.tables())
 
 

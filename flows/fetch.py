@@ -8,7 +8,7 @@ from prefect.cache_policies import NO_CACHE
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.fetch.eprint import fetch_eprints
-from tasks.fetch.metadata import PaperMeta, fetch_metadata
+from tasks.fetch.metadata import PaperMeta, fetch_metadata, strip_version
 from tasks.records import Quarantine, RawSource
 from tasks.samples.survey import SurveyRead, read_survey
 from warehouse import Warehouse
@@ -59,14 +59,15 @@ def fetch_flow(settings: Settings, run_id: str) -> StageReport:
 def _fetch(
     wh: Warehouse, ids: list[str], role: str, settings: Settings, report: StageReport
 ) -> list[RawSource]:
-    """Fetch what is not stored yet (a rerun downloads nothing); returns the stored sources."""
+    """Fetch what is not stored yet (a rerun downloads nothing); returns the stored sources.
+    Stored sources are keyed by the bare id: `2209.08940v2` is found as `2209.08940`."""
     fields = ", ".join(RawSource.__dataclass_fields__)
     known = {
         r["arxiv_id"]: RawSource(**r) for r in wh.rows(f"SELECT {fields} FROM stg_raw_sources")
     }
-    missing = [i for i in ids if i not in known]
+    missing = [i for i in ids if strip_version(i) not in known]
     if not missing:
-        return [known[i] for i in ids]
+        return [known[strip_version(i)] for i in ids]
     meta = fetch_metadata_task(missing, settings)
     raws, quarantine = fetch_eprints_task(missing, settings, meta, role)
     report.write(wh, "stg_raw_sources", raws, ("arxiv_id",))
@@ -76,7 +77,7 @@ def _fetch(
         f"{len(ids) - len(missing)} stored before"
     )
     stored = {**known, **{r.arxiv_id: r for r in raws}}
-    return [stored[i] for i in ids if i in stored]
+    return [stored[bare] for bare in map(strip_version, ids) if bare in stored]
 
 
 def _save_survey(wh: Warehouse, survey: SurveyRead, report: StageReport) -> None:

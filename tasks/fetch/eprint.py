@@ -1,6 +1,6 @@
 """E-print archives from arXiv's `/e-print/<id>` endpoint into a content-addressed store
-(DESIGN §3): polite pacing shared by every thread, retries with exponential backoff that
-honour `Retry-After`, atomic writes, and no second download of what the store already has."""
+(DESIGN §3): polite requests (`_http`), atomic writes, and no second download of what the
+store already has."""
 
 from __future__ import annotations
 
@@ -10,44 +10,17 @@ import io
 import os
 import tarfile
 import tempfile
-import threading
-import time
 import zlib
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import requests
 
-from tasks.config import Settings
+from tasks.config import ArxivSettings, Settings
+from tasks.fetch._http import FetchError, check_retryable, polite
 from tasks.fetch.metadata import PaperMeta, strip_version
 from tasks.records import Quarantine, RawSource
 
 __all__ = ["detect_format", "fetch_eprints"]
-
-_RETRYABLE = {429, 500, 502, 503, 504}
-
-
-class _Pacer:
-    """One request at a time per `delay_s`, across all threads of the process: arXiv's
-    limit is per client, not per thread."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last = float("-inf")
-
-    def wait(self, delay_s: float) -> None:
-        with self._lock:
-            pause = self._last + delay_s - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
-            self._last = time.monotonic()
-
-
-_PACER = _Pacer()
-
-
-class _FetchError(Exception):
-    """A download that will not succeed: recorded as a `fetch_failed` quarantine."""
 
 
 def detect_format(data: bytes) -> str:
@@ -78,40 +51,16 @@ def _is_tar(head: bytes, data: bytes, gzipped: bool) -> bool:
         return False
 
 
-def _retry_after(response: requests.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
+def _download(session: requests.Session, url: str, cfg: ArxivSettings) -> bytes:
+    """The e-print's bytes, fully read (a cut-short body is retried, never kept)."""
 
+    def attempt() -> bytes:
+        with check_retryable(session.get(url, timeout=cfg.timeout_s, stream=True)) as response:
+            if response.status_code != 200:
+                raise FetchError(f"HTTP {response.status_code} from {url}")
+            return _read_capped(response, cfg.max_eprint_bytes)
 
-def _download(session: requests.Session, url: str, settings: Settings) -> bytes:
-    """GET with pacing and retries; raises `_FetchError` with what went wrong last."""
-    cfg = settings.arxiv
-    problem, wait = "", 0.0
-    for attempt in range(cfg.retries + 1):
-        if attempt:
-            time.sleep(wait)
-        _PACER.wait(cfg.delay_s)
-        backoff = cfg.backoff_s * 2**attempt
-        try:
-            with session.get(url, timeout=cfg.timeout_s, stream=True) as response:
-                if response.status_code == 200:
-                    return _read_capped(response, cfg.max_eprint_bytes)
-                problem = f"HTTP {response.status_code}"
-                if response.status_code not in _RETRYABLE:
-                    raise _FetchError(f"{problem} from {url}")
-                wait = max(backoff, _retry_after(response) or 0.0)
-        except (requests.ConnectionError, requests.Timeout) as err:
-            problem = f"{type(err).__name__}: {err}"
-            wait = backoff
-    raise _FetchError(f"{problem} from {url} after {cfg.retries + 1} attempts; try again later")
+    return polite(attempt, url, cfg)
 
 
 def _read_capped(response: requests.Response, limit: int) -> bytes:
@@ -119,7 +68,7 @@ def _read_capped(response: requests.Response, limit: int) -> bytes:
     for chunk in response.iter_content(chunk_size=1 << 16):
         buffer += chunk
         if len(buffer) > limit:
-            raise _FetchError(f"larger than arxiv.max_eprint_bytes={limit}; raise it to keep it")
+            raise FetchError(f"larger than arxiv.max_eprint_bytes={limit}; raise it to keep it")
     return bytes(buffer)
 
 
@@ -149,24 +98,27 @@ def fetch_eprints(
     meta: dict[str, PaperMeta] | None = None,
     role: str = "paper",
 ) -> tuple[list[RawSource], list[Quarantine]]:
-    """Download each id's e-print once. `known` (earlier RawSources by id) are reused while
-    their file exists, so a rerun downloads nothing; `meta` fills titles and categories.
-    A PDF is stored like any archive (format=pdf): the cleaner quarantines it."""
+    """Download each id's e-print once. A versioned id (`2102.00007v2`) fetches that version
+    and is stored under the bare id; old-style ids (`astro-ph/9911436`) work as they are.
+    `known` (earlier RawSources by id) are reused while their file exists, so a rerun
+    downloads nothing; `meta` fills titles and categories. A PDF is stored like any archive
+    (format=pdf): the cleaner quarantines it as `no_latex_source`."""
     known = known or {}
     meta = meta or {}
     session = requests.Session()
     session.headers["User-Agent"] = settings.arxiv.user_agent
     sources: list[RawSource] = []
     failures: list[Quarantine] = []
+    wanted = {strip_version(i): i.strip() for i in reversed(ids)}  # the first asked wins
     for arxiv_id in dict.fromkeys(strip_version(i) for i in ids):
         previous = known.get(arxiv_id)
         if previous is not None and Path(previous.path).exists():
             sources.append(previous)
             continue
-        url = settings.arxiv.eprint_url + arxiv_id
+        url = settings.arxiv.eprint_url + wanted[arxiv_id]
         try:
-            data = _download(session, url, settings)
-        except _FetchError as err:
+            data = _download(session, url, settings.arxiv)
+        except FetchError as err:
             failures.append(Quarantine(arxiv_id, "fetch", "fetch_failed", str(err)))
             continue
         sha, path = _store(data, settings.archive_dir)

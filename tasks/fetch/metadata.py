@@ -10,7 +10,8 @@ from typing import Any
 import arxiv
 import requests
 
-from tasks.config import Settings
+from tasks.config import ArxivSettings, Settings
+from tasks.fetch._http import check_retryable, polite
 
 __all__ = ["PaperMeta", "fetch_metadata", "search", "strip_version"]
 
@@ -33,13 +34,13 @@ def strip_version(arxiv_id: str) -> str:
 
 
 class _PoliteSession(requests.Session):
-    """The `arxiv` client sets its own User-Agent on every request; arXiv asks clients to
-    identify themselves, so ours replaces it, and a timeout is always set."""
+    """The `arxiv` client's session, made polite: arXiv asks clients to identify themselves,
+    so our User-Agent replaces the client's own; a timeout is always set; and every request
+    is paced and retried like e-print downloads (`_http.polite`, `Retry-After` honoured)."""
 
-    def __init__(self, user_agent: str, timeout_s: float) -> None:
+    def __init__(self, cfg: ArxivSettings) -> None:
         super().__init__()
-        self.user_agent = user_agent
-        self.timeout_s = timeout_s
+        self.cfg = cfg
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         headers = {
@@ -47,9 +48,14 @@ class _PoliteSession(requests.Session):
             for k, v in (kwargs.pop("headers", None) or {}).items()
             if k.lower() != "user-agent"
         }
-        headers["User-Agent"] = self.user_agent
-        kwargs.setdefault("timeout", self.timeout_s)
-        return super().request(method, url, *args, headers=headers, **kwargs)
+        headers["User-Agent"] = self.cfg.user_agent
+        kwargs.setdefault("timeout", self.cfg.timeout_s)
+        send = super().request
+        return polite(
+            lambda: check_retryable(send(method, url, *args, headers=headers, **kwargs)),
+            str(url),
+            self.cfg,
+        )
 
 
 def _client(settings: Settings) -> arxiv.Client:
@@ -59,7 +65,7 @@ def _client(settings: Settings) -> arxiv.Client:
     )
     client.query_url_format = cfg.api_url + "?{}"
     # arxiv 4.x keeps its session private; replacing it is the only way to set the UA.
-    client._session = _PoliteSession(cfg.user_agent, cfg.timeout_s)
+    client._session = _PoliteSession(cfg)
     return client
 
 

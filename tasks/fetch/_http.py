@@ -1,0 +1,100 @@
+"""Polite HTTP to arXiv, shared by metadata queries and e-print downloads (DESIGN §3): one
+request per `arxiv.delay_s` across every thread and both endpoints, retries with exponential
+backoff on 429/5xx, timeouts and dropped or cut-short connections, `Retry-After` honoured."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+from typing import TypeVar
+
+import requests
+
+from tasks.config import ArxivSettings
+
+__all__ = ["FetchError", "RetryableStatus", "check_retryable", "polite"]
+
+T = TypeVar("T")
+_RETRYABLE = frozenset({429, 500, 502, 503, 504})
+# Network failures worth another try: refused or dropped connections, timeouts, and a body
+# that ended before its Content-Length (urllib3 reports it as a chunked-encoding error).
+_TRANSIENT = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
+
+class FetchError(Exception):
+    """A request that did not succeed within the retries, or can never succeed."""
+
+
+class RetryableStatus(Exception):
+    """A 429/5xx reply: worth another try after `retry_after_s` (or the backoff if longer)."""
+
+    def __init__(self, status: int, retry_after_s: float | None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.retry_after_s = retry_after_s
+
+
+class _Pacer:
+    """One request at a time per `delay_s`, across all threads of the process: arXiv's
+    limit is per client, not per thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = float("-inf")
+
+    def wait(self, delay_s: float) -> None:
+        with self._lock:
+            pause = self._last + delay_s - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            self._last = time.monotonic()
+
+
+_PACER = _Pacer()
+
+
+def check_retryable(response: requests.Response) -> requests.Response:
+    """`response` itself, or `RetryableStatus` (the connection released) for a 429/5xx."""
+    if response.status_code in _RETRYABLE:
+        response.close()
+        raise RetryableStatus(response.status_code, _retry_after(response))
+    return response
+
+
+def polite(attempt: Callable[[], T], url: str, cfg: ArxivSettings) -> T:
+    """Call `attempt` (one paced request, body read) until it returns, at most
+    `cfg.retries + 1` times. The wait before try n+1 is `backoff_s * 2**n`, or the server's
+    `Retry-After` when that is longer. Raises `FetchError` saying what went wrong last."""
+    problem = ""
+    for tries in range(cfg.retries + 1):
+        _PACER.wait(cfg.delay_s)
+        backoff = cfg.backoff_s * 2**tries
+        try:
+            return attempt()
+        except RetryableStatus as err:
+            problem, wait = str(err), max(backoff, err.retry_after_s or 0.0)
+        except _TRANSIENT as err:
+            problem, wait = f"{type(err).__name__}: {err}", backoff
+        if tries < cfg.retries:
+            time.sleep(wait)
+    raise FetchError(f"{problem} from {url} after {cfg.retries + 1} attempts; try again later")
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    """`Retry-After` in seconds: either a number or an HTTP date."""
+    value = response.headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None

@@ -89,6 +89,10 @@ class SampleSettings(_Section):
     papers_per_sample: int = 3
     max_samples_per_paper: int = 1
     target_samples: int = 100
+    # References without an id in the entry are looked up by title on `arxiv.api_url`
+    # (`lilo refs --offline` turns it off); a hit counts at this difflib ratio or above.
+    title_search: bool = True
+    title_match: float = 0.9
 
 
 class QASettings(_Section):

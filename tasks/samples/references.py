@@ -15,6 +15,7 @@ from pathlib import Path
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
+from pylatexenc.latex2text import LatexNodes2Text
 
 from tasks.samples.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
 
@@ -31,6 +32,7 @@ _ENTRY_KEY = re.compile(r"@\w+\s*[{(]\s*([^,\s]+)")
 _DOI = re.compile(rf"^(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.({ARXIV_ID})$", re.I)
 _ARXIV_URL = re.compile(rf"arxiv\.org/(?:abs|pdf)/({ARXIV_ID})", re.I)
 _S2_VOLUME = re.compile(rf"^abs/({ARXIV_ID})$", re.I)
+_TO_TEXT = LatexNodes2Text()  # titles as text: `\\ensuremath{\\gamma}-Ray` -> `γ-Ray`
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def _raw_key(raw: str) -> str:
 
 def _resolve(entry: Entry) -> Reference:
     fields = {k.lower(): str(f.value).strip() for k, f in entry.fields_dict.items()}
-    title = " ".join(fields.get("title", "").replace("{", "").replace("}", "").split())
+    title = " ".join(_TO_TEXT.latex_to_text(fields.get("title", "")).split())
     for how, rule in _RULES:
         arxiv_id = rule(fields)
         if arxiv_id:

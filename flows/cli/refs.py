@@ -1,0 +1,52 @@
+"""`lilo refs PATH`: a survey's bibliography, one JSON object per entry, ids resolved."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from flows.cli._common import add_settings_args, settings_from_args
+
+__all__ = ["register"]
+
+
+def cmd_refs(args: argparse.Namespace) -> int:
+    from tasks.clean.errors import Quarantined
+    from tasks.samples.survey import survey_references
+
+    path = Path(args.path)
+    if not path.exists():
+        print(f"{path}: no such folder or archive", file=sys.stderr)
+        return 2
+    extra = {"samples.title_search": False} if args.offline else {}
+    settings = settings_from_args(args, **extra)
+    try:
+        references = survey_references(path, settings)
+    except Quarantined as exc:
+        print(f"{path}: cannot read it as a survey ({exc})", file=sys.stderr)
+        return 1
+    for ref in references:
+        row = {"key": ref.key, "title": ref.title, "arxiv_id": ref.arxiv_id, "how": ref.how}
+        print(json.dumps(row, ensure_ascii=False))
+    resolved = sum(1 for r in references if r.arxiv_id)
+    hows = ", ".join(f"{how} {n}" for how, n in Counter(r.how for r in references).most_common())
+    print(f"{resolved}/{len(references)} entries resolved ({hows})", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    refs = sub.add_parser(
+        "refs",
+        help="a survey's references with their arXiv ids (JSON lines)",
+        description="Reads the bibliography files the survey's main file uses and prints one "
+        "JSON object per entry: key, title, arxiv_id (or null) and how it was found or why "
+        "not. Entries without an id are looked up by title on arxiv.api_url unless --offline.",
+    )
+    refs.add_argument("path", help="a survey's source folder or e-print archive")
+    refs.add_argument("--offline", action="store_true", help="no title search: no network")
+    add_settings_args(refs)
+    refs.set_defaults(func=cmd_refs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -11,7 +13,7 @@ from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
 from tasks.parallel import map_threads
-from tasks.qa import QAResult, generate_qa, is_ready
+from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready
 from tasks.records import LLMCall, PaperText, QAPair, Quarantine, Sample
 
 __all__ = ["qa_flow"]
@@ -33,33 +35,42 @@ def generate_qa_task(
 
 @flow(name="qa", log_prints=True)
 def qa_flow(settings: Settings, run_id: str) -> StageReport:
-    """Bring every sample of the dataset version to its quota of approved QA pairs."""
+    """Bring every sample of the dataset version to its quota of approved QA pairs.
+
+    Samples short of approved plus pending pairs get new rounds; in manual mode the rest
+    wait for reviewers, and a later run sees what they approved. Samples whose rounds
+    are used up are quarantined as `qa_quota_not_met`, with why.
+    """
     with stage("qa", settings, run_id) as (report, wh):
         papers = load_papers(wh)
         qa = load_qa(wh, settings.dataset_version)
-        work = []
-        for sample in load_samples(wh, settings.dataset_version):
-            pairs = qa.get(sample.sample_id, [])
-            waiting = any(p.status == "pending" for p in pairs)
-            rounds = max((p.round for p in pairs), default=0)
-            if is_ready(pairs, settings) or waiting or rounds >= settings.qa.max_rounds:
-                continue
-            work.append((sample, [papers[p] for p in sample.paper_ids], pairs))
+        work = [
+            (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
+            for sample in load_samples(wh, settings.dataset_version)
+            if not is_ready(qa.get(sample.sample_id, []), settings)
+        ]
         if not work:
-            report.note("every sample is ready or waiting for review")
+            report.note("every sample is ready")
             return report
         results, calls, made, cached = generate_qa_task(work, settings)
         report.save_calls(wh, calls)
         report.embeddings_made, report.embeddings_cached = made, cached
         pairs = [p for r in results for p in r.pairs]
         report.write(wh, "fct_qa_pairs", pairs, ("qa_id",))
-        short = [
+        now = datetime.now(UTC).replace(tzinfo=None)
+        report.write(wh, "fct_qa_decisions", auto_decisions(pairs, now), ("decision_id",))
+        stuck = [
             Quarantine(item[0].sample_id, "qa", "qa_quota_not_met", r.why_not)
             for item, r in zip(work, results, strict=True)
-            if not r.ready
+            if r.stuck
         ]
-        report.write(wh, "quarantine", short, ("item_id", "stage"), update=True)
+        report.write(wh, "quarantine", stuck, ("item_id", "stage"), update=True)
         ready = sum(r.ready for r in results)
+        existing = [p for item in work for p in item[2]]
+        pending = sum(p.status == "pending" for p in existing + pairs)
         mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"
-        report.note(f"{len(pairs)} QA pairs generated ({mode}); {ready}/{len(work)} samples ready")
+        report.note(
+            f"{len(pairs)} QA pairs generated ({mode}); {ready}/{len(work)} samples became "
+            f"ready, {len(stuck)} can't reach their quota, {pending} pairs wait for review"
+        )
     return report

@@ -103,6 +103,13 @@ class QASettings(_Section):
     quota_cross: int = 6
     max_rounds: int = 3
     dedup_cosine: float = 0.9
+    # Human review (DESIGN §6): pairs per Prefect UI form, how long a paused review flow
+    # waits for its form (then the pairs stay pending), and how often it checks.
+    review_batch: int = 10
+    review_timeout_s: int = 86_400
+    review_poll_s: int = 10
+    # A CLI decision waits this long for a run that holds the warehouse, then says so.
+    lock_wait_s: float = 60.0
 
 
 class RALSettings(_Section):

@@ -139,3 +139,19 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
     )
     console.print("Query it:", soft_wrap=True)
     console.print("  " + _QUERY_HINT.format(path=published.resolve()), soft_wrap=True, markup=False)
+    _print_review_hint(console, result)
+
+
+def _print_review_hint(console: Any, result: dict[str, Any]) -> None:
+    """How many QA pairs wait for a reviewer, and the command that reviews them (DESIGN §6)."""
+    from flows.review import pending_count
+
+    db_path = Path(result["db_path"])
+    waiting = pending_count(db_path, result["dataset_version"])
+    if waiting or result["review_mode"] == "manual":
+        console.print(
+            f"{waiting} QA pairs wait for review; review them with: "
+            f"lilo review --data-dir {db_path.parent.resolve()}",
+            soft_wrap=True,
+            markup=False,
+        )

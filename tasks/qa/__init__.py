@@ -9,14 +9,37 @@ from tasks.qa.checks import (
 )
 from tasks.qa.generate import PROMPT_VERSION, QAResult, generate_qa, is_ready
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_items
+from tasks.qa.report import QualityReport, fact_coverage, quality_report
+from tasks.qa.review import (
+    REVIEWABLE,
+    FileVerdict,
+    QADecision,
+    ReviewError,
+    Verdict,
+    apply_verdicts,
+    auto_decisions,
+    decide,
+    export_record,
+)
 
 __all__ = [
     "PROMPT_VERSION",
+    "REVIEWABLE",
+    "FileVerdict",
+    "QADecision",
     "QAFormatError",
     "QAResult",
+    "QualityReport",
+    "ReviewError",
+    "Verdict",
+    "apply_verdicts",
     "ask_json",
+    "auto_decisions",
     "cross_problem",
+    "decide",
     "evidence_problem",
+    "export_record",
+    "fact_coverage",
     "filter_pair",
     "generate_qa",
     "is_ready",
@@ -24,4 +47,5 @@ __all__ = [
     "near_duplicates",
     "normalise_whitespace",
     "parse_qa_items",
+    "quality_report",
 ]

@@ -30,21 +30,23 @@ def normalise_whitespace(text: str) -> str:
 
 
 def evidence_problem(evidence: list[dict[str, str]], normalised_texts: dict[str, str]) -> str:
-    """Why the evidence fails ("" when every quote occurs in the paper it names)."""
+    """Why the evidence fails ("" when every quote occurs in the paper it names).
+
+    Reasons here and below read "<kind>: <detail>": the quality report groups by kind."""
     for span in evidence:
         text = normalised_texts.get(span["paper_id"])
         if text is None:
-            return f"evidence names paper {span['paper_id']}, which is not in the sample"
+            return f"evidence from a paper outside the sample: {span['paper_id']}"
         if normalise_whitespace(span["quote"]) not in text:
             quote = normalise_whitespace(span["quote"])[:120]
-            return f"evidence quote not found in paper {span['paper_id']}: {quote!r}"
+            return f"evidence quote not in the paper: {span['paper_id']} {quote!r}"
     return ""
 
 
 def cross_problem(paper_ids: tuple[str, ...]) -> str:
     """A cross-context pair must rest on at least two papers (DESIGN §6)."""
     if len(set(paper_ids)) < 2:
-        return f"cross-context pair has evidence from {len(set(paper_ids))} paper(s), needs 2+"
+        return f"cross pair rests on one paper: evidence from {len(set(paper_ids))}, needs 2+"
     return ""
 
 

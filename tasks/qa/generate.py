@@ -37,11 +37,15 @@ _SEEN = ("approved", "pending", "rejected")
 
 @dataclass(frozen=True)
 class QAResult:
-    """`pairs`: the records this call created (existing ones are left as they are)."""
+    """`pairs`: the records this call created (existing ones are left as they are).
+
+    `stuck`: the rounds are used up and approved plus pending pairs still fall short, so
+    no review can make the sample ready (DESIGN §6: marked so, with why)."""
 
     pairs: list[QAPair]
     ready: bool
     why_not: str
+    stuck: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,8 @@ def generate_qa(
         fresh = _round(sample, jobs, pairs, round_no, settings, llm, embedder)
         pairs += fresh
         created += fresh
-    return QAResult(created, *_readiness(pairs, settings, round_no))
+    ready, why_not = _readiness(pairs, settings, round_no)
+    return QAResult(created, ready, why_not, stuck=bool(jobs) and not ready)
 
 
 def _jobs(pairs: list[QAPair], papers: list[PaperText], settings: Settings) -> list[_Job]:

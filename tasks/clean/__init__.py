@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from tasks.clean.errors import Quarantined
@@ -18,6 +19,7 @@ __all__ = [
     "CLEANER_VERSION",
     "Cleaned",
     "Quarantined",
+    "clean_folder",
     "clean_paper",
     "clean_source",
     "extract_archive",
@@ -33,17 +35,24 @@ def clean_paper(raw: RawSource, work_dir: Path, settings: Settings) -> PaperText
     The unpacked folder is left in place for inspection and replaced on the next run.
     """
     folder = work_dir / _folder_name(raw.arxiv_id)
-    try:
+
+    def unpack() -> None:
         if folder.exists():
             shutil.rmtree(folder)
         extract_archive(Path(raw.path), folder, settings)
-        cleaned = clean_source(folder, settings)
-    except Quarantined as exc:
-        return Quarantine(raw.arxiv_id, stage="clean", reason=exc.reason, detail=exc.detail)
-    except Exception as exc:  # one paper's failure must not stop the batch
-        detail = f"{type(exc).__name__}: {exc}"
-        return Quarantine(raw.arxiv_id, stage="clean", reason="clean_error", detail=detail)
 
+    failed = _guarded(raw, unpack)
+    return failed if failed is not None else clean_folder(folder, raw, settings)
+
+
+def clean_folder(folder: Path, raw: RawSource, settings: Settings) -> PaperText | Quarantine:
+    """Clean a source folder in place (nothing is written); `raw` says where it came from.
+    Never raises, like `clean_paper`."""
+    found: list[Cleaned] = []
+    failed = _guarded(raw, lambda: found.append(clean_source(folder, settings)))
+    if failed is not None:
+        return failed
+    cleaned = found[0]
     words = count_words(cleaned.text)
     if words < settings.clean.min_words:
         detail = f"{words} words < {settings.clean.min_words}"
@@ -62,6 +71,18 @@ def clean_paper(raw: RawSource, work_dir: Path, settings: Settings) -> PaperText
         removed=dict(cleaned.removed),
         warnings=cleaned.warnings,
     )
+
+
+def _guarded(raw: RawSource, step: Callable[[], object]) -> Quarantine | None:
+    """Run `step`; what it raises becomes the paper's Quarantine record."""
+    try:
+        step()
+    except Quarantined as exc:
+        return Quarantine(raw.arxiv_id, stage="clean", reason=exc.reason, detail=exc.detail)
+    except Exception as exc:  # one paper's failure must not stop the batch
+        detail = f"{type(exc).__name__}: {exc}"
+        return Quarantine(raw.arxiv_id, stage="clean", reason="clean_error", detail=detail)
+    return None
 
 
 def _folder_name(arxiv_id: str) -> str:

@@ -46,6 +46,8 @@ _FRONT_MATTER = {
     "date": 1,
     "thanks": 1,
 }
+# Counter bookkeeping (AASTeX affiliation counters): removed with the macro definitions.
+_COUNTERS = {"newcounter": 1, "setcounter": 2, "stepcounter": 1, "addtocounter": 2}
 _MAKETITLE = re.compile(r"\\maketitle(?![a-zA-Z@])")
 _BIB_COMMANDS = {"bibliography": 1, "bibliographystyle": 1, "nobibliography": 1}
 _BIB_SPANS = re.compile(
@@ -96,7 +98,9 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     removed["appendix"] = nbytes(body[appendix.start() :]) if appendix is not None else 0
     body = body[: appendix.start()] if appendix is not None else body
     body, removed["front_matter"] = _remove_front_matter(body)
-    body, removed["macro_definitions"] = remove_definitions(body)
+    body, definition_bytes = remove_definitions(body)
+    body, counter_bytes = remove_commands(body, _COUNTERS)
+    removed["macro_definitions"] = definition_bytes + counter_bytes
 
     text = _BLANK_RUN.sub("\n\n", _TRAILING_SPACE.sub("", body)).strip() + "\n"
     return Cleaned(

@@ -1,0 +1,73 @@
+"""`lilo clean PATH`: clean one paper's LaTeX source (a folder or an e-print archive) with the
+pipeline's own cleaner and print the result. Nothing is written outside a temporary folder."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from flows.cli._common import add_settings_args, settings_from_args
+
+__all__ = ["register"]
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from tasks.clean import clean_folder, clean_paper
+    from tasks.records import PaperText, RawSource
+
+    path = Path(args.path)
+    if not path.exists():
+        print(
+            f"lilo clean: {path} does not exist: give a source folder or an e-print archive",
+            file=sys.stderr,
+        )
+        return 2
+    settings = settings_from_args(args)
+    if path.is_dir():
+        raw = RawSource(path.name, "", str(path), 0, "folder")
+        result = clean_folder(path, raw, settings)
+    else:
+        from tasks.fetch import detect_format
+
+        data = path.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        raw = RawSource(path.name, sha, str(path), len(data), detect_format(data))
+        with tempfile.TemporaryDirectory(prefix="lilo-clean-") as work:
+            result = clean_paper(raw, Path(work), settings)
+    if not isinstance(result, PaperText):
+        print(f"quarantined {path}: {result.reason}: {result.detail}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(_as_json(result), ensure_ascii=False))
+    else:
+        for warning in result.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        sys.stdout.write(result.text)
+    return 0
+
+
+def _as_json(paper: Any) -> dict[str, Any]:
+    fields = ("main_file", "title", "words", "tokens", "cleaner_version", "content_sha256")
+    return {
+        **{name: getattr(paper, name) for name in fields},
+        "warnings": list(paper.warnings),
+        "removed": paper.removed,
+        "text": paper.text,
+    }
+
+
+def register(sub: Any) -> None:
+    clean = sub.add_parser(
+        "clean",
+        help="clean one paper's LaTeX source (folder or e-print archive) and print it",
+        description="Exit 0 with the cleaned text; a quarantined input exits 1 with its reason.",
+    )
+    clean.add_argument("path", help="a source folder, or an e-print (.tar.gz, .tar, .gz, .tex)")
+    clean.add_argument("--json", action="store_true", help="one JSON object instead of the text")
+    add_settings_args(clean)
+    clean.set_defaults(func=cmd_clean)

@@ -87,7 +87,12 @@ def run_pipeline(settings: Settings) -> dict[str, Any]:
             report = stage_flow(settings, run_id)
             reports.append(report)
             log.info(
-                "%-11s %6.1f s  %s", report.stage, report.seconds, "; ".join(report.notes[-1:])
+                "%s done in %.1f s: %d LLM calls made, %d from cache, %d rows added",
+                report.stage,
+                report.seconds,
+                report.llm_made,
+                report.llm_cached,
+                sum(report.rows_added.values()),
             )
     except BaseException as exc:
         _finish(settings, record, reports, "failed", f"{type(exc).__name__}: {exc}")

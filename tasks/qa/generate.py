@@ -197,7 +197,10 @@ def _ask(
 
 
 def _check(pair: QAPair, texts: dict[str, str], settings: Settings, llm: LLMClient) -> QAPair:
-    """Evidence and cross checks first (free), then the LLM filter; `candidate` survives."""
+    """Evidence and cross checks first (free), then the LLM filter; `candidate` survives.
+    A failed attempt (already `invalid`) is kept as it is, raw output included."""
+    if pair.status != "candidate":
+        return pair
     normalised = {pid: normalise_whitespace(texts[pid]) for pid in pair.paper_ids}
     problem = evidence_problem(list(pair.evidence), normalised)
     if not problem and pair.kind == "cross":

@@ -26,8 +26,9 @@ def clean_papers_task(raws: list[RawSource], settings: Settings) -> list[PaperTe
 
 
 @task(name="validate-papers", cache_policy=NO_CACHE)
-def validate_papers_task(papers: list[PaperText], settings: Settings) -> Validation:
-    return validate_papers(papers, settings)
+def validate_papers_task(papers: list[PaperText], settings: Settings, run_id: str) -> Validation:
+    """GX data docs for the run go to `<data_dir>/data_docs/<run_id>/index.html`."""
+    return validate_papers(papers, settings, settings.data_dir / "data_docs" / run_id)
 
 
 @flow(name="clean", log_prints=True)
@@ -51,7 +52,7 @@ def clean_flow(settings: Settings, run_id: str) -> StageReport:
         results = clean_papers_task(todo, settings)
         papers = [r for r in results if isinstance(r, PaperText)]
         quarantine = [r for r in results if isinstance(r, Quarantine)]
-        validation = validate_papers_task(papers, settings)
+        validation = validate_papers_task(papers, settings, run_id)
         quarantine += validation.quarantine
         passed = set(validation.passed)
         valid = [p for p in papers if p.paper_id in passed]

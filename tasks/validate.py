@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from expectations import SUITES_DIR
@@ -25,6 +26,7 @@ SUITE_FILE = SUITES_DIR / "papers.json"
 # Control sequences (`\name`, `\\`, `\%`) and the characters that only markup uses.
 _MARKUP = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}$&^_]", re.S)
 _KEY_COLUMN = "paper_id"
+_DOCS_SITE = "lilo"
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,11 @@ def papers_frame(papers: list[PaperText]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def validate_papers(papers: list[PaperText], settings: Settings) -> Validation:
+def validate_papers(
+    papers: list[PaperText], settings: Settings, docs_dir: Path | None = None
+) -> Validation:
     """Run the papers suite; papers failing any expectation are quarantined, the rest pass.
+    With `docs_dir`, GX data docs for the run are built there (`index.html`).
 
     Duplicated `content_sha256` quarantines every copy but the first: the text itself is fine.
     """
@@ -74,7 +79,7 @@ def validate_papers(papers: list[PaperText], settings: Settings) -> Validation:
         "min_words": settings.clean.min_words,
         "max_markup_density": settings.clean.max_markup_density,
     }
-    results = _run_suite(papers_frame(papers), parameters)
+    results = _run_suite(papers_frame(papers), parameters, docs_dir)
 
     failures: dict[str, list[tuple[str, str]]] = {}
     expectations = []
@@ -115,12 +120,15 @@ def validate_papers(papers: list[PaperText], settings: Settings) -> Validation:
         "quarantined": len(failures),
         "expectations": expectations,
     }
+    if docs_dir is not None:
+        summary["data_docs"] = str(docs_dir / "index.html")
     passed = [i for i in ids if i not in failures]
     return Validation(passed=passed, quarantine=quarantine, summary=summary)
 
 
-def _run_suite(frame: pd.DataFrame, parameters: dict[str, Any]) -> list[Any]:
-    """An ephemeral GX context (no files, no analytics, no progress bars) over `frame`."""
+def _run_suite(frame: pd.DataFrame, parameters: dict[str, Any], docs_dir: Path | None) -> list[Any]:
+    """An ephemeral GX context (in-memory stores, no analytics, no progress bars) over
+    `frame`, run as a checkpoint so that its data docs are built into `docs_dir` if given."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import (
         DataContextConfig,
@@ -128,23 +136,47 @@ def _run_suite(frame: pd.DataFrame, parameters: dict[str, Any]) -> list[Any]:
         ProgressBarsConfig,
     )
 
+    sites = {}
+    if docs_dir is not None:
+        sites[_DOCS_SITE] = {
+            "class_name": "SiteBuilder",
+            "show_how_to_buttons": False,
+            "store_backend": {
+                "class_name": "TupleFilesystemStoreBackend",
+                "base_directory": str(docs_dir),
+            },
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        }
     config = DataContextConfig(
         analytics_enabled=False,
         progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
         store_backend_defaults=InMemoryStoreBackendDefaults(),
+        data_docs_sites=sites,
     )
     context = gx.get_context(mode="ephemeral", project_config=config)
-    asset = context.data_sources.add_pandas("papers").add_dataframe_asset("papers")
-    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
-        batch_parameters={"dataframe": frame}
+    batch = context.data_sources.add_pandas("papers").add_dataframe_asset("papers")
+    suite = context.suites.add(gx.ExpectationSuite(**json.loads(SUITE_FILE.read_text())))
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(
+            data=batch.add_batch_definition_whole_dataframe("all"), suite=suite, name="papers"
+        )
     )
-    suite = gx.ExpectationSuite(**json.loads(SUITE_FILE.read_text()))
-    result = batch.validate(
-        suite,
-        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": [_KEY_COLUMN]},
-        expectation_parameters=parameters,
+    actions = [gx.checkpoint.UpdateDataDocsAction(name="data-docs")] if sites else []
+    checkpoint = context.checkpoints.add(
+        gx.Checkpoint(
+            name="papers",
+            validation_definitions=[definition],
+            actions=actions,
+            result_format={
+                "result_format": "COMPLETE",
+                "unexpected_index_column_names": [_KEY_COLUMN],
+            },
+        )
     )
-    return list(result.results)
+    result = checkpoint.run(
+        batch_parameters={"dataframe": frame}, expectation_parameters=parameters
+    )
+    return [r for run in result.run_results.values() for r in run.results]
 
 
 def _all_but_first(rows: list[dict[str, Any]], column: str) -> list[dict[str, Any]]:

@@ -9,17 +9,20 @@ import hashlib
 import json
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from expectations import SUITES_DIR
+from tasks.clean import clean_folder
 from tasks.config import Settings
-from tasks.records import PaperText
+from tasks.records import PaperText, RawSource
 from tasks.text import count_tokens, count_words
 from tasks.validate import SUITE_FILE, markup_density, validate_papers
 
 SETTINGS = Settings()
 NOT_MATCH = "expect_column_values_to_not_match_regex:text"
+PAPERS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
 
 
 def _paper(paper_id: str, text: str | None = None, title: str = "A fine title") -> PaperText:
@@ -110,3 +113,24 @@ def test_markup_density() -> None:
     assert markup_density("") == 0.0
     assert markup_density("plain words only") == 0.0
     assert markup_density("\\emph{x}") == pytest.approx(7 / 8)
+
+
+def test_appendix_environment_is_caught(good: list[PaperText]) -> None:
+    bad = replace(_paper("bad"), text=_paper("bad").text + "\\begin{appendix}\n")
+    [record] = validate_papers([good[0], bad], SETTINGS).quarantine
+    assert record.item_id == "bad" and record.reason == NOT_MATCH
+
+
+@pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
+def test_corpus_papers_pass_and_data_docs_are_built(tmp_path: Path) -> None:
+    papers = []
+    for folder in sorted(PAPERS.iterdir()):
+        raw = RawSource(folder.name, "", str(folder), 0, "folder")
+        papers.append(clean_folder(folder, raw, SETTINGS))
+    assert all(isinstance(p, PaperText) for p in papers)
+    result = validate_papers(papers, SETTINGS, tmp_path / "docs")
+    assert result.quarantine == [] and len(result.passed) == 15
+    index = Path(result.summary["data_docs"])
+    assert index == tmp_path / "docs" / "index.html" and index.is_file()
+    [page] = (tmp_path / "docs" / "validations").rglob("*.html")
+    assert "expect_column_values_to_be_unique" in page.read_text()

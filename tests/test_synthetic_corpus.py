@@ -172,8 +172,9 @@ def test_hostile_items(corpus: tuple[Path, Manifest]) -> None:
     assert by_kind["pdf_only"].read_bytes().startswith(b"%PDF-")
     assert "../escape.tex" in _members(by_kind["unsafe_archive"])
     raw = _members(by_kind["not_utf8"])
-    main = next(v for v in raw.values() if b"\\documentclass" in v)
-    assert b"\xe9" in main
+    main = next(v for v in raw.values() if "\\documentclass".encode("utf-16-le") in v)
+    assert not main.startswith((b"\xff\xfe", b"\xfe\xff"))  # no byte-order mark
+    assert "r\u00e9sum\u00e9".encode("utf-16-le") in main
     with pytest.raises(UnicodeDecodeError):
         main.decode("utf-8")
     short = {k: v.decode() for k, v in _members(by_kind["too_short"]).items()}

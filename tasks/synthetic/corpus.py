@@ -216,12 +216,14 @@ def _hostile_bytes(kind: str, paper: BuiltPaper) -> bytes:
     if kind == "unsafe_archive":
         files["../escape.tex"] = "\\section{Escaped}\nThis file must never leave the archive.\n"
     if kind == "not_utf8":
+        # Saved as UTF-16 with no byte-order mark (a Windows editor's doing): no 8-bit
+        # fallback makes text of it, so it must be quarantined rather than guessed at.
         main = paper.files[paper.main_file].replace(
             "\\section{Related Work}\n\\label{sec:related}\n",
             "\\section{Related Work}\n\\label{sec:related}\n"
             "A na\u00efve baseline follows the r\u00e9sum\u00e9 of earlier work.\n",
         )
-        files[paper.main_file] = main.encode("latin-1")
+        files[paper.main_file] = main.encode("utf-16-le")
     return _tar_gz(files)
 
 

@@ -33,6 +33,11 @@ _CONVENTIONAL = ("main", "ms", "paper")
 _SECONDARY = re.compile(
     r"supp|cover|letter|response|rebuttal|reply|poster|slides|talk|workshop", re.I
 )
+# NUL is never TeX: a file holding it is UTF-16 without a byte-order mark, or binary.
+_NOT_TEXT = (
+    "NUL bytes: not text in UTF-8 or an 8-bit encoding (UTF-16 without a byte-order mark?); "
+    "re-save it as UTF-8"
+)
 # arXiv's own record of the top-level file: 00README.json (current) or 00README.XXD (legacy).
 _README_XXD = re.compile(r"^\s*(\S+\.tex)\s+toplevelfile\b", re.M)
 
@@ -46,10 +51,14 @@ def find_main(folder: Path) -> Path:
         return chosen
     names = {*_CONVENTIONAL, folder.name.lower()}
     ranked = []
+    not_text = []
     for path in sorted(folder.rglob("*.tex")):
         if path.is_symlink() or not path.is_file():
             continue
         text = strip_comments(decode_tex(path.read_bytes())[0])[0]
+        if "\x00" in text:
+            not_text.append(path.relative_to(folder).as_posix())
+            continue
         documentclass = _DOCUMENTCLASS.search(text)
         if documentclass is None or documentclass.group(1).strip() == "subfiles":
             continue
@@ -63,6 +72,8 @@ def find_main(folder: Path) -> Path:
             -path.stat().st_size,
         )
         ranked.append((key, relative.as_posix(), path))
+    if not ranked and not_text:
+        raise Quarantined("not_utf8", f"{not_text[0]}: {_NOT_TEXT}")
     if not ranked:
         raise Quarantined(
             "no_main_file", "no .tex file has both \\documentclass and \\begin{document}"
@@ -174,6 +185,8 @@ class Inliner:
 
     def _decode(self, path: Path, warn: bool = True) -> str:
         text, encoding = decode_tex(path.read_bytes())
+        if "\x00" in text:
+            raise Quarantined("not_utf8", f"{self._name(path)}: {_NOT_TEXT}")
         if warn and encoding not in {"utf-8", "utf-8-sig"}:
             self.warnings.append(f"{self._name(path)}: not UTF-8, decoded as {encoding}")
         return text

@@ -1,9 +1,17 @@
-"""Samples stage: co-cited triplets of clean papers, one immutable dataset version (§5)."""
+"""Samples stage: co-cited triplets of clean papers, one immutable dataset version (§5),
+and the dataset's statistics (CLI table, Prefect artifacts, histogram)."""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
 import numpy as np
 from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import load_papers
@@ -12,9 +20,11 @@ from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.records import PaperText, Sample
 from tasks.samples.citations import CitationGroup
+from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown, words_histogram
 from tasks.samples.triplets import build_samples
+from warehouse import Warehouse
 
-__all__ = ["samples_flow"]
+__all__ = ["load_dataset_stats", "plan_samples", "samples_flow", "stats_artifacts"]
 
 _EMBED_WORDS = 300  # title + opening words: all-MiniLM-L6-v2 reads 256 tokens at most
 
@@ -25,6 +35,8 @@ def build_samples_task(
     papers: dict[str, PaperText],
     settings: Settings,
 ) -> tuple[list[Sample], int, int]:
+    """Samples over the surveys in order (a paper used by one survey's samples is not
+    offered to the next), with the embeddings made and served from cache."""
     embedder = Embedder(settings)
     ids = sorted(papers)
     vectors = embedder.embed(
@@ -32,7 +44,7 @@ def build_samples_task(
     )
     embeddings: dict[str, np.ndarray] = dict(zip(ids, vectors, strict=True))
     samples: list[Sample] = []
-    for survey_id, groups in sorted(groups_by_survey.items()):
+    for survey_id, groups in groups_by_survey.items():
         used = {p for s in samples for p in s.paper_ids}
         available = {k: v for k, v in papers.items() if k not in used}
         samples += build_samples(
@@ -41,39 +53,139 @@ def build_samples_task(
     return samples, embedder.computed, embedder.cached
 
 
+def plan_samples(
+    wh: Warehouse, settings: Settings, surveys: list[str]
+) -> tuple[list[Sample], int, int]:
+    """The samples `surveys` (in this order) would give now, at most `samples.target_samples`
+    of them; written nowhere."""
+    groups: dict[str, list[CitationGroup]] = {s: [] for s in surveys}
+    for row in wh.rows(
+        "SELECT * EXCLUDE (run_id) FROM dim_citation_groups "
+        "WHERE list_contains(?, survey_id) ORDER BY group_id",
+        [surveys],
+    ):
+        groups[row.pop("survey_id")].append(
+            CitationGroup(
+                **{
+                    **row,
+                    "cite_keys": tuple(row["cite_keys"]),
+                    "paper_ids": tuple(row["paper_ids"]),
+                }
+            )
+        )
+    samples, made, cached = build_samples_task(groups, load_papers(wh), settings)
+    return samples[: settings.samples.target_samples], made, cached
+
+
 @flow(name="samples", log_prints=True)
 def samples_flow(settings: Settings, run_id: str) -> StageReport:
     """Build the dataset version's samples once; an existing version is never changed."""
+    version = settings.dataset_version
     with stage("samples", settings, run_id) as (report, wh):
         existing = wh.scalar(
-            "SELECT count(*) FROM dim_samples WHERE dataset_version = ?", [settings.dataset_version]
+            "SELECT count(*) FROM dim_samples WHERE dataset_version = ?", [version]
         )
-        if existing:
-            report.note(
-                f"dataset {settings.dataset_version} exists ({existing} samples): immutable, kept"
-            )
-            return report
-        groups: dict[str, list[CitationGroup]] = {}
-        for row in wh.rows(
-            "SELECT * EXCLUDE (run_id) FROM dim_citation_groups "
-            "WHERE list_contains(?, survey_id) ORDER BY group_id",
-            [list(settings.surveys)],
-        ):
-            groups.setdefault(row.pop("survey_id"), []).append(
-                CitationGroup(
-                    **{
-                        **row,
-                        "cite_keys": tuple(row["cite_keys"]),
-                        "paper_ids": tuple(row["paper_ids"]),
-                    }
-                )
-            )
-        papers = load_papers(wh)
-        samples, made, cached = build_samples_task(groups, papers, settings)
-        report.embeddings_made, report.embeddings_cached = made, cached
-        report.write(wh, "dim_samples", samples, ("sample_id",))
-        report.note(
-            f"dataset {settings.dataset_version}: {len(samples)} samples "
-            f"from {len(papers)} clean papers"
+        written = wh.scalar(
+            "SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [version]
         )
+        if existing or written:
+            report.note(f"dataset {version} exists ({existing} samples): immutable, kept")
+        else:
+            surveys = list(dict.fromkeys(settings.surveys))
+            samples, made, cached = plan_samples(wh, settings, surveys)
+            report.embeddings_made, report.embeddings_cached = made, cached
+            report.write(wh, "dim_samples", samples, ("sample_id",))
+            report.write(
+                wh,
+                "dim_dataset_versions",
+                [_version_row(wh, settings, samples)],
+                ("dataset_version",),
+            )
+            report.note(f"dataset {version}: {len(samples)} samples from {len(surveys)} surveys")
+        stats = load_dataset_stats(wh.con, version)
+    stats_artifacts(stats, settings.data_dir / "stats")
     return report
+
+
+def _version_row(wh: Warehouse, settings: Settings, samples: list[Sample]) -> dict[str, object]:
+    number = wh.scalar("SELECT coalesce(max(number), 0) + 1 FROM dim_dataset_versions")
+    return {
+        "dataset_version": settings.dataset_version,
+        "number": number,
+        "created_at": datetime.now(UTC).replace(tzinfo=None),
+        "surveys": list(dict.fromkeys(settings.surveys)),
+        "n_samples": len(samples),
+        "n_papers": len({p for s in samples for p in s.paper_ids}),
+        "config_hash": settings.config_hash(),
+    }
+
+
+def load_dataset_stats(con: duckdb.DuckDBPyConnection, version: str) -> DatasetStats:
+    """A dataset version's statistics from a warehouse connection (a read-only one too)."""
+
+    def rows(query: str, params: list[object]) -> list[dict[str, Any]]:
+        cursor = con.execute(query, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+    meta = rows("SELECT * FROM dim_dataset_versions WHERE dataset_version = ?", [version])
+    samples = rows(
+        "SELECT survey_id, paper_ids, input_words FROM dim_samples WHERE dataset_version = ? "
+        "ORDER BY sample_id",
+        [version],
+    )
+    survey_ids = list(
+        dict.fromkeys([*(meta[0]["surveys"] if meta else []), *(s["survey_id"] for s in samples)])
+    )
+    surveys = {
+        r["survey_id"]: r
+        for r in rows(
+            "SELECT survey_id, title, n_references, n_resolved FROM dim_surveys "
+            "WHERE list_contains(?, survey_id)",
+            [survey_ids],
+        )
+    }
+    how = rows(
+        "SELECT how, count(*) AS n FROM dim_survey_references "
+        "WHERE list_contains(?, survey_id) GROUP BY how",
+        [survey_ids],
+    )
+    return DatasetStats(
+        dataset_version=version,
+        number=meta[0]["number"] if meta else None,
+        input_words=tuple(s["input_words"] for s in samples),
+        papers=len({p for s in samples for p in s["paper_ids"]}),
+        surveys=tuple(
+            SurveyStats(
+                survey_id=i,
+                title=surveys.get(i, {}).get("title") or "",
+                references=surveys.get(i, {}).get("n_references") or 0,
+                resolved=surveys.get(i, {}).get("n_resolved") or 0,
+                samples=sum(1 for s in samples if s["survey_id"] == i),
+            )
+            for i in survey_ids
+        ),
+        how={r["how"]: r["n"] for r in how},
+    )
+
+
+def stats_artifacts(stats: DatasetStats, folder: Path) -> Path:
+    """The histogram PNG in `folder`, and the Markdown report and per-survey table as
+    Prefect artifacts (keys allow lowercase letters, digits and dashes only)."""
+    key = "dataset-" + re.sub(r"[^a-z0-9]+", "-", stats.dataset_version.lower()).strip("-")
+    png = words_histogram(stats, folder / f"{key}-words.png")
+    create_markdown_artifact(stats_markdown(stats, png), key=f"{key}-stats")
+    create_table_artifact(
+        [
+            {
+                "survey": s.survey_id,
+                "references": s.references,
+                "resolved": s.resolved,
+                "resolved_rate": round(s.resolved_rate, 3),
+                "samples": s.samples,
+            }
+            for s in stats.surveys
+        ],
+        key=f"{key}-surveys",
+    )
+    return png

@@ -93,6 +93,8 @@ class SampleSettings(_Section):
     # (`lilo refs --offline` turns it off); a hit counts at this difflib ratio or above.
     title_search: bool = True
     title_match: float = 0.9
+    # Survey discovery from an arXiv query reads at most this many search results.
+    discover_max_surveys: int = 50
 
 
 class QASettings(_Section):

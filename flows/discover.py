@@ -1,0 +1,80 @@
+"""Survey discovery (issue: from surveys to samples): take survey ids or an arXiv query and
+read one survey after another (fetch -> references -> clean its papers -> samples) until the
+dataset would hold `samples.target_samples`; then write that dataset version once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows._stage import log, open_warehouse
+from flows.clean import clean_flow
+from flows.fetch import fetch_flow
+from flows.samples import plan_samples, samples_flow
+from tasks.config import Settings
+from tasks.fetch.metadata import search
+
+__all__ = ["Discovery", "discover_flow"]
+
+
+@dataclass
+class Discovery:
+    """What discovery looked at and kept; `samples` is the dataset version's count."""
+
+    dataset_version: str
+    target: int
+    kept: list[str] = field(default_factory=list)  # surveys whose papers made samples
+    skipped: dict[str, str] = field(default_factory=dict)  # survey -> why not kept
+    samples: int = 0
+
+
+@task(name="find-surveys", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
+def find_surveys_task(query: str, settings: Settings) -> list[str]:
+    return [m.arxiv_id for m in search(query, settings.samples.discover_max_surveys, settings)]
+
+
+@flow(name="discover", log_prints=True)
+def discover_flow(
+    settings: Settings,
+    run_id: str,
+    survey_ids: list[str] | None = None,
+    query: str | None = None,
+) -> Discovery:
+    """Surveys in the order given (or arXiv's order for `query`), each kept only if it adds
+    samples; stops at the target. An existing dataset version is reported, not extended."""
+    candidates = list(survey_ids or []) or (find_surveys_task(query, settings) if query else [])
+    target = settings.samples.target_samples
+    found = Discovery(settings.dataset_version, target)
+    with open_warehouse(settings) as wh:
+        written = wh.scalar(
+            "SELECT n_samples FROM dim_dataset_versions WHERE dataset_version = ?",
+            [settings.dataset_version],
+        )
+    if written is not None:
+        found.samples = written
+        log.warning("dataset %s exists: immutable, not extended", settings.dataset_version)
+        return found
+    for survey_id in candidates:
+        if found.samples >= target:
+            break
+        trial = settings.with_overrides({"surveys": [*found.kept, survey_id]})
+        fetch_flow(trial, run_id)
+        clean_flow(trial, run_id)
+        with open_warehouse(settings) as wh:
+            reason = wh.scalar(
+                "SELECT reason FROM quarantine WHERE item_id = ? AND stage IN ('fetch', 'survey') "
+                "AND NOT EXISTS (SELECT 1 FROM dim_surveys WHERE survey_id = ?)",
+                [survey_id, survey_id],
+            )
+            samples = 0 if reason else len(plan_samples(wh, trial, list(trial.surveys))[0])
+        if reason or samples <= found.samples:
+            found.skipped[survey_id] = reason or "no new samples"
+            continue
+        found.kept.append(survey_id)
+        found.samples = samples
+        log.info("discover: %s kept, %d/%d samples", survey_id, samples, target)
+    if found.kept:
+        samples_flow(settings.with_overrides({"surveys": found.kept}), run_id)
+    return found

@@ -1,0 +1,102 @@
+"""Dataset statistics: what a dataset version holds and how its surveys' references resolved,
+as numbers, a Markdown report and a histogram of input words per sample."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DatasetStats", "SurveyStats", "stats_markdown", "words_histogram"]
+
+
+@dataclass(frozen=True)
+class SurveyStats:
+    survey_id: str
+    title: str
+    references: int
+    resolved: int
+    samples: int
+
+    @property
+    def resolved_rate(self) -> float:
+        return self.resolved / self.references if self.references else 0.0
+
+
+@dataclass(frozen=True)
+class DatasetStats:
+    dataset_version: str
+    number: int | None  # None while the version is not written yet
+    input_words: tuple[int, ...]  # one per sample
+    papers: int
+    surveys: tuple[SurveyStats, ...]
+    how: dict[str, int]  # how references were resolved (or why not), over its surveys
+
+    @property
+    def samples(self) -> int:
+        return len(self.input_words)
+
+    def words_summary(self) -> dict[str, float]:
+        """min, quartiles, mean and max of input words per sample (zeros when empty)."""
+        words = np.array(self.input_words or (0,), dtype=float)
+        q = np.percentile(words, [0, 25, 50, 75, 100])
+        return {
+            "min": q[0],
+            "p25": q[1],
+            "median": q[2],
+            "mean": float(words.mean()),
+            "p75": q[3],
+            "max": q[4],
+        }
+
+
+def stats_markdown(stats: DatasetStats, histogram: Path | None = None) -> str:
+    """The report the samples stage leaves as a Prefect artifact."""
+    number = f" (#{stats.number})" if stats.number is not None else ""
+    words = stats.words_summary()
+    lines = [
+        f"# Dataset {stats.dataset_version}{number}",
+        "",
+        f"{stats.samples} samples, {stats.papers} papers, {len(stats.surveys)} surveys.",
+        "",
+        "| input words per sample | " + " | ".join(words) + " |",
+        "|---|" + "---:|" * len(words),
+        "| | " + " | ".join(f"{v:,.0f}" for v in words.values()) + " |",
+        "",
+        "| survey | title | references | resolved | rate | samples |",
+        "|---|---|---:|---:|---:|---:|",
+        *(
+            f"| {s.survey_id} | {s.title} | {s.references} | {s.resolved} "
+            f"| {s.resolved_rate:.0%} | {s.samples} |"
+            for s in stats.surveys
+        ),
+        "",
+        "| how references resolved | entries |",
+        "|---|---:|",
+        *(f"| {how} | {n} |" for how, n in sorted(stats.how.items(), key=lambda i: -i[1])),
+    ]
+    if histogram is not None:
+        lines += ["", f"Histogram of input words per sample: `{histogram}`"]
+    return "\n".join(lines) + "\n"
+
+
+def words_histogram(stats: DatasetStats, path: Path) -> Path:
+    """A PNG histogram of input words per sample at `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
+    try:
+        ax.hist(stats.input_words, bins=min(20, max(1, stats.samples)), color="#4878a8")
+        ax.set_xlabel("input words per sample (three papers)")
+        ax.set_ylabel("samples")
+        ax.set_title(f"Dataset {stats.dataset_version}: {stats.samples} samples")
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return path

@@ -172,9 +172,9 @@ def apply_verdicts(
     channel: str,
     at: datetime,
 ) -> tuple[list[QAPair], list[QADecision], list[str]]:
-    """(pairs changed, decisions, problems): pending verdicts are skipped; a verdict that
-    cannot be applied is a problem (qa id and why), never a crash. A FileVerdict's own
-    reviewer and time win over the defaults."""
+    """(pairs changed, decisions, problems): pending verdicts and verdicts that change
+    nothing are skipped; a verdict that cannot be applied is a problem (qa id and why),
+    never a crash. A FileVerdict's own reviewer and time win over the defaults."""
     changed: dict[str, QAPair] = {}
     decisions, problems = [], []
     for verdict in verdicts:
@@ -200,6 +200,12 @@ def apply_verdicts(
         except ReviewError as exc:
             problems.append(f"{verdict.qa_id}: {exc}")
             continue
+        if (updated.status, updated.question, updated.answer) == (
+            pair.status,
+            pair.question,
+            pair.answer,
+        ):
+            continue  # already so: a repeated import or command records nothing new
         changed[pair.qa_id] = updated
         decisions.append(record)
     return list(changed.values()), decisions, problems

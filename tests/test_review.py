@@ -1,0 +1,198 @@
+"""Human review, three ways, one record: the Prefect UI form (a paused flow resumed with
+run input, as the UI does), the `lilo review` CLI and JSONL files; manual mode end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from datetime import datetime
+
+import duckdb
+import pytest
+
+from flows.cli import main
+from tasks.qa import Verdict, apply_verdicts, decide
+from tasks.records import QAPair
+
+DEMO = ["--review", "manual", "--methods", "single", "--target-words", "4000"]
+
+
+def _pair(status: str = "pending") -> QAPair:
+    return QAPair(
+        "q1", "s1", "single", ("p1",), "What RMSE?", "0.635", (), status, 1, "", "", "v", "b"
+    )
+
+
+def _sql(data_dir, query: str) -> list[tuple]:
+    con = duckdb.connect(str(data_dir / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+# -- decisions, pure ---------------------------------------------------------------------
+
+
+def test_an_edit_keeps_the_original_and_approves_the_new_text():
+    at = datetime(2026, 1, 2, 3, 4, 5)
+    pair, record = decide(_pair(), "approve", "ana", "cli", at, answer="An RMSE of 0.635.")
+    assert (pair.status, pair.reviewer, pair.answer) == ("approved", "ana", "An RMSE of 0.635.")
+    assert (record.action, record.decided_at, record.channel) == ("edit", at, "cli")
+    assert (record.original_answer, record.answer) == ("0.635", "An RMSE of 0.635.")
+
+
+def test_bad_verdicts_are_problems_not_crashes():
+    pairs = {"q1": _pair(), "q2": QAPair(**{**_pair("filtered").__dict__, "qa_id": "q2"})}
+    verdicts = [
+        Verdict(qa_id="q1", decision="reject"),  # no reason
+        Verdict(qa_id="q2", decision="approve"),  # never reached review
+        Verdict(qa_id="nope", decision="approve"),
+        Verdict(qa_id="q1", decision="edit"),  # changes nothing
+        Verdict(qa_id="q1"),  # pending: skipped
+    ]
+    changed, decisions, problems = apply_verdicts(verdicts, pairs, "ana", "ui", datetime.now())
+    assert changed == [] and decisions == []
+    assert [p.split(":")[0] for p in problems] == ["q1", "q2", "nope", "q1"]
+    assert "needs a reason" in problems[0] and "filtered" in problems[1]
+
+
+# -- manual mode end to end --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def manual_run(tmp_path_factory, prefect_harness):
+    """`lilo demo --review manual` once; tests work on copies of its data folder."""
+    data = tmp_path_factory.mktemp("manual") / "data"
+    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
+    return data
+
+
+@pytest.fixture
+def data(manual_run, tmp_path):
+    copy = tmp_path / "data"
+    shutil.copytree(manual_run, copy, ignore=shutil.ignore_patterns("published"))
+    return copy
+
+
+def test_manual_run_leaves_samples_waiting_and_writes_no_summaries(manual_run):
+    statuses = dict(_sql(manual_run, "SELECT status, count(*) FROM fct_qa_pairs GROUP BY 1"))
+    assert statuses["pending"] > 0 and "approved" not in statuses
+    assert _sql(manual_run, "SELECT count(*) FROM fct_generations") == [(0,)]
+    assert _sql(manual_run, "SELECT count(*) FROM fct_qa_decisions") == [(0,)]
+    assert _sql(manual_run, "SELECT count(*) FROM quarantine WHERE stage = 'qa'") == [(0,)]
+
+
+def test_run_ends_with_what_waits_and_the_command(data, capsys):
+    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0  # nothing approved: no change
+    out = capsys.readouterr().out
+    (pending,) = _sql(data, "SELECT count(*) FROM fct_qa_pairs WHERE status = 'pending'")[0]
+    assert f"{pending} QA pairs wait for review; review them with: lilo review --data-dir" in out
+    assert _sql(data, "SELECT count(*) FROM fct_generations") == [(0,)]
+
+
+def test_approving_one_sample_makes_the_next_run_summarize_exactly_it(data, capsys):
+    samples = [r[0] for r in _sql(data, "SELECT sample_id FROM dim_samples ORDER BY 1")]
+    chosen = samples[1]
+    args = ["--sample", chosen, "--data-dir", str(data), "--reviewer", "ana"]
+    assert main(["review", "approve", *args]) == 0
+    decided = _sql(
+        data, "SELECT DISTINCT sample_id, reviewer, channel, action FROM fct_qa_decisions"
+    )
+    assert decided == [(chosen, "ana", "cli", "approve")]
+    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
+    assert _sql(data, "SELECT DISTINCT sample_id FROM fct_generations") == [(chosen,)]
+    capsys.readouterr()
+    assert main(["review", "report", "--data-dir", str(data)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["samples_ready"] == 1 and report["reviewers"] == {"ana": report["decisions"]}
+    coverage = report["coverage"]
+    assert (coverage["facts"], coverage["facts_in_sampled_papers"]) == (96, 72)
+    assert 0 < coverage["covered"] <= 24  # one sample's three papers, eight facts each
+
+
+def test_export_edit_import_jsonl(data, tmp_path, capsys):
+    out = tmp_path / "pairs.jsonl"
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    common = ["--data-dir", str(data), "--sample", sample]
+    assert main(["review", "export", str(out), *common]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    lines[0]["decision"] = "approve"
+    lines[1].update(decision="reject", reason="ambiguous: two RMSE figures fit")
+    lines[2].update(decision="approve", answer="Edited: " + lines[2]["answer"], reviewer="bo")
+    lines[3].update(decision="reject")  # no reason: not recorded
+    text = "\n".join(json.dumps(line) for line in lines) + '\n{"qa_id": 1, "oops": true}\n'
+    out.write_text(text)
+    assert main(["review", "import", str(out), *common, "--reviewer", "ana"]) == 1
+    err = capsys.readouterr().err
+    assert "needs a reason" in err and f"{out}:{len(lines) + 1}" in err
+    rows = _sql(
+        data,
+        "SELECT qa_id, action, reviewer, channel, original_answer, answer FROM fct_qa_decisions",
+    )
+    by_id = {r[0]: r[1:] for r in rows}
+    assert by_id[lines[0]["qa_id"]][:3] == ("approve", "ana", "file")
+    assert by_id[lines[1]["qa_id"]][0] == "reject"
+    edit = by_id[lines[2]["qa_id"]]
+    assert edit[:2] == ("edit", "bo") and edit[4] == "Edited: " + edit[3]
+    assert lines[3]["qa_id"] not in by_id
+    assert _sql(data, "SELECT reason FROM quarantine WHERE stage = 'review'") == [
+        ("review_input_rejected",)
+    ]
+    # Importing the same file again adds no decision.
+    assert main(["review", "import", str(out), *common, "--reviewer", "ana"]) == 1
+    assert len(_sql(data, "SELECT * FROM fct_qa_decisions")) == len(rows)
+
+
+def test_review_flow_form_resumed_like_the_ui(data):
+    from prefect import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    from flows.review import qa_review
+
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    overrides = {"data_dir": str(data), "qa.review_poll_s": 1, "qa.review_batch": 50}
+    result: list[dict] = []
+    runner = threading.Thread(
+        target=lambda: result.append(qa_review(sample=sample, overrides=overrides))
+    )
+    runner.start()
+    with get_client(sync_client=True) as client:
+        paused = None
+        for _ in range(120):
+            paused = next((r for r in client.read_flow_runs() if r.state.is_paused()), None)
+            if paused:
+                break
+            time.sleep(0.5)
+        assert paused is not None, "the review flow never paused for its form"
+        key = paused.state.state_details.run_input_keyset
+        description = json.loads(client.read_flow_run_input(paused.id, key["description"]))
+        schema = json.loads(client.read_flow_run_input(paused.id, key["schema"]))
+    # The UI shows the description and a form prefilled from the schema's defaults.
+    rows = schema["properties"]["verdicts"]["default"]
+    assert {r["decision"] for r in rows} == {"pending"}
+    assert rows[0]["question"] in description and "> [" in description  # evidence quoted
+    rows[0]["decision"] = "approve"
+    rows[1].update(decision="reject", reason="trivial")
+    rows[2].update(decision="edit", question="Edited? " + rows[2]["question"])
+    resume_flow_run(paused.id, run_input={"reviewer": "carla", "verdicts": rows})
+    runner.join(timeout=120)
+    assert result and result[0]["decisions"] == 3 and result[0]["problems"] == []
+    decisions = _sql(
+        data,
+        "SELECT qa_id, action, reviewer, channel, question, original_question "
+        "FROM fct_qa_decisions ORDER BY action",
+    )
+    assert [d[1:4] for d in decisions] == [
+        ("approve", "carla", "ui"),
+        ("edit", "carla", "ui"),
+        ("reject", "carla", "ui"),
+    ]
+    edit = decisions[1]
+    assert edit[4] == "Edited? " + edit[5]
+    statuses = dict(
+        _sql(data, f"SELECT qa_id, status FROM fct_qa_pairs WHERE sample_id = '{sample}'")
+    )
+    assert statuses[rows[1]["qa_id"]] == "rejected" and statuses[rows[3]["qa_id"]] == "pending"

@@ -55,10 +55,13 @@ def find_main(folder: Path) -> Path:
     for path in sorted(folder.rglob("*.tex")):
         if path.is_symlink() or not path.is_file():
             continue
-        text = strip_comments(decode_tex(path.read_bytes())[0])[0]
+        text = decode_tex(path.read_bytes())[0]
         if "\x00" in text:
             not_text.append(path.relative_to(folder).as_posix())
             continue
+        if "\\document" not in text:  # a cheap test first: most files are not documents
+            continue
+        text = strip_comments(text)[0]
         documentclass = _DOCUMENTCLASS.search(text)
         if documentclass is None or documentclass.group(1).strip() == "subfiles":
             continue
@@ -117,16 +120,9 @@ class Inliner:
         self._folder = folder
         self._root = folder.resolve()
         self._base = main.parent
+        self._input = _input_pattern(_INPUT_COMMANDS)
         self.comment_bytes = 0
         self.warnings: list[str] = []
-        preamble = strip_comments(self._decode(main, warn=False))[0]
-        wrappers = set(_WRAPPER.findall(preamble))
-        for package in self._local_packages(preamble):
-            text = strip_comments(self._decode(package, warn=False))[0]
-            wrappers.update(_WRAPPER.findall(text))
-            for match in _input_pattern(_INPUT_COMMANDS).finditer(text):
-                self._check_package_input(match, package)
-        self._input = _input_pattern((*_INPUT_COMMANDS, *sorted(wrappers)))
 
     def read(self, path: Path, stack: tuple[Path, ...] = ()) -> str:
         """`path` decommented, with its inputs inlined; `stack` holds the files being read
@@ -134,9 +130,22 @@ class Inliner:
         text, removed, warnings = strip_comments(self._decode(path))
         self.comment_bytes += removed
         self.warnings.extend(f"{self._name(path)}: {w}" for w in warnings)
-        if stack and BEGIN_DOCUMENT.search(text):
+        if not stack:
+            self._scan_preamble(text)
+        elif BEGIN_DOCUMENT.search(text):
             text = document_body(text)
         return self._input.sub(lambda m: self._inline(m, (*stack, path.resolve())), text)
+
+    def _scan_preamble(self, main: str) -> None:
+        """Input wrappers defined by the main file or its local packages become input
+        commands; a package's own missing inputs become warnings."""
+        wrappers = set(_WRAPPER.findall(main))
+        for package in self._local_packages(main):
+            text = strip_comments(self._decode(package, warn=False))[0]
+            wrappers.update(_WRAPPER.findall(text))
+            for match in self._input.finditer(text):
+                self._check_package_input(match, package)
+        self._input = _input_pattern((*_INPUT_COMMANDS, *sorted(wrappers)))
 
     def _inline(self, match: re.Match[str], stack: tuple[Path, ...]) -> str:
         written = _written(match)

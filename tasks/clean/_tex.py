@@ -19,9 +19,9 @@ __all__ = [
     "strip_comments",
 ]
 
-# `%` preceded by an even number of backslashes (none included): `\%` is a percent sign,
-# `\\%` is a line break followed by a comment.
-_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%.*")
+# A line up to its first unescaped `%`, the comment, and the newline: `\%` is a percent
+# sign, `\\%` a line break followed by a comment. Possessive quantifiers: no backtracking.
+_COMMENT_LINE = re.compile(r"(?m)^((?:[^%\\\n]++|\\.)*+)%[^\n]*(\n?)")
 _COMMENT_ENV = re.compile(r"\\begin\s*\{comment\}.*?\\end\s*\{comment\}", re.S)
 _IFFALSE = re.compile(r"\\iffalse(?![a-zA-Z@])")
 _CONDITIONAL = re.compile(r"\\(if[a-zA-Z@]*|else|fi)(?![a-zA-Z@])")
@@ -87,19 +87,17 @@ def strip_comments(text: str) -> tuple[str, int, list[str]]:
     live text. A line that held only a comment disappears with its newline, so that it does
     not turn into a paragraph break. Returns (text, bytes removed, warnings).
     """
-    lines = []
-    for line in text.split("\n"):
-        match = _PERCENT.search(line)
-        if match is None:
-            lines.append(line)
-            continue
-        kept = (line[: match.start()] + match.group(1)).rstrip()
-        if kept.strip():
-            lines.append(kept)
-    cleaned = _COMMENT_ENV.sub("", "\n".join(lines))
+    cleaned = _COMMENT_LINE.sub(_kept_before_comment, text) if "%" in text else text
+    if "comment" in cleaned:
+        cleaned = _COMMENT_ENV.sub("", cleaned)
     cleaned, terminated = _strip_iffalse(cleaned)
     warnings = [] if terminated else ["unterminated \\iffalse: left in place"]
     return cleaned, nbytes(text) - nbytes(cleaned), warnings
+
+
+def _kept_before_comment(match: re.Match[str]) -> str:
+    kept = match.group(1).rstrip()
+    return kept + match.group(2) if kept.strip() else ""
 
 
 def _strip_iffalse(text: str) -> tuple[str, bool]:

@@ -119,7 +119,9 @@ def _title(source: str) -> str:
     if span is None:
         return ""
     latex = remove_commands(source[span[0] : span[1]], _TITLE_NOISE)[0]
-    return " ".join(LatexNodes2Text().latex_to_text(latex).split())
+    if any(char in latex for char in "\\{}$~"):  # markup left: let pylatexenc render it
+        latex = LatexNodes2Text().latex_to_text(latex)
+    return " ".join(latex.split())
 
 
 def _remove_bibliography(body: str) -> tuple[str, int]:

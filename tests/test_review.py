@@ -196,3 +196,25 @@ def test_review_flow_form_resumed_like_the_ui(data):
         _sql(data, f"SELECT qa_id, status FROM fct_qa_pairs WHERE sample_id = '{sample}'")
     )
     assert statuses[rows[1]["qa_id"]] == "rejected" and statuses[rows[3]["qa_id"]] == "pending"
+
+
+def test_interactive_review_saves_each_decision_and_resumes(data, monkeypatch, capsys):
+    import io
+
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    args = ["review", "--data-dir", str(data), "--sample", sample, "--reviewer", "dee"]
+    keys = "a\nr\nnot answerable from the papers\ne\nWhich RMSE is reported?\n\ns\nq\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(keys))
+    assert main(args) == 0
+    assert "3 decisions recorded this session" in capsys.readouterr().out
+    actions = _sql(data, "SELECT action, question FROM fct_qa_decisions ORDER BY decided_at")
+    assert [a for a, _ in actions] == ["approve", "reject", "edit"]
+    assert actions[2][1] == "Which RMSE is reported?"
+    # The next session starts with the pair skipped last time.
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(args) == 0
+    (skipped,) = _sql(
+        data,
+        f"SELECT count(*) FROM fct_qa_pairs WHERE sample_id = '{sample}' AND status = 'pending'",
+    )[0]
+    assert f"{skipped} pairs wait" in capsys.readouterr().out

@@ -87,12 +87,14 @@ def words_histogram(stats: DatasetStats, path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
     try:
         ax.hist(stats.input_words, bins=min(20, max(1, stats.samples)), color="#4878a8")
-        ax.set_xlabel("input words per sample (three papers)")
+        ax.set_xlabel("input words per sample")
         ax.set_ylabel("samples")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(f"Dataset {stats.dataset_version}: {stats.samples} samples")
         fig.tight_layout()
         path.parent.mkdir(parents=True, exist_ok=True)

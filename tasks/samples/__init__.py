@@ -1,19 +1,27 @@
 """Survey -> samples (DESIGN §5): a survey's references resolved to arXiv ids, its
-co-citation groups, and the triplets built from them."""
+co-citation groups, the triplets built from them, and the dataset's statistics."""
 
 from tasks.samples.arxiv_ids import find_arxiv_id, normalize_arxiv_id
 from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
 from tasks.samples.references import Reference, read_references
+from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown, words_histogram
+from tasks.samples.title_search import resolve_titles, title_similarity
 from tasks.samples.triplets import build_samples
 
 __all__ = [
     "Citation",
     "CitationGroup",
+    "DatasetStats",
     "Reference",
+    "SurveyStats",
     "build_samples",
     "citation_groups",
     "find_arxiv_id",
     "find_citations",
     "normalize_arxiv_id",
     "read_references",
+    "resolve_titles",
+    "stats_markdown",
+    "title_similarity",
+    "words_histogram",
 ]

@@ -143,7 +143,7 @@ def _run_suite(frame: pd.DataFrame, parameters: dict[str, Any], docs_dir: Path |
             "show_how_to_buttons": False,
             "store_backend": {
                 "class_name": "TupleFilesystemStoreBackend",
-                "base_directory": str(docs_dir),
+                "base_directory": str(docs_dir.resolve()),  # GX wants it absolute
             },
             "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
         }

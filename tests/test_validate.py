@@ -122,15 +122,17 @@ def test_appendix_environment_is_caught(good: list[PaperText]) -> None:
 
 
 @pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
-def test_corpus_papers_pass_and_data_docs_are_built(tmp_path: Path) -> None:
+def test_corpus_papers_pass_and_data_docs_are_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     papers = []
     for folder in sorted(PAPERS.iterdir()):
         raw = RawSource(folder.name, "", str(folder), 0, "folder")
         papers.append(clean_folder(folder, raw, SETTINGS))
     assert all(isinstance(p, PaperText) for p in papers)
-    result = validate_papers(papers, SETTINGS, tmp_path / "docs")
+    monkeypatch.chdir(tmp_path)
+    result = validate_papers(papers, SETTINGS, Path("docs"))  # relative, like lilo-data/
     assert result.quarantine == [] and len(result.passed) == 15
-    index = Path(result.summary["data_docs"])
-    assert index == tmp_path / "docs" / "index.html" and index.is_file()
+    assert (tmp_path / result.summary["data_docs"]).is_file()
     [page] = (tmp_path / "docs" / "validations").rglob("*.html")
     assert "values must be unique" in page.read_text()  # the rendered uniqueness check

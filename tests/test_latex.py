@@ -321,3 +321,11 @@ def test_arxiv_readme_cannot_point_outside(tmp_path: Path) -> None:
     doc = "\\documentclass{article}\n\\begin{document}\nok\n\\end{document}\n"
     folder = _write(tmp_path / "p", {"ms.tex": doc, "00README.json": readme})
     assert clean_source(folder, SETTINGS).main_file == "ms.tex"
+
+
+def test_utf16_without_bom_is_quarantined_not_guessed(tmp_path: Path) -> None:
+    doc = "\\documentclass{article}\n\\begin{document}\nna\u00efve\n\\end{document}\n"
+    folder = _write(tmp_path / "p", {"ms.tex": doc.encode("utf-16-le")})
+    with pytest.raises(Quarantined) as caught:
+        clean_source(folder, SETTINGS)
+    assert caught.value.reason == "not_utf8" and caught.value.detail.startswith("ms.tex: NUL")

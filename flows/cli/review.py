@@ -3,7 +3,8 @@
 `lilo review` walks pending pairs one by one and records each decision at once (quit any
 time; the next session starts where this one stopped). `list|approve|reject|edit` do the
 same without prompts, `export|import` carry pairs to reviewers without access as JSONL,
-and `report` prints the dataset version's QA quality report.
+`ui` starts the review flow whose forms wait in the Prefect UI, and `report` prints the
+dataset version's QA quality report.
 """
 
 from __future__ import annotations
@@ -193,6 +194,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    import os
+
+    from flows.review import qa_review
+
+    if not os.environ.get("PREFECT_API_URL"):
+        print(
+            "PREFECT_API_URL is unset: the form would live on a temporary server no browser "
+            "can reach. Start `prefect server start` and export PREFECT_API_URL first.",
+            file=sys.stderr,
+        )
+        return 2
+    settings = settings_from_args(args)
+    overrides = settings.model_dump(mode="json")
+    overrides["llm"]["api_key"] = settings.llm.api_key
+    print("review the pending pairs in the Prefect UI: the qa-review run waits for its form")
+    totals = qa_review(sample=args.sample, overrides=overrides)
+    print(f"{totals['decisions']} decisions recorded in {totals['batches']} forms")
+    return 0
+
+
 def register(sub: Any) -> None:
     review = sub.add_parser(
         "review",
@@ -235,6 +257,12 @@ def register(sub: Any) -> None:
     _common_args(imported)
     imported.add_argument("file")
     imported.set_defaults(func=cmd_import)
+
+    ui = actions.add_parser(
+        "ui", help="start the qa-review flow: a form per batch in the Prefect UI"
+    )
+    _common_args(ui)
+    ui.set_defaults(func=cmd_ui)
 
     report = actions.add_parser("report", help="the QA quality report (JSON)")
     _common_args(report)

@@ -18,8 +18,9 @@ __all__ = ["fetch_flow"]
 _QUARANTINE_KEY = ("item_id", "stage")
 
 
-@task(name="fetch-metadata", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
+@task(name="fetch-metadata", cache_policy=NO_CACHE)
 def fetch_metadata_task(ids: list[str], settings: Settings) -> list[PaperMeta]:
+    """Retries and pacing live in the HTTP layer (tasks/fetch/_http.py)."""
     return fetch_metadata(ids, settings) if ids else []
 
 
@@ -68,7 +69,14 @@ def _fetch(
     missing = [i for i in ids if strip_version(i) not in known]
     if not missing:
         return [known[strip_version(i)] for i in ids]
-    meta = fetch_metadata_task(missing, settings)
+    state = fetch_metadata_task(missing, settings, return_state=True)
+    if state.is_completed():
+        meta = state.result()
+    else:
+        # Metadata only adds titles and categories: the e-prints are still worth fetching,
+        # and the cleaned text supplies the title.
+        meta = []
+        report.note(f"{role} metadata unavailable, fetching e-prints without it: {state.message}")
     raws, quarantine = fetch_eprints_task(missing, settings, meta, role)
     report.write(wh, "stg_raw_sources", raws, ("arxiv_id",))
     report.write(wh, "quarantine", quarantine, _QUARANTINE_KEY, update=True)

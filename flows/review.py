@@ -113,21 +113,21 @@ def record_verdicts(
     channel: str,
     run_id: str | None = None,
 ) -> tuple[list[QADecision], list[str]]:
-    """Apply verdicts and write them: decisions first, then the pairs' new state, so a
-    crash in between loses no decision. Problems are quarantined (stage `review`) and
-    returned; the rest are recorded."""
+    """Apply verdicts and write the decisions, the pairs' new state and any problems in one
+    transaction. Problems are quarantined (stage `review`) and returned."""
     run_id = run_id or f"{channel}-review-{uuid.uuid4()}"
     at = datetime.now(UTC).replace(tzinfo=None)
     with open_for_review(settings) as wh:
         pairs = {p.qa_id: p for ps in load_qa(wh, settings.dataset_version).values() for p in ps}
         changed, decisions, problems = apply_verdicts(verdicts, pairs, reviewer, channel, at)
         extra = {"run_id": run_id}
-        wh.upsert("fct_qa_decisions", decisions, ("decision_id",), extra=extra)
-        wh.upsert("fct_qa_pairs", changed, ("qa_id",), update=True, extra=extra)
         quarantine = [
             Quarantine(p.split(":", 1)[0], "review", "review_input_rejected", p) for p in problems
         ]
-        wh.upsert("quarantine", quarantine, ("item_id", "stage"), update=True, extra=extra)
+        with wh.transaction():
+            wh.upsert("fct_qa_decisions", decisions, ("decision_id",), extra=extra)
+            wh.upsert("fct_qa_pairs", changed, ("qa_id",), update=True, extra=extra)
+            wh.upsert("quarantine", quarantine, ("item_id", "stage"), update=True, extra=extra)
     return decisions, problems
 
 

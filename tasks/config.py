@@ -178,8 +178,17 @@ class Settings(BaseSettings):
             exclude={
                 "data_dir": True,
                 "surveys": True,
-                "arxiv": {"api_url", "eprint_url", "delay_s", "retries", "backoff_s", "timeout_s"},
+                "arxiv": {
+                    "api_url",
+                    "eprint_url",
+                    "delay_s",
+                    "retries",
+                    "backoff_s",
+                    "timeout_s",
+                    "user_agent",
+                },
                 "llm": {"base_url", "concurrency", "retries", "timeout_s"},
+                "qa": {"review_batch", "review_timeout_s", "review_poll_s", "lock_wait_s"},
             },
         )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

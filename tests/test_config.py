@@ -23,6 +23,7 @@ def test_config_hash_ignores_paths_endpoints_and_secrets():
             "arxiv.api_url": "http://127.0.0.1:1/api/query",
             "llm.api_key": "sk-secret",
             "arxiv.delay_s": 0.0,
+            "qa.review_batch": 3,
         }
     )
     changed = base.with_overrides({"generate.ral.k": 8})

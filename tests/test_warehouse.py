@@ -93,3 +93,20 @@ def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
     assert fresh.execute("SELECT s_l FROM leaderboard").fetchall() == [(75.0,)]
     parquet = sorted((tmp_path / "published" / "results").glob("version=*/res_scores.parquet"))
     assert [p.parent.name for p in parquet] == ["version=0001", "version=0002"]
+
+
+def test_nested_transactions_are_one(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    first = Quarantine("2601.00001", "clean", "too_short", "")
+    second = Quarantine("2601.00002", "clean", "too_short", "")
+    try:
+        with wh.transaction():
+            wh.upsert("quarantine", [first], ("item_id", "stage"), extra={"run_id": "r"})
+            wh.upsert("quarantine", [second], ("item_id", "stage"), extra={"run_id": "r"})
+            raise RuntimeError("crash between the writes")
+    except RuntimeError:
+        pass
+    assert wh.scalar("SELECT count(*) FROM quarantine") == 0  # neither write survived
+    with wh.transaction():
+        wh.upsert("quarantine", [first, second], ("item_id", "stage"), extra={"run_id": "r"})
+    assert wh.scalar("SELECT count(*) FROM quarantine") == 2

@@ -31,6 +31,7 @@ class Warehouse:
         self.path = path
         self.con = duckdb.connect(str(path))
         self._json_columns: dict[str, set[str]] = {}
+        self._in_transaction = False
         self._migrate()
 
     def close(self) -> None:
@@ -87,13 +88,22 @@ class Warehouse:
     # -- writing ------------------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """All or nothing. Nested blocks join the outermost one, so several upserts can be
+        made atomic together."""
+        if self._in_transaction:
+            yield
+            return
         self.con.execute("BEGIN TRANSACTION")
+        self._in_transaction = True
         try:
             yield
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
-        self.con.execute("COMMIT")
+        else:
+            self.con.execute("COMMIT")
+        finally:
+            self._in_transaction = False
 
     def upsert(
         self,

@@ -10,6 +10,7 @@ dataset version's QA quality report.
 from __future__ import annotations
 
 import argparse
+import functools
 import getpass
 import json
 import sys
@@ -221,26 +222,29 @@ def register(sub: Any) -> None:
         help="review QA pairs: interactively, one by one, or via JSONL files",
         description="Without a sub-command: walk the pending pairs one by one.",
     )
-    _common_args(review)
+    _common_args(review, top=True)
     review.set_defaults(func=cmd_interactive)
-    actions = review.add_subparsers(dest="action", metavar="ACTION")
+    subparsers = review.add_subparsers(dest="action", metavar="ACTION")
+    # Options may come before or after the action: the action's parser only sets what it
+    # was given, so it never overwrites a value parsed before it with a default.
+    action = functools.partial(subparsers.add_parser, argument_default=argparse.SUPPRESS)
 
-    listing = actions.add_parser("list", help="list pairs (pending by default)")
+    listing = action("list", help="list pairs (pending by default)")
     _common_args(listing, status="pending")
     listing.set_defaults(func=cmd_list)
 
-    approve = actions.add_parser("approve", help="approve pairs, or a sample's pending pairs")
+    approve = action("approve", help="approve pairs, or a sample's pending pairs")
     _common_args(approve)
     approve.add_argument("qa_ids", nargs="*", metavar="QA_ID")
     approve.set_defaults(func=cmd_approve)
 
-    reject = actions.add_parser("reject", help="reject pairs, with a reason")
+    reject = action("reject", help="reject pairs, with a reason")
     _common_args(reject)
     reject.add_argument("qa_ids", nargs="+", metavar="QA_ID")
     reject.add_argument("--reason", required=True)
     reject.set_defaults(func=cmd_reject)
 
-    edit = actions.add_parser("edit", help="edit and approve a pair (the original is kept)")
+    edit = action("edit", help="edit and approve a pair (the original is kept)")
     _common_args(edit)
     edit.add_argument("qa_id", metavar="QA_ID")
     edit.add_argument("--question")
@@ -248,33 +252,33 @@ def register(sub: Any) -> None:
     edit.add_argument("--reason", default="")
     edit.set_defaults(func=cmd_edit)
 
-    export = actions.add_parser("export", help="write pairs to a JSONL file for reviewers")
+    export = action("export", help="write pairs to a JSONL file for reviewers")
     _common_args(export, status="pending")
     export.add_argument("file")
     export.set_defaults(func=cmd_export)
 
-    imported = actions.add_parser("import", help="record the decisions in a JSONL file")
+    imported = action("import", help="record the decisions in a JSONL file")
     _common_args(imported)
     imported.add_argument("file")
     imported.set_defaults(func=cmd_import)
 
-    ui = actions.add_parser(
-        "ui", help="start the qa-review flow: a form per batch in the Prefect UI"
-    )
+    ui = action("ui", help="start the qa-review flow: a form per batch in the Prefect UI")
     _common_args(ui)
     ui.set_defaults(func=cmd_ui)
 
-    report = actions.add_parser("report", help="the QA quality report (JSON)")
+    report = action("report", help="the QA quality report (JSON)")
     _common_args(report)
     report.add_argument("--corpus", help="synthetic corpus folder, for planted-fact coverage")
     report.set_defaults(func=cmd_report)
 
 
-def _common_args(p: argparse.ArgumentParser, status: str | None = None) -> None:
+def _common_args(p: argparse.ArgumentParser, status: str | None = None, top: bool = False) -> None:
     add_settings_args(p)
     p.add_argument("--sample", help="only this sample's pairs")
     p.add_argument(
-        "--reviewer", default=getpass.getuser(), help="who decides (default: your user name)"
+        "--reviewer",
+        default=getpass.getuser() if top else argparse.SUPPRESS,
+        help="who decides (default: your user name)",
     )
     if status:
         p.add_argument("--status", default=status, help="comma-separated statuses to include")

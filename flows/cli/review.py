@@ -235,7 +235,7 @@ def register(sub: Any) -> None:
 
     approve = action("approve", help="approve pairs, or a sample's pending pairs")
     _common_args(approve)
-    approve.add_argument("qa_ids", nargs="*", metavar="QA_ID")
+    approve.add_argument("qa_ids", nargs="*", default=[], metavar="QA_ID")
     approve.set_defaults(func=cmd_approve)
 
     reject = action("reject", help="reject pairs, with a reason")

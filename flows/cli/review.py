@@ -247,8 +247,8 @@ def register(sub: Any) -> None:
     edit = action("edit", help="edit and approve a pair (the original is kept)")
     _common_args(edit)
     edit.add_argument("qa_id", metavar="QA_ID")
-    edit.add_argument("--question")
-    edit.add_argument("--answer")
+    edit.add_argument("--question", default=None)
+    edit.add_argument("--answer", default=None)
     edit.add_argument("--reason", default="")
     edit.set_defaults(func=cmd_edit)
 
@@ -268,7 +268,7 @@ def register(sub: Any) -> None:
 
     report = action("report", help="the QA quality report (JSON)")
     _common_args(report)
-    report.add_argument("--corpus", help="synthetic corpus folder, for planted-fact coverage")
+    report.add_argument("--corpus", default=None, help="synthetic corpus folder, for planted-fact coverage")
     report.set_defaults(func=cmd_report)
 
 

@@ -268,7 +268,9 @@ def register(sub: Any) -> None:
 
     report = action("report", help="the QA quality report (JSON)")
     _common_args(report)
-    report.add_argument("--corpus", default=None, help="synthetic corpus folder, for planted-fact coverage")
+    report.add_argument(
+        "--corpus", default=None, help="synthetic corpus folder, for planted-fact coverage"
+    )
     report.set_defaults(func=cmd_report)
 
 

@@ -193,10 +193,15 @@ class Settings(BaseSettings):
         )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
+    def as_overrides(self) -> dict[str, Any]:
+        """Every value, the API key included, for handing these settings to a flow run."""
+        data = self.model_dump(mode="json")
+        data["llm"]["api_key"] = self.llm.api_key
+        return data
+
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
         """A copy with dotted or nested overrides applied, e.g. {"llm.backend": "openai"}."""
-        data = self.model_dump(mode="python")
-        data["llm"]["api_key"] = self.llm.api_key
+        data = self.as_overrides()
         for key, value in _nest(overrides).items():
             _merge(data, key, value)
         return Settings.model_validate(data)

@@ -60,10 +60,8 @@ def run_pipeline_flow(settings: Settings) -> dict[str, Any]:
 
     from flows.pipeline import lilo_pipeline
 
-    overrides = settings.model_dump(mode="json")
-    overrides["llm"]["api_key"] = settings.llm.api_key  # excluded from dumps, needed here
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return lilo_pipeline(overrides=overrides)
+        return lilo_pipeline(overrides=settings.as_overrides())
 
 
 def print_leaderboard(published: Path) -> None:

@@ -196,22 +196,21 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    import os
+    from prefect.settings import get_current_settings
 
     from flows.review import qa_review
 
-    if not os.environ.get("PREFECT_API_URL"):
+    if not get_current_settings().api.url:
         print(
-            "PREFECT_API_URL is unset: the form would live on a temporary server no browser "
-            "can reach. Start `prefect server start` and export PREFECT_API_URL first.",
+            "No Prefect API is configured: the form would live on a temporary server no "
+            "browser can reach. Run `prefect server start`, then "
+            "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`, and try again.",
             file=sys.stderr,
         )
         return 2
     settings = settings_from_args(args)
-    overrides = settings.model_dump(mode="json")
-    overrides["llm"]["api_key"] = settings.llm.api_key
     print("review the pending pairs in the Prefect UI: the qa-review run waits for its form")
-    totals = qa_review(sample=args.sample, overrides=overrides)
+    totals = qa_review(sample=args.sample, overrides=settings.as_overrides())
     print(f"{totals['decisions']} decisions recorded in {totals['batches']} forms")
     return 0
 

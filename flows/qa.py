@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import load_papers, load_qa, load_samples
 from flows._stage import StageReport, stage
+from flows.review import load_decisions
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
 from tasks.parallel import map_threads
-from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready
+from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
 from tasks.records import LLMCall, PaperText, QAPair, Quarantine, Sample
+from warehouse import Warehouse
 
 __all__ = ["qa_flow"]
 
@@ -73,4 +77,18 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             f"{len(pairs)} QA pairs generated ({mode}); {ready}/{len(work)} samples became "
             f"ready, {len(stuck)} can't reach their quota, {pending} pairs wait for review"
         )
+        _quality_artifact(wh, settings)
     return report
+
+
+def _quality_artifact(wh: Warehouse, settings: Settings) -> None:
+    """The dataset version's QA quality report in the Prefect UI (`lilo review report` in a
+    terminal, with planted-fact coverage on the synthetic corpus)."""
+    version = settings.dataset_version
+    quality = quality_report(
+        load_samples(wh, version), load_qa(wh, version), load_decisions(wh, version), settings
+    )
+    key = re.sub(r"[^a-z0-9-]+", "-", f"qa-quality-{version}".lower())
+    create_markdown_artifact(
+        key=key, markdown=quality.as_markdown(), description=f"QA quality, dataset {version}"
+    )

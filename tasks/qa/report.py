@@ -48,6 +48,22 @@ class QualityReport:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def as_markdown(self) -> str:
+        """Two columns, measure and value, for the Prefect UI."""
+        lines = [
+            f"# QA quality, dataset {self.dataset_version}",
+            "",
+            "| measure | value |",
+            "|---|---|",
+        ]
+        for name, value in self.as_dict().items():
+            if name == "dataset_version" or value in ({}, None):
+                continue
+            if isinstance(value, dict):
+                value = ", ".join(f"{k}: {v}" for k, v in value.items())
+            lines.append(f"| {name.replace('_', ' ')} | {value} |")
+        return "\n".join(lines)
+
 
 def quality_report(
     samples: list[Sample],

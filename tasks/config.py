@@ -193,15 +193,18 @@ class Settings(BaseSettings):
         )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
-    def as_overrides(self) -> dict[str, Any]:
-        """Every value, the API key included, for handing these settings to a flow run."""
-        data = self.model_dump(mode="json")
-        data["llm"]["api_key"] = self.llm.api_key
-        return data
+    def flow_parameters(self) -> dict[str, Any]:
+        """These settings as a flow run's `overrides`, and the API key moved into this
+        process's environment: flow parameters are stored and shown by Prefect, secrets
+        must not be. The flow, run in this process, reads the key back from there."""
+        if self.llm.api_key:
+            os.environ["LILO_LLM__API_KEY"] = self.llm.api_key
+        return self.model_dump(mode="json")  # `api_key` is excluded from dumps
 
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
         """A copy with dotted or nested overrides applied, e.g. {"llm.backend": "openai"}."""
-        data = self.as_overrides()
+        data = self.model_dump(mode="python")
+        data["llm"]["api_key"] = self.llm.api_key
         for key, value in _nest(overrides).items():
             _merge(data, key, value)
         return Settings.model_validate(data)

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 from tasks.config import Settings, load_settings
@@ -31,3 +32,12 @@ def test_config_hash_ignores_paths_endpoints_and_secrets():
     assert changed.config_hash() != base.config_hash()
     assert "sk-secret" not in moved.model_dump_json()
     assert moved.llm.api_key == "sk-secret"
+
+
+def test_flow_parameters_never_carry_the_api_key(monkeypatch):
+    monkeypatch.delenv("LILO_LLM__API_KEY", raising=False)
+    settings = Settings().with_overrides({"llm.api_key": "sk-secret", "llm.backend": "openai"})
+    parameters = settings.flow_parameters()
+    assert "sk-secret" not in json.dumps(parameters)
+    # the flow, run in this process, loads the key back from the environment
+    assert load_settings(None, parameters).llm.api_key == "sk-secret"

@@ -61,7 +61,7 @@ def run_pipeline_flow(settings: Settings) -> dict[str, Any]:
     from flows.pipeline import lilo_pipeline
 
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return lilo_pipeline(overrides=settings.as_overrides())
+        return lilo_pipeline(overrides=settings.flow_parameters())
 
 
 def print_leaderboard(published: Path) -> None:

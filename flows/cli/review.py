@@ -210,7 +210,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         return 2
     settings = settings_from_args(args)
     print("review the pending pairs in the Prefect UI: the qa-review run waits for its form")
-    totals = qa_review(sample=args.sample, overrides=settings.as_overrides())
+    totals = qa_review(sample=args.sample, overrides=settings.flow_parameters())
     print(f"{totals['decisions']} decisions recorded in {totals['batches']} forms")
     return 0
 

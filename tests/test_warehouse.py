@@ -29,6 +29,19 @@ def test_upsert_is_idempotent_and_update_replaces(tmp_path):
     ]
 
 
+def test_clear_quarantine_removes_only_the_given_items_at_the_stage(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    rows = [Quarantine("a", "qa", "llm_error"), Quarantine("b", "qa", "llm_error")]
+    rows.append(Quarantine("a", "clean", "too_short"))
+    wh.upsert("quarantine", rows, ("item_id", "stage"), extra={"run_id": "r"})
+    assert wh.clear_quarantine("qa", []) == 0
+    assert wh.clear_quarantine("qa", ["a", "zzz"]) == 1
+    assert wh.rows("SELECT item_id, stage FROM quarantine ORDER BY ALL") == [
+        {"item_id": "a", "stage": "clean"},
+        {"item_id": "b", "stage": "qa"},
+    ]
+
+
 def test_migrations_apply_once(tmp_path):
     Warehouse(tmp_path / "w.duckdb").close()
     wh = Warehouse(tmp_path / "w.duckdb")

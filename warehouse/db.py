@@ -144,6 +144,20 @@ class Warehouse:
             self.con.unregister("_incoming")
         return self.count(table) - before
 
+    def clear_quarantine(self, stage: str, item_ids: Iterable[str]) -> int:
+        """Delete the quarantine rows of `item_ids` at `stage` (items that got through on a
+        later run); returns rows removed."""
+        ids = list(item_ids)
+        if not ids:
+            return 0
+        before = self.count("quarantine")
+        with self.transaction():
+            self.con.execute(
+                "DELETE FROM quarantine WHERE stage = ? AND list_contains(?, item_id)",
+                [stage, ids],
+            )
+        return before - self.count("quarantine")
+
     def _prepare(
         self, table: str, records: Iterable[Any], extra: dict[str, Any], raw_json: bool
     ) -> list[dict[str, Any]]:

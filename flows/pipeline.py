@@ -64,6 +64,11 @@ def lilo_pipeline(
 
 def run_pipeline(settings: Settings) -> dict[str, Any]:
     """The stages over one settings object, with the run record kept up to date."""
+    if not settings.surveys:
+        raise ValueError(
+            "no surveys to build from: pass `surveys` (arXiv ids), set LILO_SURVEYS='[\"id\"]' "
+            "on the worker, or `surveys = [...]` in the LILO_CONFIG file"
+        )
     run_id = flow_run.get_id() or str(uuid.uuid4())
     started = datetime.now(UTC).replace(tzinfo=None)
     record: dict[str, Any] = {

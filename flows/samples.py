@@ -88,23 +88,50 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
         written = wh.scalar(
             "SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [version]
         )
+        surveys = list(dict.fromkeys(settings.surveys))
         if existing or written:
             report.note(f"dataset {version} exists ({existing} samples): immutable, kept")
+        elif waiting := _surveys_not_in_yet(wh, surveys):
+            report.note(
+                f"dataset {version} not built yet: surveys {', '.join(waiting)} are not read "
+                "(fetch failed or pending); the next run tries again"
+            )
         else:
-            surveys = list(dict.fromkeys(settings.surveys))
             samples, made, cached = plan_samples(wh, settings, surveys)
             report.embeddings_made, report.embeddings_cached = made, cached
-            report.write(wh, "dim_samples", samples, ("sample_id",))
-            report.write(
-                wh,
-                "dim_dataset_versions",
-                [_version_row(wh, settings, samples)],
-                ("dataset_version",),
-            )
-            report.note(f"dataset {version}: {len(samples)} samples from {len(surveys)} surveys")
+            if samples:
+                with wh.transaction():  # a version and its samples, or neither
+                    report.write(wh, "dim_samples", samples, ("sample_id",))
+                    report.write(
+                        wh,
+                        "dim_dataset_versions",
+                        [_version_row(wh, settings, samples)],
+                        ("dataset_version",),
+                    )
+                report.note(
+                    f"dataset {version}: {len(samples)} samples from {len(surveys)} surveys"
+                )
+            else:
+                report.note(
+                    f"dataset {version} not built: no triplet of clean, co-cited papers yet "
+                    "(see the quarantine table); the next run tries again"
+                )
         stats = load_dataset_stats(wh.con, version)
     stats_artifacts(stats, settings.data_dir / "stats")
     return report
+
+
+def _surveys_not_in_yet(wh: Warehouse, surveys: list[str]) -> list[str]:
+    """Surveys neither read nor quarantined for good: a version built without them would
+    be frozen short of them. A failed download (`fetch_failed`) is retried, so it waits."""
+    settled = {
+        r[0]
+        for r in wh.con.execute(
+            "SELECT survey_id FROM dim_surveys UNION SELECT item_id FROM quarantine "
+            "WHERE stage = 'fetch' AND reason <> 'fetch_failed'"
+        ).fetchall()
+    }
+    return [s for s in surveys if s not in settled]
 
 
 def _version_row(wh: Warehouse, settings: Settings, samples: list[Sample]) -> dict[str, object]:

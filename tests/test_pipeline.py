@@ -105,3 +105,28 @@ def test_second_run_makes_no_calls_and_adds_only_its_run_record(demo):
     assert second["status"] == "completed"
     assert second["llm_calls_made"] == 0 and second["rows_added"] == {}
     assert after_second == {**after_first, "runs": after_first["runs"] + 1}
+
+
+def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
+    tmp_path, prefect_harness
+):
+    manifest = write_corpus(tmp_path / "corpus")
+    (survey,) = [i.arxiv_id for i in manifest.items if i.role == "survey"]
+    with Mirror(tmp_path / "corpus") as mirror:
+        overrides = {
+            "data_dir": str(tmp_path / "data"),
+            "arxiv.api_url": mirror.api_url,
+            "arxiv.eprint_url": mirror.eprint_url,
+            "arxiv.delay_s": 0.0,
+            "arxiv.backoff_s": 0.0,
+            "arxiv.retries": 1,
+        }
+        mirror.inject(f"/e-print/{survey}", [503, 503])
+        run = dict(surveys=[survey], methods=["single"], target_words=[500], overrides=overrides)
+        down = lilo_pipeline(**run)
+        up = lilo_pipeline(**run)
+    assert down["status"] == up["status"] == "completed"
+    assert "dim_samples" not in down["rows_added"]
+    assert up["rows_added"]["dim_samples"] == 3 and up["rows_added"]["fct_generations"] == 3
+    with pytest.raises(ValueError, match="no surveys"):
+        lilo_pipeline(surveys=[], overrides=overrides)

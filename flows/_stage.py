@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import warehouse
 from tasks.config import Settings
 from tasks.records import LLMCall
 from warehouse import Warehouse
@@ -105,7 +106,9 @@ class StageReport:
 
 
 def open_warehouse(settings: Settings) -> Warehouse:
-    return Warehouse(settings.db_path)
+    """The warehouse, waiting up to `db_wait_s` while another process (a reviewer's CLI,
+    another run) holds the file."""
+    return warehouse.open_warehouse(settings.db_path, settings.db_wait_s)
 
 
 @contextmanager

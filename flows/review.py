@@ -8,13 +8,11 @@ warehouse connection while it waits, so a nightly run is never blocked by a revi
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from prefect import flow
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run
@@ -22,7 +20,7 @@ from prefect.input import RunInput
 from prefect.runtime import flow_run
 
 from flows._load import load_qa
-from flows._stage import log
+from flows._stage import log, open_warehouse
 from tasks.config import Settings, load_settings
 from tasks.qa.review import QADecision, Verdict, apply_verdicts
 from tasks.records import QAPair, Quarantine
@@ -30,9 +28,7 @@ from warehouse import Warehouse
 
 __all__ = [
     "ReviewForm",
-    "WarehouseBusy",
     "load_decisions",
-    "open_for_review",
     "pending_count",
     "qa_review",
     "record_verdicts",
@@ -40,31 +36,11 @@ __all__ = [
 ]
 
 
-class WarehouseBusy(RuntimeError):
-    """A run held the warehouse for longer than `qa.lock_wait_s`."""
-
-
 class ReviewForm(RunInput):
     """The Prefect UI form: who reviews, and a verdict per pair (prefilled as pending)."""
 
     reviewer: str
     verdicts: list[Verdict]
-
-
-def open_for_review(settings: Settings) -> Warehouse:
-    """The warehouse, waiting up to `qa.lock_wait_s` while a run writes to it: DuckDB lets
-    one process hold the file, and a reviewer's decision must not be lost to a busy file."""
-    deadline = time.monotonic() + settings.qa.lock_wait_s
-    while True:
-        try:
-            return Warehouse(settings.db_path)
-        except duckdb.IOException as exc:
-            if time.monotonic() >= deadline:
-                raise WarehouseBusy(
-                    f"{settings.db_path} is held by a running pipeline ({exc}); try again when "
-                    "it finishes, or raise qa.lock_wait_s"
-                ) from exc
-            time.sleep(0.5)
 
 
 def reviewable_pairs(
@@ -117,7 +93,7 @@ def record_verdicts(
     transaction. Problems are quarantined (stage `review`) and returned."""
     run_id = run_id or f"{channel}-review-{uuid.uuid4()}"
     at = datetime.now(UTC).replace(tzinfo=None)
-    with open_for_review(settings) as wh:
+    with open_warehouse(settings) as wh:
         pairs = {p.qa_id: p for ps in load_qa(wh, settings.dataset_version).values() for p in ps}
         changed, decisions, problems = apply_verdicts(verdicts, pairs, reviewer, channel, at)
         extra = {"run_id": run_id}
@@ -161,7 +137,7 @@ def qa_review(
     shown: set[str] = set()
     totals = {"batches": 0, "decisions": 0, "problems": [], "timed_out": False}
     while True:
-        with open_for_review(settings) as wh:
+        with open_warehouse(settings) as wh:
             batch = [
                 p
                 for p in reviewable_pairs(wh, settings.dataset_version, sample_id=sample)

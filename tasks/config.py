@@ -110,8 +110,6 @@ class QASettings(_Section):
     review_batch: int = 10
     review_timeout_s: int = 86_400
     review_poll_s: int = 10
-    # A CLI decision waits this long for a run that holds the warehouse, then says so.
-    lock_wait_s: float = 60.0
 
 
 class RALSettings(_Section):
@@ -146,6 +144,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path("lilo-data")
     surveys: tuple[str, ...] = ()
     dataset_version: str = "v1"
+    # How long a process waits for the warehouse file while another one holds it.
+    db_wait_s: float = 60.0
     arxiv: ArxivSettings = ArxivSettings()
     clean: CleanSettings = CleanSettings()
     llm: LLMSettings = LLMSettings()
@@ -177,6 +177,7 @@ class Settings(BaseSettings):
             mode="json",
             exclude={
                 "data_dir": True,
+                "db_wait_s": True,
                 "surveys": True,
                 "arxiv": {
                     "api_url",
@@ -188,7 +189,7 @@ class Settings(BaseSettings):
                     "user_agent",
                 },
                 "llm": {"base_url", "concurrency", "retries", "timeout_s"},
-                "qa": {"review_batch", "review_timeout_s", "review_poll_s", "lock_wait_s"},
+                "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
             },
         )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

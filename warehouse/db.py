@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -20,7 +21,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["Warehouse"]
+__all__ = ["Warehouse", "WarehouseBusy", "open_warehouse"]
 
 _MODELS_ORDER = ("res_leaderboard", "leaderboard", "position_curve", "cost")
 
@@ -224,3 +225,24 @@ class Warehouse:
                 f"TO '{tmp}' (FORMAT parquet)"
             )
             os.replace(tmp, target)
+
+
+class WarehouseBusy(RuntimeError):
+    """Another process held the warehouse file for longer than we were willing to wait."""
+
+
+def open_warehouse(path: Path, wait_s: float) -> Warehouse:
+    """The warehouse, waiting up to `wait_s` while another process holds the file: DuckDB
+    lets one process open it, so a reviewer's `lilo review` and a nightly run take turns
+    instead of failing each other."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return Warehouse(path)
+        except duckdb.IOException as exc:
+            if time.monotonic() >= deadline:
+                raise WarehouseBusy(
+                    f"{path} is held by another lilo process ({exc}); try again when it "
+                    "finishes, or raise db_wait_s"
+                ) from exc
+            time.sleep(0.5)

@@ -12,6 +12,7 @@ import importlib
 import logging
 import os
 import pkgutil
+import sys
 
 __all__ = ["main"]
 
@@ -45,6 +46,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pydantic import ValidationError
+
+    from warehouse import WarehouseBusy
+
     args = _parser().parse_args(argv)
     _quiet_prefect()
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        print(f"lilo: invalid settings: {problems} (see tasks/config.py)", file=sys.stderr)
+    except WarehouseBusy as exc:
+        print(f"lilo: {exc}", file=sys.stderr)
+    return 2

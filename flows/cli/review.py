@@ -23,10 +23,11 @@ __all__ = ["register"]
 
 
 def _pairs(args: argparse.Namespace, statuses: tuple[str, ...]) -> list[Any]:
-    from flows.review import open_for_review, reviewable_pairs
+    from flows._stage import open_warehouse
+    from flows.review import reviewable_pairs
 
     settings = settings_from_args(args)
-    with open_for_review(settings) as wh:
+    with open_warehouse(settings) as wh:
         return reviewable_pairs(wh, settings.dataset_version, statuses, args.sample)
 
 
@@ -176,14 +177,15 @@ def cmd_interactive(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from flows._load import load_qa, load_samples
-    from flows.review import load_decisions, open_for_review
+    from flows._stage import open_warehouse
+    from flows.review import load_decisions
     from tasks.qa import quality_report
     from tasks.synthetic import load_manifest
 
     settings = settings_from_args(args)
     corpus = Path(args.corpus) if args.corpus else settings.data_dir / "demo-corpus"
     facts = load_manifest(corpus).facts if (corpus / "manifest.json").exists() else ()
-    with open_for_review(settings) as wh:
+    with open_warehouse(settings) as wh:
         report = quality_report(
             load_samples(wh, settings.dataset_version),
             load_qa(wh, settings.dataset_version),

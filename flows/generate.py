@@ -14,7 +14,7 @@ from tasks.methods import get_method
 from tasks.parallel import map_threads
 from tasks.provenance import code_version
 from tasks.qa import is_ready
-from tasks.records import Generation, LLMCall, PaperText, Sample, content_id
+from tasks.records import Generation, LLMCall, PaperText, Sample
 
 __all__ = ["generate_flow"]
 
@@ -48,7 +48,7 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             for s in load_samples(wh, settings.dataset_version)
             if is_ready(qa.get(s.sample_id, []), settings)
         ]
-        backbone = make_client(settings).backbone
+        llm = make_client(settings)
         # Failed generations (error recorded) are tried again and replaced when they succeed.
         done = {
             r[0]
@@ -64,10 +64,9 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
         for name in settings.generate.methods:
             spec = get_method(name, settings)
             for target in settings.generate.target_words:
+                todo = [(s, [papers[p] for p in s.paper_ids]) for s in ready]
                 work = [
-                    (s, [papers[p] for p in s.paper_ids])
-                    for s in ready
-                    if content_id(s.sample_id, name, spec.args, target, backbone) not in done
+                    (s, ps) for s, ps in todo if spec.generation_id(s, ps, target, llm) not in done
                 ]
                 if not work:
                     continue

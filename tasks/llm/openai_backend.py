@@ -37,7 +37,8 @@ class OpenAIBackend:
         )
 
     def fingerprint(self) -> dict[str, object]:
-        return {}
+        """Two servers may serve different weights under one model name."""
+        return {"base_url": self.base_url}
 
     def complete(
         self, messages: list[Message], *, temperature: float, max_tokens: int

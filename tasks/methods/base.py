@@ -76,6 +76,10 @@ class Method(Protocol):
     name: str
     args: dict[str, Any]
 
+    def generation_id(
+        self, sample: Sample, papers: list[PaperText], target_words: int, llm: LLMClient
+    ) -> str: ...
+
     def run(
         self,
         sample: Sample,
@@ -91,6 +95,21 @@ class _Registered:
     name: str
     args: dict[str, Any]
     write: Writer = field(repr=False)
+
+    def generation_id(
+        self, sample: Sample, papers: list[PaperText], target_words: int, llm: LLMClient
+    ) -> str:
+        """Everything that determines the summary: the papers' cleaned content, the method
+        and its arguments, the length, the backbone and what else changes its output."""
+        return content_id(
+            sample.sample_id,
+            [p.content_sha256 for p in papers],
+            self.name,
+            self.args,
+            target_words,
+            llm.backbone,
+            llm.backend.fingerprint(),
+        )
 
     def run(
         self,
@@ -114,9 +133,7 @@ class _Registered:
             c for c in list(llm.calls) if id(c) not in seen and c.purpose.startswith(f"{run.tag}:")
         ]
         return Generation(
-            generation_id=content_id(
-                sample.sample_id, self.name, self.args, target_words, llm.backbone
-            ),
+            generation_id=self.generation_id(sample, papers, target_words, llm),
             sample_id=sample.sample_id,
             method=self.name,
             method_args=dict(self.args),

@@ -1,5 +1,5 @@
 """Versioned results (DESIGN §10): each materialization with new content is a new immutable
-version in `res_scores`; an unchanged one reuses the latest version."""
+version in `res_scores`; content equal to the latest version's reuses it."""
 
 from __future__ import annotations
 
@@ -37,11 +37,13 @@ def materialize_results(wh: Warehouse, dataset_version: str, run_id: str) -> Res
     n_rows, content_hash = int(found[0][0]), str(found[0][1])
     if not n_rows:
         return None
-    existing = wh.con.execute(
-        "SELECT version FROM res_versions WHERE content_hash = ?", [content_hash]
+    # Only the latest version is reused: were an older one with the same content reused,
+    # the `leaderboard` view (the latest version) would show something else than now.
+    latest = wh.con.execute(
+        "SELECT version, content_hash FROM res_versions ORDER BY version DESC LIMIT 1"
     ).fetchall()
-    if existing:
-        return ResultVersion(int(existing[0][0]), False, n_rows, content_hash)
+    if latest and latest[0][1] == content_hash:
+        return ResultVersion(int(latest[0][0]), False, n_rows, content_hash)
     version = int(wh.scalar("SELECT coalesce(max(version), 0) + 1 FROM res_versions"))
     with wh.transaction():
         wh.con.execute(

@@ -65,7 +65,8 @@ def run_pipeline_flow(settings: Settings) -> dict[str, Any]:
 
 
 def print_leaderboard(published: Path) -> None:
-    """The latest leaderboard as the paper's Table 2: a row per method, S_l/S_c/S_q per length."""
+    """The latest leaderboard as the paper's Table 2: a row per method (and backbone, when
+    there are several), S_l/S_c/S_q per length."""
     import duckdb
     from rich.console import Console
     from rich.table import Table
@@ -89,17 +90,20 @@ def print_leaderboard(published: Path) -> None:
         caption="S_l length, S_c consistency, S_q quality; means over samples",
     )
     table.add_column("method", no_wrap=True)
+    if len(backbones) > 1:
+        table.add_column("backbone", no_wrap=True)
     for n in lengths:
         for score in ("S_l", "S_c", "S_q"):
             table.add_column(
                 f"{n // 1000}k {score}" if n >= 1000 else f"{n} {score}", justify="right"
             )
-    by_method: dict[str, dict[int, tuple[Any, ...]]] = {}
-    for method, n, _, *scores in rows:
-        by_method.setdefault(method, {})[n] = tuple(scores)
-    for method, cells in by_method.items():
-        values = [cells.get(n, (None, None, None)) for n in lengths]
-        table.add_row(method, *("-" if v is None else f"{v:.1f}" for trio in values for v in trio))
+    cells: dict[tuple[str, str], dict[int, tuple[Any, ...]]] = {}
+    for method, n, backbone, *scores in rows:
+        cells.setdefault((method, backbone), {})[n] = tuple(scores)
+    for (method, backbone), by_length in cells.items():
+        values = [by_length.get(n, (None, None, None)) for n in lengths]
+        names = (method, backbone) if len(backbones) > 1 else (method,)
+        table.add_row(*names, *("-" if v is None else f"{v:.1f}" for trio in values for v in trio))
     console.print(table)
 
 

@@ -73,7 +73,9 @@ def print_leaderboard(published: Path) -> None:
 
     console = Console(width=max(Console().width, 110))
     if not published.exists():
-        console.print(f"no published results at {published}: run `lilo demo` or `lilo run` first")
+        console.print(
+            f"no published results yet at {published}: runs publish once summaries are scored"
+        )
         return
     con = duckdb.connect(str(published), read_only=True)
     try:

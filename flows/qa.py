@@ -43,17 +43,21 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
 
     Samples short of approved plus pending pairs get new rounds; in manual mode the rest
     wait for reviewers, and a later run sees what they approved. Samples whose rounds
-    are used up are quarantined as `qa_quota_not_met`, with why.
+    are used up are quarantined as `qa_quota_not_met`, with why; samples whose LLM calls
+    failed get no pairs, are quarantined as `llm_error` and retried by the next run. A
+    sample's quarantine row goes once it is neither.
     """
     with stage("qa", settings, run_id) as (report, wh):
         papers = load_papers(wh)
         qa = load_qa(wh, settings.dataset_version)
+        samples = load_samples(wh, settings.dataset_version)
         work = [
             (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
-            for sample in load_samples(wh, settings.dataset_version)
+            for sample in samples
             if not is_ready(qa.get(sample.sample_id, []), settings)
         ]
         if not work:
+            wh.clear_quarantine("qa", [s.sample_id for s in samples])
             report.note("every sample is ready")
             return report
         results, calls, made, cached = generate_qa_task(work, settings)
@@ -63,22 +67,32 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
         report.write(wh, "fct_qa_pairs", pairs, ("qa_id",))
         now = datetime.now(UTC).replace(tzinfo=None)
         report.write(wh, "fct_qa_decisions", auto_decisions(pairs, now), ("decision_id",))
-        stuck = [
-            Quarantine(item[0].sample_id, "qa", "qa_quota_not_met", r.why_not)
-            for item, r in zip(work, results, strict=True)
-            if r.stuck
-        ]
-        report.write(wh, "quarantine", stuck, ("item_id", "stage"), update=True)
+        held = [q for item, r in zip(work, results, strict=True) if (q := _quarantine(item[0], r))]
+        report.write(wh, "quarantine", held, ("item_id", "stage"), update=True)
+        held_ids = {q.item_id for q in held}
+        wh.clear_quarantine("qa", [s.sample_id for s in samples if s.sample_id not in held_ids])
+        stuck = [q for q in held if q.reason == "qa_quota_not_met"]
+        failed = len(held) - len(stuck)
         ready = sum(r.ready for r in results)
         existing = [p for item in work for p in item[2]]
         pending = sum(p.status == "pending" for p in existing + pairs)
         mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"
         report.note(
             f"{len(pairs)} QA pairs generated ({mode}); {ready}/{len(work)} samples became "
-            f"ready, {len(stuck)} can't reach their quota, {pending} pairs wait for review"
+            f"ready, {len(stuck)} can't reach their quota, {failed} hit an LLM error (retried "
+            f"next run), {pending} pairs wait for review"
         )
         _quality_artifact(wh, settings)
     return report
+
+
+def _quarantine(sample: Sample, result: QAResult) -> Quarantine | None:
+    """Why a sample that is not ready is held at stage qa, or None while it just waits."""
+    if result.llm_error:
+        return Quarantine(sample.sample_id, "qa", "llm_error", result.llm_error)
+    if result.stuck:
+        return Quarantine(sample.sample_id, "qa", "qa_quota_not_met", result.why_not)
+    return None
 
 
 def _quality_artifact(wh: Warehouse, settings: Settings) -> None:

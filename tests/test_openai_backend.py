@@ -3,77 +3,22 @@ speaks /v1/chat/completions, behind lilo's cache."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from llm_server import LLMServer
 
 from tasks.config import Settings
 from tasks.llm import LLMError, make_client
 
 
-class _ChatServer(ThreadingHTTPServer):
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _ChatHandler)
-        self.requests: list[dict] = []
-        self.failures: list[int] = []  # statuses to answer before succeeding
-
-
-class _ChatHandler(BaseHTTPRequestHandler):
-    server: _ChatServer
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.requests.append(
-            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
-        )
-        if self.server.failures:
-            status = self.server.failures.pop(0)
-            self.send_response(status)
-            self.send_header("Retry-After", "0")
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(json.dumps({"error": {"message": "busy"}}).encode())
-            return
-        question = body["messages"][-1]["content"]
-        payload = {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": f"echo: {question}"},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-        }
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.fixture
-def chat_server() -> Iterator[_ChatServer]:
-    server = _ChatServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def chat_server() -> Iterator[LLMServer]:
+    with LLMServer() as server:
+        yield server
 
 
-def _settings(tmp_path, server: _ChatServer, **llm: object) -> Settings:
+def _settings(tmp_path, server: LLMServer, **llm: object) -> Settings:
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     return Settings(data_dir=tmp_path).with_overrides(
         {

@@ -48,7 +48,7 @@ def _single_by_position(method: str, topic: str, papers: list[PaperText], tmp_pa
     sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
     qa = generate_qa(sample, papers, settings, llm, embedder).pairs
     generation = get_method(method, settings).run(sample, papers, 4000, llm, embedder)
-    rows = get_scorer("consistency", settings).score(generation, sample, papers, qa, llm)
+    rows = get_scorer("consistency", settings).score(generation, sample, papers, qa, llm).rows
     return [next(r.value for r in rows if r.score == f"single_pos{i}") for i in (1, 2, 3)]
 
 

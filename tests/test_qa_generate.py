@@ -5,11 +5,10 @@ error, failed attempts kept with their raw output, and the evidence and duplicat
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from llm_server import LLMServer
 
 from tasks.config import Settings
 from tasks.embeddings import Embedder
@@ -45,74 +44,22 @@ GOOD = [
 KEEP = json.dumps({"keep": True, "reason": "specific and answerable"})
 
 
-class _Server(ThreadingHTTPServer):
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.prompts: list[list[dict]] = []
-        self.respond: Callable[[str, int], str] = lambda prompt, n: KEEP
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.prompts.append(body["messages"])
-        prompt = body["messages"][-1]["content"]
-        content = self.server.respond(prompt, len(body["messages"]))
-        data = json.dumps(
-            {
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 @pytest.fixture
-def model() -> Iterator[_Server]:
-    server = _Server()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def model() -> Iterator[LLMServer]:
+    with LLMServer() as server:
+        server.respond = lambda prompt, n: KEEP
+        yield server
 
 
-def _settings(tmp_path, server: _Server) -> Settings:
-    return Settings(data_dir=tmp_path).with_overrides(
-        {
-            "llm.backend": "openai",
-            "llm.model": "scripted",
-            "llm.base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
-            "llm.api_key": "sk-test",
-            "llm.retries": 0,
-            # One paper, two single-context pairs, one round: one generation call per test.
-            "qa.quota_single": 2,
-            "qa.quota_cross": 0,
-            "qa.max_rounds": 1,
-            "qa.review": "manual",
-        }
+def _settings(tmp_path, server: LLMServer) -> Settings:
+    # One paper, two single-context pairs, one round: one generation call per test.
+    return server.settings(
+        tmp_path,
+        **{"qa.quota_single": 2, "qa.quota_cross": 0, "qa.max_rounds": 1, "qa.review": "manual"},
     )
 
 
-def _generate(tmp_path, server: _Server, respond: Callable[[str, int], str]):
+def _generate(tmp_path, server: LLMServer, respond: Callable[[str, int], str]):
     server.respond = respond
     settings = _settings(tmp_path, server)
     paper = PaperText("2601.00001", "KernelForge", PAPER, 60, 80, "main.tex", "t", "s", "c")

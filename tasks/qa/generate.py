@@ -15,7 +15,7 @@ from functools import partial
 
 from tasks.config import Settings
 from tasks.embeddings import Embedder
-from tasks.llm import LLMClient
+from tasks.llm import LLMClient, LLMError
 from tasks.qa.checks import (
     cross_problem,
     evidence_problem,
@@ -40,12 +40,15 @@ class QAResult:
     """`pairs`: the records this call created (existing ones are left as they are).
 
     `stuck`: the rounds are used up and approved plus pending pairs still fall short, so
-    no review can make the sample ready (DESIGN §6: marked so, with why)."""
+    no review can make the sample ready (DESIGN §6: marked so, with why).
+    `llm_error`: an LLM call failed; the sample gets no pairs this time and, not being
+    ready, is retried on the next run (its finished calls are cached)."""
 
     pairs: list[QAPair]
     ready: bool
     why_not: str
     stuck: bool = False
+    llm_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,10 @@ def generate_qa(
     round_no = max((p.round for p in pairs), default=0)
     while (jobs := _jobs(pairs, papers, settings)) and round_no < settings.qa.max_rounds:
         round_no += 1
-        fresh = _round(sample, jobs, pairs, round_no, settings, llm, embedder)
+        try:
+            fresh = _round(sample, jobs, pairs, round_no, settings, llm, embedder)
+        except LLMError as exc:
+            return QAResult([], False, f"LLM call failed: {exc}", llm_error=str(exc))
         pairs += fresh
         created += fresh
     ready, why_not = _readiness(pairs, settings, round_no)

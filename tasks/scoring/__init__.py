@@ -1,12 +1,13 @@
 """Scores (DESIGN §8) as plug-ins: `get_scorer(name, settings).score(...) -> list[ScoreRow]`."""
 
-from tasks.scoring.base import Scorer, ScorerFactory, available_scorers, get_scorer, scorer
+from tasks.scoring.base import Scored, Scorer, ScorerFactory, available_scorers, get_scorer, scorer
 from tasks.scoring.consistency import consistency_score
 from tasks.scoring.length import length_score
 from tasks.scoring.quality import CHECKLIST, quality_score
 
 __all__ = [
     "CHECKLIST",
+    "Scored",
     "Scorer",
     "ScorerFactory",
     "available_scorers",

@@ -1,9 +1,9 @@
 """The scorer registry (DESIGN §8, STYLE.md): one module per score, found by `pkgutil`.
 
 A scorer is a factory marked `@scorer("name")` that takes the Settings and returns an
-object with `score(...) -> list[ScoreRow]`. Scorers record nothing: they return long rows
-`(generation_id, score, value, detail)` and the flow writes them. Adding a score is adding
-one file to this package.
+object with `score(...) -> Scored`. Scorers record nothing: they return long rows
+`(generation_id, score, value, detail)`, and the scores they could not give, and the flow
+writes them. Adding a score is adding one file to this package.
 """
 
 from __future__ import annotations
@@ -11,13 +11,23 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from tasks.config import Settings
 from tasks.llm import LLMClient
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 
-__all__ = ["Scorer", "ScorerFactory", "available_scorers", "get_scorer", "scorer"]
+__all__ = ["Scored", "Scorer", "ScorerFactory", "available_scorers", "get_scorer", "scorer"]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One generation's rows, and `unscored`: score name -> why it has no row (every
+    judgment it rests on was unusable; unusable ones are listed in the rows' detail)."""
+
+    rows: list[ScoreRow]
+    unscored: dict[str, str] = field(default_factory=dict)
 
 
 class Scorer(Protocol):
@@ -28,7 +38,7 @@ class Scorer(Protocol):
         papers: list[PaperText],
         qa: list[QAPair],
         llm: LLMClient,
-    ) -> list[ScoreRow]: ...
+    ) -> Scored: ...
 
 
 ScorerFactory = Callable[[Settings], Scorer]

@@ -15,7 +15,7 @@ from tasks.llm import LLMClient, Message
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from tasks.scoring._judge import tier_value
-from tasks.scoring.base import scorer
+from tasks.scoring.base import Scored, scorer
 
 __all__ = ["Consistency", "consistency_score"]
 
@@ -76,42 +76,46 @@ class Consistency:
         papers: list[PaperText],
         qa: list[QAPair],
         llm: LLMClient,
-    ) -> list[ScoreRow]:
+    ) -> Scored:
+        """S_c, its single and cross halves, and S_single by position. An unusable grade
+        leaves its question out of the means and goes into the row's `failed` list; a score
+        whose every question failed has no row and is `unscored`."""
         pairs = [p for p in qa if p.status == "approved" and p.sample_id == sample.sample_id]
         if not pairs:
-            return []
+            return Scored([])
         judge = partial(self._judge, generation.text, sample, llm)
         with ThreadPoolExecutor(self.settings.llm.concurrency) as pool:
             judged = list(pool.map(judge, pairs))
         single = [j for j in judged if j["kind"] == "single"]
-        cross = [j for j in judged if j["kind"] == "cross"]
+        groups = {
+            "consistency": judged,
+            "consistency_single": single,
+            "consistency_cross": [j for j in judged if j["kind"] == "cross"],
+            **{
+                f"single_pos{position}": [j for j in single if j["position"] == position]
+                for position in sorted({j["position"] for j in single})
+            },
+        }
         base = {"judge_temperature": self.settings.llm.judge_temperature}
-        rows = [
-            self._row(generation, "consistency", judged, base, single=single, cross=cross),
-        ]
-        for name, group in (("consistency_single", single), ("consistency_cross", cross)):
-            if group:
-                rows.append(self._row(generation, name, group, base, single=group, cross=[]))
-        for position in sorted({j["position"] for j in single}):
-            group = [j for j in single if j["position"] == position]
-            name = f"single_pos{position}"
-            rows.append(self._row(generation, name, group, base, single=group, cross=[]))
-        return rows
-
-    @staticmethod
-    def _row(
-        generation: Generation,
-        name: str,
-        judged: list[dict[str, Any]],
-        base: dict[str, Any],
-        *,
-        single: list[dict[str, Any]],
-        cross: list[dict[str, Any]],
-    ) -> ScoreRow:
-        value = consistency_score([j["score"] for j in single], [j["score"] for j in cross])
-        return ScoreRow(generation.generation_id, name, value, {**base, "questions": judged})
+        rows: list[ScoreRow] = []
+        unscored: dict[str, str] = {}
+        for name, group in groups.items():
+            graded = [j for j in group if j["score"] is not None]
+            failed = [j for j in group if j["score"] is None]
+            if not graded and failed:
+                unscored[name] = f"all {len(failed)} grades unusable: {failed[0]['reason']}"
+            elif graded:
+                value = consistency_score(
+                    [j["score"] for j in graded if j["kind"] == "single"],
+                    [j["score"] for j in graded if j["kind"] == "cross"],
+                )
+                detail = {**base, "questions": graded, "failed": failed}
+                rows.append(ScoreRow(generation.generation_id, name, value, detail))
+        return Scored(rows, unscored)
 
     def _judge(self, text: str, sample: Sample, llm: LLMClient, pair: QAPair) -> dict[str, Any]:
+        """The judge's answer and its grade; `score` None when the grade is unusable after
+        the retry, with why and the raw reply."""
         temperature = self.settings.llm.judge_temperature
         answer = llm.chat(
             _answer_messages(text, pair.question),
@@ -125,14 +129,14 @@ class Consistency:
             purpose="consistency_evaluate",
             temperature=temperature,
         )
-        score, reason = graded or (0.0, f"evaluator reply unusable: {error}; raw: {reply}")
         position = sample.paper_ids.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
-        return {
+        judgment = {
             "qa_id": pair.qa_id,
             "kind": pair.kind,
             "position": position,
             "question": pair.question,
             "answer": answer,
-            "score": score,
-            "reason": reason,
         }
+        if graded is None:
+            return {**judgment, "score": None, "reason": f"unusable grade: {error}", "raw": reply}
+        return {**judgment, "score": graded[0], "reason": graded[1]}

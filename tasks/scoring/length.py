@@ -5,7 +5,7 @@ from __future__ import annotations
 from tasks.config import Settings
 from tasks.llm import LLMClient
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
-from tasks.scoring.base import scorer
+from tasks.scoring.base import Scored, scorer
 from tasks.text import count_words
 
 __all__ = ["Length", "length_score"]
@@ -33,8 +33,8 @@ class Length:
         papers: list[PaperText],
         qa: list[QAPair],
         llm: LLMClient,
-    ) -> list[ScoreRow]:
+    ) -> Scored:
         generated = count_words(generation.text)
         value = length_score(generation.target_words, generated)
         detail = {"required_words": generation.target_words, "generated_words": generated}
-        return [ScoreRow(generation.generation_id, "length", value, detail)]
+        return Scored([ScoreRow(generation.generation_id, "length", value, detail)])

@@ -14,7 +14,7 @@ from tasks.llm import LLMClient, Message
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from tasks.scoring._judge import tier_value
-from tasks.scoring.base import scorer
+from tasks.scoring.base import Scored, scorer
 
 __all__ = ["CHECKLIST", "Quality", "quality_score"]
 
@@ -140,29 +140,40 @@ class Quality:
         papers: list[PaperText],
         qa: list[QAPair],
         llm: LLMClient,
-    ) -> list[ScoreRow]:
+    ) -> Scored:
+        """S_q and one row per aspect. An aspect whose judge reply is unusable after the
+        retry has no row (it is `unscored`), is left out of S_q and listed in its `failed`."""
         judge = partial(self._judge, generation, sample, llm)
         with ThreadPoolExecutor(self.settings.llm.concurrency) as pool:
-            graded = dict(zip(CHECKLIST, pool.map(judge, CHECKLIST), strict=True))
+            judged = dict(zip(CHECKLIST, pool.map(judge, CHECKLIST), strict=True))
+        graded = {aspect: items for aspect, items in judged.items() if isinstance(items, list)}
+        failed = [failure for failure in judged.values() if isinstance(failure, dict)]
+        unscored = {_column(f["aspect"]): f["reason"] for f in failed}
+        if not graded:
+            unscored["quality"] = f"all {len(failed)} aspects unusable: {failed[0]['reason']}"
+            return Scored([], unscored)
         base = {"judge_temperature": self.settings.llm.judge_temperature}
         scores = {aspect: [i["score"] for i in items] for aspect, items in graded.items()}
+        aspects = {a: 100.0 * mean(s) for a, s in scores.items()}
         rows = [
             ScoreRow(
                 generation.generation_id,
                 "quality",
                 quality_score(scores),
-                {**base, "aspects": {a: 100.0 * mean(s) for a, s in scores.items()}},
+                {**base, "aspects": aspects, "failed": failed},
             )
         ]
         for aspect, items in graded.items():
             value = quality_score({aspect: scores[aspect]})
             detail = {**base, "items": items}
             rows.append(ScoreRow(generation.generation_id, _column(aspect), value, detail))
-        return rows
+        return Scored(rows, unscored)
 
     def _judge(
         self, generation: Generation, sample: Sample, llm: LLMClient, aspect: str
-    ) -> list[dict[str, Any]]:
+    ) -> list[dict[str, Any]] | dict[str, str]:
+        """The aspect's graded items, or {aspect, reason, raw} when the reply is unusable
+        after the retry."""
         items, reply, error = ask_json(
             llm,
             _messages(aspect, generation.text, sample, generation.target_words),
@@ -172,5 +183,4 @@ class Quality:
         )
         if items is not None:
             return items
-        reason = f"judge reply unusable: {error}; raw: {reply}"
-        return [{"item": item, "score": 0.0, "reason": reason} for item in CHECKLIST[aspect]]
+        return {"aspect": aspect, "reason": f"unusable judge reply: {error}", "raw": reply}

@@ -1,0 +1,85 @@
+"""A loopback OpenAI-compatible /v1/chat/completions endpoint for tests: it records each
+request, answers queued failure statuses first, then the scripted `respond(prompt, n)`
+(the last message's content and the number of messages; an echo by default)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tasks.config import Settings
+
+__all__ = ["LLMServer"]
+
+
+class LLMServer(ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[dict[str, Any]] = []
+        self.failures: list[int] = []  # statuses to answer before succeeding
+        self.failing = 0  # a status every request gets while set (an outage)
+        self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+
+    @property
+    def prompts(self) -> list[list[dict[str, str]]]:
+        return [r["messages"] for r in self.requests]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def settings(self, data_dir: Any, **overrides: object) -> Settings:
+        """Settings for the real OpenAI backend against this server, no retries."""
+        llm = {"backend": "openai", "model": "scripted", "api_key": "sk-test", "retries": 0}
+        llm["base_url"] = self.base_url
+        return Settings(data_dir=data_dir).with_overrides({"llm": llm, **overrides})
+
+    def __enter__(self) -> LLMServer:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: LLMServer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+        )
+        status = self.server.failures.pop(0) if self.server.failures else self.server.failing
+        if status:
+            self._send(status, {"error": {"message": "busy"}})
+            return
+        content = self.server.respond(body["messages"][-1]["content"], len(body["messages"]))
+        message = {"role": "assistant", "content": content}
+        self._send(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+            },
+        )
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Retry-After", "0")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)

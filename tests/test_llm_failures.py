@@ -1,0 +1,148 @@
+"""LLM outages and unusable judge replies through the real OpenAI backend against a loopback
+endpoint: the QA and score stages finish, the item is quarantined with why, and the next
+run (endpoint healthy) retries it and clears the quarantine row (DESIGN §6, §8)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from llm_server import LLMServer
+
+from flows.qa import qa_flow
+from flows.score import score_flow
+from tasks.records import Generation, PaperText, QAPair, Sample
+from tasks.scoring import CHECKLIST
+from warehouse import Warehouse
+
+PAPER = (
+    "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
+    "On the Kin40k benchmark, KernelForge obtains a test RMSE of 0.635.\n"
+    "KernelForge reaches a negative log predictive density of 1.42 on the Airline-Passengers "
+    "series."
+)
+PAIRS = [
+    {
+        "question": "What test RMSE does KernelForge obtain on Kin40k?",
+        "answer": "A test RMSE of 0.635.",
+        "evidence": [{"paper": 1, "quote": "KernelForge obtains a test RMSE of 0.635."}],
+    },
+    {
+        "question": "What negative log predictive density does KernelForge reach on Airline?",
+        "answer": "1.42 on the Airline-Passengers series.",
+        "evidence": [{"paper": 1, "quote": "negative log predictive density of 1.42"}],
+    },
+]
+SAMPLE = Sample("s1", "v1", ("2601.00001",), "Kernels", "2601.00000", 40, "command")
+GENERATION = Generation("g1", "s1", "single", {}, 100, "openai:scripted", "KernelForge: 0.635.", 3)
+
+
+def _healthy(prompt: str, n: int, bad_aspect: str = "", bad_grades: bool = False) -> str:
+    """The model of every stage: QA pairs, filter verdicts, judge answers and grades."""
+    if prompt.startswith("Your reply could not be used"):
+        return "Still no."
+    if "Decide whether" in prompt:
+        return json.dumps({"keep": True, "reason": "specific"})
+    if "Grade the candidate answer" in prompt:
+        return "no idea" if bad_grades else json.dumps({"reason": "matches", "score": 1})
+    if aspect := re.search(r'checklist item of the aspect "([^"]+)"', prompt):
+        if aspect[1] == bad_aspect:
+            return "I'd rather not grade this."
+        items = [{"item": i, "score": 0.5, "reason": "partly"} for i in CHECKLIST[aspect[1]]]
+        return json.dumps({"items": items})
+    if "summary alone" in prompt:
+        return "A test RMSE of 0.635."
+    return json.dumps(PAIRS)
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    with LLMServer() as llm:
+        llm.respond = _healthy
+        yield llm
+
+
+@pytest.fixture
+def settings(tmp_path, server):
+    settings = server.settings(
+        tmp_path, **{"qa.quota_single": 2, "qa.quota_cross": 0, "qa.max_rounds": 1}
+    )
+    paper = PaperText("2601.00001", "KernelForge", PAPER, 40, 60, "main.tex", "t", "s", "c")
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert("dim_papers", [paper], ("paper_id",), extra={"run_id": "seed"})
+        wh.upsert("dim_samples", [SAMPLE], ("sample_id",), extra={"run_id": "seed"})
+    return settings
+
+
+def _seed_scoring(settings) -> None:
+    pairs = [
+        QAPair(f"q{i}", "s1", "single", SAMPLE.paper_ids, p["question"], p["answer"],
+               tuple(p["evidence"]), "approved", 1, "auto", "", "p1", "openai:scripted")
+        for i, p in enumerate(PAIRS)
+    ]  # fmt: skip
+    extra = {"run_id": "seed", "config_hash": "h", "code_version": "c"}
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+        wh.upsert("fct_generations", [GENERATION], ("generation_id",), extra=extra)
+
+
+def _read(settings, query: str) -> list[dict]:
+    with Warehouse(settings.db_path) as wh:
+        return wh.rows(query)
+
+
+def test_qa_outage_quarantines_the_sample_and_the_next_run_retries_it(
+    prefect_harness, server, settings
+):
+    server.failing = 500
+    qa_flow(settings, "r1")  # the stage completes
+    assert _read(settings, "SELECT count(*) AS n FROM fct_qa_pairs") == [{"n": 0}]
+    [held] = _read(settings, "SELECT item_id, stage, reason, detail FROM quarantine")
+    assert (held["item_id"], held["stage"], held["reason"]) == ("s1", "qa", "llm_error")
+    assert "failed for qa_single" in held["detail"]
+
+    server.failing = 0
+    qa_flow(settings, "r2")
+    approved = _read(settings, "SELECT count(*) AS n FROM fct_qa_pairs WHERE status='approved'")
+    assert approved == [{"n": 2}]
+    assert _read(settings, "SELECT * FROM quarantine") == []
+
+
+def test_score_outage_quarantines_the_generation_and_the_next_run_scores_it(
+    prefect_harness, server, settings
+):
+    _seed_scoring(settings)
+    server.failing = 500
+    score_flow(settings, "r1")
+    assert _read(settings, "SELECT count(*) AS n FROM fct_scores") == [{"n": 0}]  # not even S_l
+    [held] = _read(settings, "SELECT item_id, stage, reason FROM quarantine")
+    assert held == {"item_id": "g1", "stage": "score", "reason": "llm_error"}
+
+    server.failing = 0
+    score_flow(settings, "r2")
+    scores = {r["score"]: r["value"] for r in _read(settings, "SELECT * FROM fct_scores")}
+    assert scores["consistency"] == 100.0 and scores["quality"] == 50.0
+    assert scores["length"] < 100.0
+    assert _read(settings, "SELECT * FROM quarantine") == []
+
+
+def test_unusable_judgments_are_left_out_of_the_means_and_reported(
+    prefect_harness, server, settings
+):
+    _seed_scoring(settings)
+    server.respond = lambda prompt, n: _healthy(prompt, n, bad_aspect="structure", bad_grades=True)
+    score_flow(settings, "r1")
+    rows = {r["score"]: r for r in _read(settings, "SELECT * FROM fct_scores")}
+    # Every consistency grade failed: no S_c rows at all, rather than a silent 0.
+    assert not [name for name in rows if "consistency" in name or name.startswith("single_")]
+    assert "quality_structure" not in rows
+    quality = rows["quality"]
+    assert quality["value"] == 50.0  # the mean of the 7 graded aspects, not dragged down
+    [failed] = json.loads(quality["detail"])["failed"]
+    assert failed["aspect"] == "structure" and failed["raw"] == "Still no."  # after the retry
+    [held] = _read(settings, "SELECT item_id, stage, reason, detail FROM quarantine")
+    assert (held["item_id"], held["stage"], held["reason"]) == ("g1", "score", "judge_unusable")
+    assert "quality_structure: unusable judge reply" in held["detail"]
+    assert "consistency: all 2 grades unusable" in held["detail"]

@@ -47,7 +47,9 @@ def fetch_flow(settings: Settings, run_id: str) -> StageReport:
             if isinstance(result, Quarantine):
                 report.write(wh, "quarantine", [result], _QUARANTINE_KEY, update=True)
             else:
-                _save_survey(wh, result, report)
+                with wh.transaction():
+                    _save_survey(wh, result, report)
+                    wh.clear_quarantine("fetch", [result.survey_id])
         cited = wh.con.execute(
             "SELECT DISTINCT arxiv_id FROM dim_survey_references "
             "WHERE arxiv_id IS NOT NULL AND list_contains(?, survey_id) ORDER BY 1",
@@ -61,15 +63,35 @@ def _fetch(
     wh: Warehouse, ids: list[str], role: str, settings: Settings, report: StageReport
 ) -> list[RawSource]:
     """Fetch what is not stored yet (a rerun downloads nothing); returns the stored sources.
-    Stored sources are keyed by the bare id: `2209.08940v2` is found as `2209.08940`."""
+    Stored sources are keyed by the bare id: `2209.08940v2` is found as `2209.08940`.
+    Sources are written a chunk (`arxiv.page_size` ids) at a time, so an interrupted fetch
+    keeps what it downloaded and the next run asks only for the rest."""
     fields = ", ".join(RawSource.__dataclass_fields__)
-    known = {
+    stored = {
         r["arxiv_id"]: RawSource(**r) for r in wh.rows(f"SELECT {fields} FROM stg_raw_sources")
     }
-    missing = [i for i in ids if strip_version(i) not in known]
-    if not missing:
-        return [known[strip_version(i)] for i in ids]
-    state = fetch_metadata_task(missing, settings, return_state=True)
+    missing = [i for i in ids if strip_version(i) not in stored]
+    size = settings.arxiv.page_size
+    fetched = failed = 0
+    for chunk in (missing[start : start + size] for start in range(0, len(missing), size)):
+        raws, quarantine = _fetch_chunk(chunk, role, settings, report)
+        with wh.transaction():
+            report.write(wh, "stg_raw_sources", raws, ("arxiv_id",))
+            report.write(wh, "quarantine", quarantine, _QUARANTINE_KEY, update=True)
+            wh.clear_quarantine("fetch", [r.arxiv_id for r in raws])
+        stored.update((r.arxiv_id, r) for r in raws)
+        fetched, failed = fetched + len(raws), failed + len(quarantine)
+    if missing:
+        report.note(
+            f"{role}s: {fetched} fetched, {failed} failed, {len(ids) - len(missing)} stored before"
+        )
+    return [stored[bare] for bare in map(strip_version, ids) if bare in stored]
+
+
+def _fetch_chunk(
+    ids: list[str], role: str, settings: Settings, report: StageReport
+) -> tuple[list[RawSource], list[Quarantine]]:
+    state = fetch_metadata_task(ids, settings, return_state=True)
     if state.is_completed():
         meta = state.result()
     else:
@@ -77,15 +99,7 @@ def _fetch(
         # and the cleaned text supplies the title.
         meta = []
         report.note(f"{role} metadata unavailable, fetching e-prints without it: {state.message}")
-    raws, quarantine = fetch_eprints_task(missing, settings, meta, role)
-    report.write(wh, "stg_raw_sources", raws, ("arxiv_id",))
-    report.write(wh, "quarantine", quarantine, _QUARANTINE_KEY, update=True)
-    report.note(
-        f"{role}s: {len(raws)} fetched, {len(quarantine)} failed, "
-        f"{len(ids) - len(missing)} stored before"
-    )
-    stored = {**known, **{r.arxiv_id: r for r in raws}}
-    return [stored[bare] for bare in map(strip_version, ids) if bare in stored]
+    return fetch_eprints_task(ids, settings, meta, role)
 
 
 def _save_survey(wh: Warehouse, survey: SurveyRead, report: StageReport) -> None:

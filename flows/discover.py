@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows._run import RunRecord, recorded_run
 from flows._stage import log, open_warehouse
 from flows.clean import clean_flow
 from flows.fetch import fetch_flow
@@ -38,12 +39,19 @@ def find_surveys_task(query: str, settings: Settings) -> list[str]:
 @flow(name="discover", log_prints=True)
 def discover_flow(
     settings: Settings,
-    run_id: str,
     survey_ids: list[str] | None = None,
     query: str | None = None,
 ) -> Discovery:
     """Surveys in the order given (or arXiv's order for `query`), each kept only if it adds
-    samples; stops at the target. An existing dataset version is reported, not extended."""
+    samples; stops at the target. An existing dataset version is reported, not extended.
+    The run is recorded in `runs` like a pipeline run."""
+    with recorded_run(settings, "discover") as run:
+        return _discover(settings, run, survey_ids, query)
+
+
+def _discover(
+    settings: Settings, run: RunRecord, survey_ids: list[str] | None, query: str | None
+) -> Discovery:
     candidates = list(survey_ids or []) or (find_surveys_task(query, settings) if query else [])
     target = settings.samples.target_samples
     found = Discovery(settings.dataset_version, target)
@@ -60,8 +68,8 @@ def discover_flow(
         if found.samples >= target:
             break
         trial = settings.with_overrides({"surveys": [*found.kept, survey_id]})
-        fetch_flow(trial, run_id)
-        clean_flow(trial, run_id)
+        run.add(fetch_flow(trial, run.run_id))
+        run.add(clean_flow(trial, run.run_id))
         with open_warehouse(settings) as wh:
             reason = wh.scalar(
                 "SELECT reason FROM quarantine WHERE item_id = ? AND stage IN ('fetch', 'survey') "
@@ -76,5 +84,5 @@ def discover_flow(
         found.samples = samples
         log.info("discover: %s kept, %d/%d samples", survey_id, samples, target)
     if found.kept:
-        samples_flow(settings.with_overrides({"surveys": found.kept}), run_id)
+        run.add(samples_flow(settings.with_overrides({"surveys": found.kept}), run.run_id))
     return found

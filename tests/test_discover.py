@@ -4,7 +4,6 @@ numbered dataset version, and its statistics (Prefect artifacts, histogram, `lil
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,7 +65,7 @@ def test_discover_from_a_query_builds_a_numbered_immutable_version(
 ) -> None:
     served, manifest = mirror
     settings = _settings(tmp_path, served)
-    found = discover_flow(settings, str(uuid.uuid4()), query='ti:"a survey of"')
+    found = discover_flow(settings, query='ti:"a survey of"')
     assert (found.kept, found.samples, found.skipped) == ([SURVEY_ID], 3, {})
 
     rows = _query(settings, "SELECT paper_ids, topic, survey_id FROM dim_samples")
@@ -87,14 +86,14 @@ def test_discover_from_a_query_builds_a_numbered_immutable_version(
     assert table is not None and SURVEY_ID in str(table.data)
     assert (tmp_path / "stats" / "dataset-v1-words.png").read_bytes()[:4] == b"\x89PNG"
 
-    again = discover_flow(settings, str(uuid.uuid4()), survey_ids=[SURVEY_ID])
+    again = discover_flow(settings, survey_ids=[SURVEY_ID])
     assert (again.kept, again.samples) == ([], 3)
     assert _query(settings, "SELECT count(*) FROM dim_samples") == [(3,)]
+    runs = _query(settings, "SELECT flow, status FROM runs ORDER BY started_at")
+    assert runs == [("discover", "completed"), ("discover", "completed")]
 
     v2 = _settings(tmp_path, served, dataset_version="v2", **{"samples.target_samples": 2})
-    second = discover_flow(
-        v2, str(uuid.uuid4()), survey_ids=["2601.99999", SURVEY_ID, "2601.99998"]
-    )
+    second = discover_flow(v2, survey_ids=["2601.99999", SURVEY_ID, "2601.99998"])
     assert (second.kept, second.samples) == ([SURVEY_ID], 2)
     assert list(second.skipped) == ["2601.99999"]
     fetched = {r[0] for r in _query(settings, "SELECT arxiv_id FROM stg_raw_sources")}

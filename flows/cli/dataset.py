@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import uuid
 from typing import Any
 
 from flows.cli._common import add_settings_args, settings_from_args
@@ -90,7 +89,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
     extra = {"samples.target_samples": args.target} if args.target else {}
     settings = settings_from_args(args, **extra)
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        found = discover_flow(settings, str(uuid.uuid4()), args.survey, args.query)
+        found = discover_flow(settings, args.survey, args.query)
     print(
         f"dataset {found.dataset_version}: {found.samples} samples (target {found.target}) "
         f"from {len(found.kept)} surveys: {' '.join(found.kept) or '-'}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,12 +66,17 @@ def papers_frame(papers: list[PaperText]) -> pd.DataFrame:
 
 
 def validate_papers(
-    papers: list[PaperText], settings: Settings, docs_dir: Path | None = None
+    papers: list[PaperText],
+    settings: Settings,
+    docs_dir: Path | None = None,
+    earlier: Mapping[str, str] | None = None,
 ) -> Validation:
     """Run the papers suite; papers failing any expectation are quarantined, the rest pass.
     With `docs_dir`, GX data docs for the run are built there (`index.html`).
 
     Duplicated `content_sha256` quarantines every copy but the first: the text itself is fine.
+    `earlier` maps the content hashes of papers already kept (on earlier runs) to their ids:
+    a paper repeating one of them is a copy too.
     """
     ids = [p.paper_id for p in papers]
     if not papers:
@@ -88,16 +94,18 @@ def validate_papers(
         column = config.kwargs.get("column", "")
         name = f"{config.type}:{column}"
         unexpected = result.result.get("unexpected_index_list") or []
+        args = _describe(config.kwargs)
+        success = bool(result.success)
+        count = int(result.result.get("unexpected_count") or 0)
         if config.type == "expect_column_values_to_be_unique":
             unexpected = _all_but_first(unexpected, column)
+            copies = _copies_of_earlier(papers, earlier or {})
+            for paper_id, kept in copies.items():
+                failures.setdefault(paper_id, []).append((name, f"same as {kept}, kept before"))
+            success, count = success and not copies, count + len(copies)
         for row in unexpected:
-            failures.setdefault(row[_KEY_COLUMN], []).append((name, _describe(config.kwargs)))
-        entry = {
-            "expectation": name,
-            "args": _describe(config.kwargs),
-            "success": bool(result.success),
-            "unexpected_count": int(result.result.get("unexpected_count") or 0),
-        }
+            failures.setdefault(row[_KEY_COLUMN], []).append((name, args))
+        entry = {"expectation": name, "args": args, "success": success, "unexpected_count": count}
         if result.exception_info.get("raised_exception"):
             entry["error"] = str(result.exception_info.get("exception_message"))
         expectations.append(entry)
@@ -177,6 +185,15 @@ def _run_suite(frame: pd.DataFrame, parameters: dict[str, Any], docs_dir: Path |
         batch_parameters={"dataframe": frame}, expectation_parameters=parameters
     )
     return [r for run in result.run_results.values() for r in run.results]
+
+
+def _copies_of_earlier(papers: list[PaperText], earlier: Mapping[str, str]) -> dict[str, str]:
+    """Paper id -> id of the paper kept before with the same content (never itself)."""
+    return {
+        p.paper_id: earlier[p.content_sha256]
+        for p in papers
+        if earlier.get(p.content_sha256, p.paper_id) != p.paper_id
+    }
 
 
 def _all_but_first(rows: list[dict[str, Any]], column: str) -> list[dict[str, Any]]:

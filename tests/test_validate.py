@@ -136,3 +136,17 @@ def test_corpus_papers_pass_and_data_docs_are_built(
     assert (tmp_path / result.summary["data_docs"]).is_file()
     [page] = (tmp_path / "docs" / "validations").rglob("*.html")
     assert "values must be unique" in page.read_text()  # the rendered uniqueness check
+
+
+def test_copy_of_a_paper_kept_on_an_earlier_run(good: list[PaperText]) -> None:
+    copy = replace(good[0], paper_id="copy")
+    earlier = {p.content_sha256: p.paper_id for p in good[:3]}
+    result = validate_papers([good[1], copy, good[2]], SETTINGS, earlier=earlier)
+    assert result.passed == [good[1].paper_id, good[2].paper_id]  # re-cleaned: not copies
+    [record] = result.quarantine
+    assert (record.item_id, record.reason) == (
+        "copy",
+        "expect_column_values_to_be_unique:content_sha256",
+    )
+    assert f"same as {good[0].paper_id}" in record.detail
+    assert result.summary["success"] is False and result.summary["quarantined"] == 1

@@ -36,12 +36,17 @@ class SurveyRead:
 
 def read_survey(raw: RawSource, settings: Settings) -> SurveyRead | Quarantine:
     """Unpack a survey e-print in a temporary folder, resolve its bibliography and group
-    the papers it cites together (DESIGN §5). Bad input becomes a Quarantine record."""
+    the papers it cites together (DESIGN §5). Bad input becomes a Quarantine record: a known
+    problem under its reason, anything else (a parser or decode error) as `survey_unreadable`,
+    so one bad survey cannot stop the fetch."""
     try:
         with _unpacked(Path(raw.path), settings) as folder:
             cleaned, references = _read(folder, settings)
     except Quarantined as exc:
         return Quarantine(raw.arxiv_id, "survey", exc.reason, exc.detail)
+    except Exception as exc:  # one survey's failure must not stop the stage
+        detail = f"{type(exc).__name__}: {exc}"
+        return Quarantine(raw.arxiv_id, "fetch", "survey_unreadable", detail)
     key_to_id = {r.key: r.arxiv_id for r in references if r.arxiv_id}
     groups = citation_groups(find_citations(cleaned.text), key_to_id, raw.arxiv_id)
     return SurveyRead(

@@ -12,7 +12,7 @@ import numpy as np
 from tasks.config import Settings
 from tasks.llm.cache import DiskCache, cache_key
 
-__all__ = ["Embedder", "cosine_matrix"]
+__all__ = ["Embedder"]
 
 
 @functools.lru_cache(maxsize=2)
@@ -65,8 +65,3 @@ class Embedder:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([vectors[i] for i in range(len(texts))])
-
-
-def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarity of normalised rows."""
-    return a @ b.T

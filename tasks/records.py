@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -18,7 +18,6 @@ __all__ = [
     "Sample",
     "ScoreRow",
     "content_id",
-    "to_rows",
 ]
 
 
@@ -26,10 +25,6 @@ def content_id(*parts: Any) -> str:
     """A stable id from content: the key of every idempotent upsert."""
     blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def to_rows(records: list[Any]) -> list[dict[str, Any]]:
-    return [asdict(r) for r in records]
 
 
 @dataclass(frozen=True)

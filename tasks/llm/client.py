@@ -17,7 +17,6 @@ from typing import Protocol
 from tasks.config import Settings
 from tasks.llm.cache import DiskCache, cache_key
 from tasks.records import LLMCall
-from tasks.text import count_tokens
 
 __all__ = ["Backend", "Completion", "LLMClient", "LLMError", "Message", "make_client"]
 
@@ -161,7 +160,3 @@ def make_client(settings: Settings) -> LLMClient:
 
         backend = OpenAIBackend(settings)
     return LLMClient(backend, DiskCache(settings.cache_dir / "llm"), settings)
-
-
-def estimate_tokens(messages: list[Message]) -> int:
-    return sum(count_tokens(m["content"]) for m in messages)

@@ -22,12 +22,10 @@ from tasks.config import Settings
 from tasks.fetch.metadata import search
 from tasks.samples.references import Reference
 
-__all__ = ["TITLE_HOWS", "resolve_titles", "title_similarity"]
+__all__ = ["resolve_titles", "title_similarity"]
 
 log = logging.getLogger(__name__)
 
-# `how` for entries the search handled: found, searched without a close match, search failed.
-TITLE_HOWS = ("title_search", "no_title_match", "title_search_failed")
 _WORD = re.compile(r"[a-z0-9]+")
 _QUERY_WORDS = 12  # enough to single a paper out; arXiv's query length stays small
 _HITS = 5

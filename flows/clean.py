@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from prefect import flow, task
@@ -26,9 +27,17 @@ def clean_papers_task(raws: list[RawSource], settings: Settings) -> list[PaperTe
 
 
 @task(name="validate-papers", cache_policy=NO_CACHE)
-def validate_papers_task(papers: list[PaperText], settings: Settings, run_id: str) -> Validation:
+def validate_papers_task(
+    papers: list[PaperText], settings: Settings, run_id: str, earlier: dict[str, str]
+) -> Validation:
     """GX data docs for the run go to `<data_dir>/data_docs/<run_id>/index.html`."""
-    return validate_papers(papers, settings, settings.data_dir / "data_docs" / run_id)
+    docs_dir = settings.data_dir / "data_docs" / run_id
+    return validate_papers(papers, settings, docs_dir, earlier=earlier)
+
+
+def _version_tag() -> str:
+    """Starts the detail of a clean/validate quarantine row: a new cleaner retries the paper."""
+    return f"cleaner {CLEANER_VERSION}: "
 
 
 @flow(name="clean", log_prints=True)
@@ -42,8 +51,9 @@ def clean_flow(settings: Settings, run_id: str) -> StageReport:
                 "AND NOT EXISTS (SELECT 1 FROM dim_papers p WHERE p.paper_id = s.arxiv_id "
                 "                AND p.cleaner_version = ?) "
                 "AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_id = s.arxiv_id "
-                "                AND q.stage IN ('clean', 'validate')) ORDER BY arxiv_id",
-                [CLEANER_VERSION],
+                "                AND q.stage IN ('clean', 'validate') "
+                "                AND starts_with(q.detail, ?)) ORDER BY arxiv_id",
+                [CLEANER_VERSION, _version_tag()],
             )
         ]
         if not todo:
@@ -52,12 +62,27 @@ def clean_flow(settings: Settings, run_id: str) -> StageReport:
         results = clean_papers_task(todo, settings)
         papers = [r for r in results if isinstance(r, PaperText)]
         quarantine = [r for r in results if isinstance(r, Quarantine)]
-        validation = validate_papers_task(papers, settings, run_id)
+        earlier = {
+            r[0]: r[1]
+            for r in wh.con.execute(
+                "SELECT content_sha256, paper_id FROM dim_papers "
+                "WHERE NOT list_contains(?, paper_id)",
+                [[raw.arxiv_id for raw in todo]],
+            ).fetchall()
+        }
+        validation = validate_papers_task(papers, settings, run_id, earlier)
         quarantine += validation.quarantine
         passed = set(validation.passed)
         valid = [p for p in papers if p.paper_id in passed]
-        report.write(wh, "dim_papers", valid, ("paper_id",), update=True)
-        report.write(wh, "quarantine", quarantine, ("item_id", "stage"), update=True)
+        failed = [q.item_id for q in quarantine]
+        with wh.transaction():
+            report.write(wh, "dim_papers", valid, ("paper_id",), update=True)
+            for name in ("clean", "validate"):
+                wh.clear_quarantine(name, passed)
+            # A paper the current cleaner rejects leaves dim_papers with its old text.
+            wh.con.execute("DELETE FROM dim_papers WHERE list_contains(?, paper_id)", [failed])
+            tagged = [replace(q, detail=f"{_version_tag()}{q.detail}") for q in quarantine]
+            report.write(wh, "quarantine", tagged, ("item_id", "stage"), update=True)
         summary = {
             "suite": "papers",
             "success": not validation.quarantine,

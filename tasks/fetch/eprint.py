@@ -7,9 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import os
 import tarfile
-import tempfile
 import zlib
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import requests
 from tasks.config import ArxivSettings, Settings
 from tasks.fetch._http import FetchError, check_retryable, polite
 from tasks.fetch.metadata import PaperMeta, strip_version
+from tasks.files import write_atomic
 from tasks.records import Quarantine, RawSource
 
 __all__ = ["detect_format", "fetch_eprints"]
@@ -77,17 +76,8 @@ def _store(data: bytes, archive_dir: Path) -> tuple[str, Path]:
     so a crash never leaves a partial file under a final name."""
     sha = hashlib.sha256(data).hexdigest()
     path = archive_dir / sha[:2] / sha
-    if path.exists():
-        return sha, path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    if not path.exists():
+        write_atomic(path, data)
     return sha, path
 
 

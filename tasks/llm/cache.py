@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from tasks.files import write_atomic
 
 __all__ = ["DiskCache", "cache_key"]
 
@@ -38,16 +38,7 @@ class DiskCache:
             return None
 
     def put_bytes(self, key: str, data: bytes, suffix: str = ".json") -> None:
-        path = self._path(key, suffix)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self._path(key, suffix), data)
 
     def get_json(self, key: str) -> Any | None:
         data = self.get_bytes(key)

@@ -35,7 +35,7 @@ def test_config_hash_ignores_paths_endpoints_and_secrets():
 
 
 def test_flow_parameters_never_carry_the_api_key(monkeypatch):
-    monkeypatch.delenv("LILO_LLM__API_KEY", raising=False)
+    monkeypatch.setenv("LILO_LLM__API_KEY", "")  # restored (unset) after the test
     settings = Settings().with_overrides({"llm.api_key": "sk-secret", "llm.backend": "openai"})
     parameters = settings.flow_parameters()
     assert "sk-secret" not in json.dumps(parameters)

@@ -78,6 +78,7 @@ def test_exhausted_retries_raise_llm_error(tmp_path, chat_server):
 def test_missing_endpoint_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("LILO_LLM__API_KEY", raising=False)
     settings = Settings(data_dir=tmp_path).with_overrides({"llm.backend": "openai"})
     with pytest.raises(ValueError, match="LILO_LLM__API_KEY"):
         make_client(settings)

@@ -23,12 +23,19 @@ def load_papers(wh: Warehouse) -> dict[str, PaperText]:
     }
 
 
-def load_samples(wh: Warehouse, dataset_version: str) -> list[Sample]:
+def load_samples(wh: Warehouse, dataset_version: str, complete: bool = False) -> list[Sample]:
+    """The version's samples; `complete=True`: only those whose papers are all clean now (a
+    paper a newer cleaner rejects leaves dim_papers, and the samples stage says which)."""
+    where = "dataset_version = ?"
+    if complete:
+        where += (
+            " AND NOT EXISTS (SELECT 1 FROM unnest(paper_ids) AS u(paper_id) "
+            "WHERE u.paper_id NOT IN (SELECT paper_id FROM dim_papers))"
+        )
     return [
         Sample(**{**r, "paper_ids": tuple(r["paper_ids"])})
         for r in wh.rows(
-            "SELECT * EXCLUDE (run_id) FROM dim_samples WHERE dataset_version = ? "
-            "ORDER BY sample_id",
+            f"SELECT * EXCLUDE (run_id) FROM dim_samples WHERE {where} ORDER BY sample_id",
             [dataset_version],
         )
     ]

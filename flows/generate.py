@@ -45,7 +45,7 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
         qa = load_qa(wh, settings.dataset_version)
         ready = [
             s
-            for s in load_samples(wh, settings.dataset_version)
+            for s in load_samples(wh, settings.dataset_version, complete=True)
             if is_ready(qa.get(s.sample_id, []), settings)
         ]
         llm = make_client(settings)

@@ -50,7 +50,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
     with stage("qa", settings, run_id) as (report, wh):
         papers = load_papers(wh)
         qa = load_qa(wh, settings.dataset_version)
-        samples = load_samples(wh, settings.dataset_version)
+        samples = load_samples(wh, settings.dataset_version, complete=True)
         work = [
             (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
             for sample in samples

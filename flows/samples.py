@@ -14,11 +14,11 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows._load import load_papers
+from flows._load import load_papers, load_samples
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
-from tasks.records import PaperText, Sample
+from tasks.records import PaperText, Quarantine, Sample
 from tasks.samples.citations import CitationGroup
 from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown, words_histogram
 from tasks.samples.triplets import build_samples
@@ -91,6 +91,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
         surveys = list(dict.fromkeys(settings.surveys))
         if existing or written:
             report.note(f"dataset {version} exists ({existing} samples): immutable, kept")
+            _hold_incomplete(wh, version, report)
         elif waiting := _surveys_not_in_yet(wh, surveys):
             report.note(
                 f"dataset {version} not built yet: surveys {', '.join(waiting)} are not read "
@@ -119,6 +120,28 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
         stats = load_dataset_stats(wh.con, version)
     stats_artifacts(stats, settings.data_dir / "stats")
     return report
+
+
+def _hold_incomplete(wh: Warehouse, version: str, report: StageReport) -> None:
+    """Samples with a paper that is no longer clean (a newer cleaner rejected it) are held
+    in quarantine, and left out of later stages, until it is clean again."""
+    complete = {s.sample_id for s in load_samples(wh, version, complete=True)}
+    held = [s for s in load_samples(wh, version) if s.sample_id not in complete]
+    clean = {r[0] for r in wh.con.execute("SELECT paper_id FROM dim_papers").fetchall()}
+    quarantine = [
+        Quarantine(
+            s.sample_id,
+            "samples",
+            "paper_not_clean",
+            "papers no longer clean: " + ", ".join(p for p in s.paper_ids if p not in clean),
+        )
+        for s in held
+    ]
+    with wh.transaction():
+        report.write(wh, "quarantine", quarantine, ("item_id", "stage"), update=True)
+        wh.clear_quarantine("samples", complete)
+    if held:
+        report.note(f"{len(held)} samples held: a paper of theirs is no longer clean")
 
 
 def _surveys_not_in_yet(wh: Warehouse, surveys: list[str]) -> list[str]:

@@ -59,7 +59,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
     scoring hit an LLM error gets no rows and is quarantined, so the next run retries it;
     once fully scored, its quarantine row goes."""
     with stage("score", settings, run_id) as (report, wh):
-        samples = {s.sample_id: s for s in load_samples(wh, settings.dataset_version)}
+        samples = {
+            s.sample_id: s for s in load_samples(wh, settings.dataset_version, complete=True)
+        }
         generations = load_generations(
             wh,
             "error = '' AND list_contains(?, sample_id) AND generation_id NOT IN "

@@ -36,7 +36,8 @@ class StageReport:
     notes: list[str] = field(default_factory=list)
 
     def added(self, table: str, n: int) -> None:
-        self.rows_added[table] = self.rows_added.get(table, 0) + n
+        if n:
+            self.rows_added[table] = self.rows_added.get(table, 0) + n
 
     def write(
         self,

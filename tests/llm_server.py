@@ -1,6 +1,7 @@
 """A loopback OpenAI-compatible /v1/chat/completions endpoint for tests: it records each
 request, answers queued failure statuses first, then the scripted `respond(prompt, n)`
-(the last message's content and the number of messages; an echo by default)."""
+(the last message's content and the number of messages; an echo by default). `PAPER` and
+`PAIRS` are a paper and the QA pairs a scripted model generates from it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,26 @@ from typing import Any
 
 from tasks.config import Settings
 
-__all__ = ["LLMServer"]
+__all__ = ["PAIRS", "PAPER", "LLMServer"]
+
+PAPER = (
+    "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
+    "On the Kin40k benchmark, KernelForge obtains a test RMSE of 0.635.\n"
+    "KernelForge reaches a negative log predictive density of 1.42 on the Airline-Passengers "
+    "series.\nTraining takes 3.5 GPU hours on a single accelerator."
+)
+PAIRS = [
+    {
+        "question": "What test RMSE does KernelForge obtain on Kin40k?",
+        "answer": "A test RMSE of 0.635.",
+        "evidence": [{"paper": 1, "quote": "KernelForge obtains a test RMSE of 0.635."}],
+    },
+    {
+        "question": "What negative log predictive density does KernelForge reach on Airline?",
+        "answer": "1.42 on the Airline-Passengers series.",
+        "evidence": [{"paper": 1, "quote": "negative log predictive density of 1.42"}],
+    },
+]
 
 
 class LLMServer(ThreadingHTTPServer):

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from llm_server import LLMServer
+from llm_server import PAIRS, PAPER, LLMServer
 
 from flows.qa import qa_flow
 from flows.score import score_flow
@@ -17,24 +17,6 @@ from tasks.records import Generation, PaperText, QAPair, Sample
 from tasks.scoring import CHECKLIST
 from warehouse import Warehouse
 
-PAPER = (
-    "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
-    "On the Kin40k benchmark, KernelForge obtains a test RMSE of 0.635.\n"
-    "KernelForge reaches a negative log predictive density of 1.42 on the Airline-Passengers "
-    "series."
-)
-PAIRS = [
-    {
-        "question": "What test RMSE does KernelForge obtain on Kin40k?",
-        "answer": "A test RMSE of 0.635.",
-        "evidence": [{"paper": 1, "quote": "KernelForge obtains a test RMSE of 0.635."}],
-    },
-    {
-        "question": "What negative log predictive density does KernelForge reach on Airline?",
-        "answer": "1.42 on the Airline-Passengers series.",
-        "evidence": [{"paper": 1, "quote": "negative log predictive density of 1.42"}],
-    },
-]
 SAMPLE = Sample("s1", "v1", ("2601.00001",), "Kernels", "2601.00000", 40, "command")
 GENERATION = Generation("g1", "s1", "single", {}, 100, "openai:scripted", "KernelForge: 0.635.", 3)
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterator
 
 import pytest
-from llm_server import LLMServer
+from llm_server import PAIRS, PAPER, LLMServer
 
 from tasks.config import Settings
 from tasks.embeddings import Embedder
@@ -23,24 +23,6 @@ from tasks.qa import (
 )
 from tasks.records import PaperText, Sample
 
-PAPER = (
-    "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
-    "On the Kin40k benchmark, KernelForge obtains a test RMSE of 0.635.\n"
-    "KernelForge reaches a negative log predictive density of 1.42 on the Airline-Passengers "
-    "series.\nTraining takes 3.5 GPU hours on a single accelerator."
-)
-GOOD = [
-    {
-        "question": "What test RMSE does KernelForge obtain on Kin40k?",
-        "answer": "A test RMSE of 0.635.",
-        "evidence": [{"paper": 1, "quote": "KernelForge obtains a test RMSE of 0.635."}],
-    },
-    {
-        "question": "What negative log predictive density does KernelForge reach on Airline?",
-        "answer": "1.42 on the Airline-Passengers series.",
-        "evidence": [{"paper": 1, "quote": "negative log predictive density of 1.42"}],
-    },
-]
 KEEP = json.dumps({"keep": True, "reason": "specific and answerable"})
 
 
@@ -77,15 +59,15 @@ def _generator(reply: str, filter_reply: str = KEEP) -> Callable[[str, int], str
 @pytest.mark.parametrize(
     "reply",
     [
-        "```json\n" + json.dumps(GOOD) + "\n```",
-        "Here are the pairs:\n" + json.dumps(GOOD) + "\nHope this helps.",
-        json.dumps(GOOD, indent=1).replace("}\n]", "},\n]"),  # trailing comma
+        "```json\n" + json.dumps(PAIRS) + "\n```",
+        "Here are the pairs:\n" + json.dumps(PAIRS) + "\nHope this helps.",
+        json.dumps(PAIRS, indent=1).replace("}\n]", "},\n]"),  # trailing comma
     ],
     ids=["code-fence", "prose-around", "trailing-comma"],
 )
 def test_safe_repairs(reply):
     assert [i["question"] for i in parse_qa_items(reply, n_papers=1)] == [
-        g["question"] for g in GOOD
+        g["question"] for g in PAIRS
     ]
 
 
@@ -93,21 +75,21 @@ def test_safe_repairs(reply):
     ("reply", "error"),
     [
         ("I could not find any suitable questions in this paper.", "invalid JSON"),
-        (json.dumps(GOOD)[:-40], "invalid JSON"),  # truncated mid-object
+        (json.dumps(PAIRS)[:-40], "invalid JSON"),  # truncated mid-object
         (json.dumps({"question": "q", "answer": "a"}), "expected a JSON list"),
         ("[]", "empty"),
-        (json.dumps([{**GOOD[0], "difficulty": "hard"}]), "unexpected fields ['difficulty']"),
-        (json.dumps([{**GOOD[0], "answer": ""}]), "non-empty string 'answer'"),
-        (json.dumps([{**GOOD[0], "evidence": []}]), "non-empty 'evidence' list"),
+        (json.dumps([{**PAIRS[0], "difficulty": "hard"}]), "unexpected fields ['difficulty']"),
+        (json.dumps([{**PAIRS[0], "answer": ""}]), "non-empty string 'answer'"),
+        (json.dumps([{**PAIRS[0], "evidence": []}]), "non-empty 'evidence' list"),
         (
-            json.dumps([{**GOOD[0], "evidence": [{"paper": "1", "quote": "x"}]}]),
+            json.dumps([{**PAIRS[0], "evidence": [{"paper": "1", "quote": "x"}]}]),
             "'paper' must be an integer",
         ),
         (
-            json.dumps([{**GOOD[0], "evidence": [{"paper": 2, "quote": "x"}]}]),
+            json.dumps([{**PAIRS[0], "evidence": [{"paper": 2, "quote": "x"}]}]),
             "paper 2 is not between 1 and 1",
         ),
-        (json.dumps([{**GOOD[0], "evidence": [{"text": "x"}]}]), "{'paper', 'quote'}"),
+        (json.dumps([{**PAIRS[0], "evidence": [{"text": "x"}]}]), "{'paper', 'quote'}"),
     ],
     ids=[
         "not-json",
@@ -128,7 +110,7 @@ def test_malformed_replies_are_errors_that_say_why(reply, error):
 
 
 def test_retry_shows_the_model_its_reply_and_the_error(tmp_path, model):
-    model.respond = lambda prompt, n: json.dumps(GOOD) if n > 2 else json.dumps(GOOD)[:-40]
+    model.respond = lambda prompt, n: json.dumps(PAIRS) if n > 2 else json.dumps(PAIRS)[:-40]
     llm = make_client(_settings(tmp_path, model))
     messages = [{"role": "user", "content": "write pairs"}]
     items, reply, error = ask_json(
@@ -137,13 +119,13 @@ def test_retry_shows_the_model_its_reply_and_the_error(tmp_path, model):
     assert len(items) == 2 and error == ""
     first, retry = model.prompts
     assert retry[:1] == first
-    assert retry[1] == {"role": "assistant", "content": json.dumps(GOOD)[:-40]}
+    assert retry[1] == {"role": "assistant", "content": json.dumps(PAIRS)[:-40]}
     assert "invalid JSON" in retry[2]["content"]
 
 
 @pytest.mark.parametrize(
     "bad",
-    ["Sorry, I cannot help with that.", json.dumps(GOOD)[:-40], json.dumps([{"q": "?"}])],
+    ["Sorry, I cannot help with that.", json.dumps(PAIRS)[:-40], json.dumps([{"q": "?"}])],
     ids=["not-json", "truncated", "wrong-fields"],
 )
 def test_unusable_after_retry_is_a_failed_attempt_with_raw_output(tmp_path, model, bad):
@@ -166,7 +148,7 @@ def test_unusable_after_retry_is_a_failed_attempt_with_raw_output(tmp_path, mode
 
 
 def test_good_pairs_pass_the_checks_and_wait_for_review(tmp_path, model):
-    result = _generate(tmp_path, model, _generator(json.dumps(GOOD)))
+    result = _generate(tmp_path, model, _generator(json.dumps(PAIRS)))
     assert [p.status for p in result.pairs] == ["pending", "pending"]
     assert all(p.paper_ids == ("2601.00001",) for p in result.pairs)
     assert not result.ready and not result.stuck  # reviewers can still make it ready
@@ -174,26 +156,28 @@ def test_good_pairs_pass_the_checks_and_wait_for_review(tmp_path, model):
 
 def test_evidence_that_is_not_in_the_paper_is_invalid(tmp_path, model):
     invented = [
-        GOOD[0],
-        {**GOOD[1], "evidence": [{"paper": 1, "quote": "KernelForge beats every baseline."}]},
+        PAIRS[0],
+        {**PAIRS[1], "evidence": [{"paper": 1, "quote": "KernelForge beats every baseline."}]},
     ]
     result = _generate(tmp_path, model, _generator(json.dumps(invented)))
     by_q = {p.question: p for p in result.pairs}
-    assert by_q[GOOD[0]["question"]].status == "pending"
-    bad = by_q[GOOD[1]["question"]]
+    assert by_q[PAIRS[0]["question"]].status == "pending"
+    bad = by_q[PAIRS[1]["question"]]
     assert bad.status == "invalid"
     assert bad.reason.startswith("evidence quote not in the paper: 2601.00001")
 
 
 def test_quotes_match_modulo_whitespace(tmp_path, model):
-    reflowed = [{**GOOD[0], "evidence": [{"paper": 1, "quote": "obtains a test\n  RMSE of 0.635"}]}]
+    reflowed = [
+        {**PAIRS[0], "evidence": [{"paper": 1, "quote": "obtains a test\n  RMSE of 0.635"}]}
+    ]
     result = _generate(tmp_path, model, _generator(json.dumps(reflowed)))
     assert [p.status for p in result.pairs] == ["pending"]
 
 
 def test_filter_verdict_and_reason_are_kept(tmp_path, model):
     veto = json.dumps({"keep": False, "reason": "trivial: the answer is in the question"})
-    result = _generate(tmp_path, model, _generator(json.dumps(GOOD), veto))
+    result = _generate(tmp_path, model, _generator(json.dumps(PAIRS), veto))
     assert {(p.status, p.reason) for p in result.pairs} == {
         ("filtered", "trivial: the answer is in the question")
     }
@@ -201,14 +185,14 @@ def test_filter_verdict_and_reason_are_kept(tmp_path, model):
 
 def test_near_duplicate_questions_are_dropped(tmp_path, model):
     twins = [
-        GOOD[0],
-        {**GOOD[0], "question": "What test RMSE does KernelForge obtain on the Kin40k data?"},
+        PAIRS[0],
+        {**PAIRS[0], "question": "What test RMSE does KernelForge obtain on the Kin40k data?"},
     ]
     result = _generate(tmp_path, model, _generator(json.dumps(twins)))
     first, second = result.pairs
     assert first.status == "pending"
     assert second.status == "duplicate"
-    assert second.reason == f"near-duplicate of: {GOOD[0]['question']}"
+    assert second.reason == f"near-duplicate of: {PAIRS[0]['question']}"
 
 
 def test_evidence_from_outside_the_sample_and_one_paper_cross_pairs():

@@ -125,21 +125,20 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
 def _hold_incomplete(wh: Warehouse, version: str, report: StageReport) -> None:
     """Samples with a paper that is no longer clean (a newer cleaner rejected it) are held
     in quarantine, and left out of later stages, until it is clean again."""
-    complete = {s.sample_id for s in load_samples(wh, version, complete=True)}
-    held = [s for s in load_samples(wh, version) if s.sample_id not in complete]
     clean = {r[0] for r in wh.con.execute("SELECT paper_id FROM dim_papers").fetchall()}
-    quarantine = [
+    missing = {
+        s.sample_id: [p for p in s.paper_ids if p not in clean] for s in load_samples(wh, version)
+    }
+    held = [
         Quarantine(
-            s.sample_id,
-            "samples",
-            "paper_not_clean",
-            "papers no longer clean: " + ", ".join(p for p in s.paper_ids if p not in clean),
+            sample_id, "samples", "paper_not_clean", "papers no longer clean: " + ", ".join(ids)
         )
-        for s in held
+        for sample_id, ids in missing.items()
+        if ids
     ]
     with wh.transaction():
-        report.write(wh, "quarantine", quarantine, ("item_id", "stage"), update=True)
-        wh.clear_quarantine("samples", complete)
+        report.write(wh, "quarantine", held, ("item_id", "stage"), update=True)
+        wh.clear_quarantine("samples", [sample_id for sample_id, ids in missing.items() if not ids])
     if held:
         report.note(f"{len(held)} samples held: a paper of theirs is no longer clean")
 

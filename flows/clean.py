@@ -80,7 +80,7 @@ def clean_flow(settings: Settings, run_id: str) -> StageReport:
             for name in ("clean", "validate"):
                 wh.clear_quarantine(name, passed)
             # A paper the current cleaner rejects leaves dim_papers with its old text.
-            wh.con.execute("DELETE FROM dim_papers WHERE list_contains(?, paper_id)", [failed])
+            wh.delete("dim_papers", "paper_id", failed)
             tagged = [replace(q, detail=f"{_version_tag()}{q.detail}") for q in quarantine]
             report.write(wh, "quarantine", tagged, ("item_id", "stage"), update=True)
         summary = {

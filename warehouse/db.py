@@ -145,19 +145,25 @@ class Warehouse:
             self.con.unregister("_incoming")
         return self.count(table) - before
 
+    def delete(self, table: str, column: str, values: Iterable[Any], **equal: Any) -> int:
+        """Delete the rows whose `column` is one of `values` (and whose other columns equal
+        `equal`); returns rows removed."""
+        values = list(values)
+        if not values:
+            return 0
+        conditions = [f"list_contains(?, {column})", *(f"{c} = ?" for c in equal)]
+        before = self.count(table)
+        with self.transaction():
+            self.con.execute(
+                f"DELETE FROM {table} WHERE {' AND '.join(conditions)}",
+                [values, *equal.values()],
+            )
+        return before - self.count(table)
+
     def clear_quarantine(self, stage: str, item_ids: Iterable[str]) -> int:
         """Delete the quarantine rows of `item_ids` at `stage` (items that got through on a
         later run); returns rows removed."""
-        ids = list(item_ids)
-        if not ids:
-            return 0
-        before = self.count("quarantine")
-        with self.transaction():
-            self.con.execute(
-                "DELETE FROM quarantine WHERE stage = ? AND list_contains(?, item_id)",
-                [stage, ids],
-            )
-        return before - self.count("quarantine")
+        return self.delete("quarantine", "item_id", item_ids, stage=stage)
 
     def _prepare(
         self, table: str, records: Iterable[Any], extra: dict[str, Any], raw_json: bool

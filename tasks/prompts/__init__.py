@@ -1,0 +1,21 @@
+"""Prompt templates and checklists, as data of a dataset version (DESIGN §14)."""
+
+from tasks.prompts.pack import (
+    ASSET_NAMES,
+    TEMPLATES,
+    ChecklistItem,
+    PromptPack,
+    key_requirements,
+    lilo_pack,
+    parse_checklist,
+)
+
+__all__ = [
+    "ASSET_NAMES",
+    "TEMPLATES",
+    "ChecklistItem",
+    "PromptPack",
+    "key_requirements",
+    "lilo_pack",
+    "parse_checklist",
+]

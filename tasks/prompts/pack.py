@@ -1,0 +1,173 @@
+"""Prompts and checklists as data of a dataset version (DESIGN §14, STYLE.md "Prompts are
+data").
+
+A `PromptPack` holds the Jinja2 templates a run renders for the task instruction, the QA
+answer, the QA judge, the checklist judge and the win-rate judge, with the checklists they
+grade against. lilo's own datasets use the pack in `tasks/prompts/lilo/`; an imported
+benchmark carries its own (stored in `dim_dataset_assets`), so a run on the published
+benchmark renders the benchmark's prompts without lilo ever copying them.
+
+Template variables follow the published benchmark: task `papers`, `length`; QA answer
+`paper` (the text answered from), `question`; QA judge `question`, `answer`, `predict`;
+checklist `response`, `checklists`, `num_checklist`; win-rate `response_A`, `response_B`,
+`checklists`, `num_checklist`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+__all__ = [
+    "ASSET_NAMES",
+    "TEMPLATES",
+    "ChecklistItem",
+    "PromptPack",
+    "key_requirements",
+    "lilo_pack",
+    "parse_checklist",
+]
+
+TEMPLATES = ("task", "qa_answer", "qa_judge", "checklist", "winrate")
+CHECKLIST, WINRATE_CHECKLIST = "checklist.json", "checklist_winrate.json"
+ASSET_NAMES = (*TEMPLATES, CHECKLIST, WINRATE_CHECKLIST)
+LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+_KEYS_RE = re.compile(r"<keys>(.*?)</keys>", re.S)
+_LEVEL_RE = re.compile(r"^\s*(0(?:\.25|\.5|\.75)?|1(?:\.0)?)\s*:\s*(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    """One checklist question with its level descriptions (0 ... 1); a win-rate item may
+    have none."""
+
+    aspect: str
+    index: int
+    question: str
+    levels: tuple[tuple[float, str], ...] = ()
+
+    def as_prompt(self) -> dict[str, Any]:
+        """What the judge is shown for this item: the question and its own levels."""
+        content: dict[str, Any] = {"question": self.question}
+        if self.levels:
+            content["metrics"] = [f"{_level(v)}: {d}" for v, d in self.levels]
+        return {"checklist_id": self.index, "checklist_content": content}
+
+
+def _level(value: float) -> str:
+    return f"{value:g}"
+
+
+def parse_checklist(data: Any, where: str) -> dict[str, list[ChecklistItem]]:
+    """{aspect: [{question, metrics}]} with metrics as ["0: ...", ...] or {"0": "..."};
+    or {aspect: [question]} (win-rate). ValueError names `where` and what is wrong."""
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"{where}: expected a JSON object of aspects")
+    aspects: dict[str, list[ChecklistItem]] = {}
+    for aspect, items in data.items():
+        if not isinstance(items, list) or not items:
+            raise ValueError(f"{where}: aspect {aspect!r} needs a non-empty list of items")
+        parsed = []
+        for i, item in enumerate(items):
+            if isinstance(item, str):
+                parsed.append(ChecklistItem(aspect, i, item.strip()))
+                continue
+            if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+                raise ValueError(f"{where}: {aspect}[{i}] needs a 'question' string")
+            levels = _levels(item.get("metrics"), f"{where}: {aspect}[{i}]")
+            parsed.append(ChecklistItem(aspect, i, item["question"].strip(), levels))
+        aspects[str(aspect)] = parsed
+    return aspects
+
+
+def _levels(metrics: Any, where: str) -> tuple[tuple[float, str], ...]:
+    pairs: list[tuple[str, str]] = []
+    if isinstance(metrics, dict):
+        pairs = [(str(k), str(v)) for k, v in metrics.items()]
+    elif isinstance(metrics, list):
+        for line in metrics:
+            match = _LEVEL_RE.match(str(line))
+            if match is None:
+                raise ValueError(f"{where}: level {line!r} does not start with 0..1 and ':'")
+            pairs.append((match.group(1), match.group(2)))
+    else:
+        raise ValueError(f"{where}: 'metrics' must be a list or an object of 5 levels")
+    levels = tuple(sorted((float(k), v.strip()) for k, v in pairs))
+    if tuple(v for v, _ in levels) != LEVELS:
+        raise ValueError(f"{where}: levels must be exactly 0, 0.25, 0.5, 0.75, 1")
+    return levels
+
+
+def key_requirements(instruction: str) -> str:
+    """The task's key requirements: the `<keys>` block of a rendered instruction ("" if
+    the template has none). RAL-Writer restates them on every step after the first."""
+    match = _KEYS_RE.search(instruction)
+    return match.group(1).strip() if match else ""
+
+
+@dataclass(frozen=True)
+class PromptPack:
+    """A dataset version's templates and checklists; `name` says where they come from."""
+
+    name: str
+    templates: dict[str, str] = field(repr=False)
+    checklist: dict[str, list[ChecklistItem]] = field(repr=False)
+    winrate_checklist: dict[str, list[ChecklistItem]] = field(repr=False)
+
+    def render(self, template: str, **variables: Any) -> str:
+        return _compile(self.templates[template]).render(**variables)
+
+    def fingerprint(self) -> str:
+        """Changes whenever a template or checklist does: part of generation ids."""
+        blob = json.dumps(
+            [self.templates, _plain(self.checklist), _plain(self.winrate_checklist)],
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_assets(cls, name: str, assets: dict[str, str]) -> PromptPack:
+        """A pack from stored assets; one that lacks some falls back to lilo's for those."""
+        base = lilo_pack()
+        templates = {t: assets.get(t, base.templates[t]) for t in TEMPLATES}
+        checklist = (
+            parse_checklist(json.loads(assets[CHECKLIST]), f"{name}/{CHECKLIST}")
+            if CHECKLIST in assets
+            else base.checklist
+        )
+        winrate = (
+            parse_checklist(json.loads(assets[WINRATE_CHECKLIST]), f"{name}/{WINRATE_CHECKLIST}")
+            if WINRATE_CHECKLIST in assets
+            else checklist
+        )
+        return cls(name, templates, checklist, winrate)
+
+
+def _plain(checklist: dict[str, list[ChecklistItem]]) -> dict[str, Any]:
+    return {a: [(i.question, i.levels) for i in items] for a, items in checklist.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(source: str) -> jinja2.Template:
+    # Prompts are plain text, not HTML: no autoescaping; missing variables are an error.
+    env = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
+    return env.from_string(source)
+
+
+@functools.cache
+def lilo_pack() -> PromptPack:
+    """lilo's own templates and checklist (`tasks/prompts/lilo/`)."""
+    folder = resources.files("tasks.prompts") / "lilo"
+    assets = {t: (folder / f"{t}.jinja").read_text(encoding="utf-8") for t in TEMPLATES}
+    checklist = parse_checklist(
+        json.loads((folder / CHECKLIST).read_text(encoding="utf-8")), f"lilo/{CHECKLIST}"
+    )
+    return PromptPack("lilo", assets, checklist, checklist)

@@ -13,8 +13,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CORPUS = SHARED / "corpus"
+CORPUS = Path(__file__).resolve().parent / "corpus"
+"""Real papers and a survey by other people, vendored with their licenses (corpus/README.md)."""
+PAPERS = CORPUS / "papers"
+SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 
 
 @pytest.fixture(scope="session")

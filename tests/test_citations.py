@@ -1,14 +1,12 @@
 from pathlib import Path
 
-import pytest
+from conftest import PAPERS, SURVEY
 
 from tasks.clean.latex import clean_source
 from tasks.config import Settings
 from tasks.records import content_id
 from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
 from tasks.samples.references import read_references
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 TEXT = r"""Opening words cite \cite{intro}.
 
@@ -132,7 +130,6 @@ def test_credit_sentences_and_software_lists_are_back_matter() -> None:
     assert flagged == {"syw", "numpy"}
 
 
-SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 CELERITE, MSS1, MSS2, MSS3 = "1703.09710", "2102.00007", "2102.01697", "2110.06271"
 
 
@@ -145,7 +142,6 @@ def _groups_of(folder: Path) -> tuple[list[Citation], list[CitationGroup]]:
     return citations, citation_groups(citations, key_to_id, survey_id=folder.name)
 
 
-@pytest.mark.skipif(not SURVEY.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus_survey_groups_the_papers_it_discusses_together() -> None:
     """The ARA&A GP review: Mapping Stellar Surfaces I and II share one paragraph on stellar
     light curves (inside the sidebar's section, not the sidebar's title); celerite sits in a
@@ -173,12 +169,11 @@ def test_corpus_survey_groups_the_papers_it_discusses_together() -> None:
     assert not {g.section for g in groups} & {"Composite GPs", "Hyperparameters"}
 
 
-@pytest.mark.skipif(not SURVEY.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_boilerplate_acknowledgement_citation_groups_nothing() -> None:
     """A showyourwork paper cites Mapping Stellar Surfaces III twice as boilerplate: once in a
     credit sentence in its introduction, once in its `\\software{}` list. Neither citation may
     group MSS III with the unrelated papers cited around it."""
-    citations, groups = _groups_of(CORPUS / "papers" / "spectral-sirens-gp")
+    citations, groups = _groups_of(PAPERS / "spectral-sirens-gp")
     syw = [c for c in citations if c.key == "Luger2021"]
     assert [(c.section, c.back_matter) for c in syw] == [
         ("Introduction", True),

@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from conftest import PAPERS
 
 from tasks.clean import CLEANER_VERSION, clean_paper
 from tasks.config import Settings
@@ -16,7 +17,6 @@ from tasks.records import PaperText, Quarantine, RawSource
 from tasks.text import count_words
 
 SETTINGS = Settings().with_overrides({"clean.min_words": 50})
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
 
 BODY = " ".join(f"Sentence number {i} explains kernels." for i in range(40))
 PAPER = (
@@ -105,11 +105,10 @@ def test_pdf_and_unexpected_errors_are_quarantined(tmp_path: Path) -> None:
     assert "FileNotFoundError" in missing.detail
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_real_paper_end_to_end(tmp_path: Path) -> None:
     archive = tmp_path / "1703.09710.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
-        tar.add(CORPUS / "celerite-scalable-gp", arcname=".")
+        tar.add(PAPERS / "celerite-scalable-gp", arcname=".")
     paper = clean_paper(_raw(archive, "1703.09710"), tmp_path / "work", Settings())
     assert isinstance(paper, PaperText)
     assert paper.words > Settings().clean.min_words

@@ -11,11 +11,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from conftest import PAPERS
 
 from flows.cli import main
-
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
-pytestmark = pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
 
 
 @pytest.fixture

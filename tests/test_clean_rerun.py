@@ -7,6 +7,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from conftest import PAPERS
 
 from flows._load import load_papers
 from flows.clean import clean_flow
@@ -14,8 +15,6 @@ from tasks.config import Settings
 from tasks.records import RawSource
 from warehouse import Warehouse
 
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
-pytestmark = pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
 IDS = {"2401.00001": "celerite-scalable-gp", "2401.00002": "deep-gp-pathologies"}
 
 

@@ -1,4 +1,4 @@
-"""The cleaner on every real paper in ../shared/corpus/papers/ (read in place, never copied):
+"""The cleaner on every real paper in tests/corpus/papers/ (vendored with their licenses):
 the main file it must pick, what must be gone, how many words must be left, and the warnings
 its build-generated inputs must raise (corpus README, MANIFEST.tsv)."""
 
@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import csv
 import re
-from pathlib import Path
 
 import pytest
+from conftest import CORPUS, PAPERS
 
 from tasks.clean.latex import Cleaned, clean_source
 from tasks.config import Settings
 from tasks.text import count_words
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-PAPERS = CORPUS / "papers"
-pytestmark = pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
 
 SHOWYOURWORK = "missing input: showyourwork.tex (from showyourwork.sty)"
 GITLINKS = ("missing input: gitlinks.tex", "missing input: tests/tally.tex")

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import PAPERS
 
 from tasks.clean import clean_paper
 from tasks.config import Settings
@@ -21,9 +22,6 @@ from tasks.fetch import fetch_eprints, fetch_metadata
 from tasks.records import PaperText, Quarantine
 from tasks.synthetic.manifest import Manifest, ManifestItem
 from tasks.synthetic.mirror import DROP, Mirror
-
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
-pytestmark = pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
 
 TAR_GZ, TEX_GZ, TAR, PDF = "2102.00007", "astro-ph/9911436", "1204.1664", "2401.99999"
 

@@ -1,5 +1,5 @@
 """The LaTeX cleaner on a synthetic paper with every removable kind, and on real sources
-from the shared corpus (read in place, never copied)."""
+vendored under tests/corpus/."""
 
 from __future__ import annotations
 
@@ -7,14 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import PAPERS
 
 from tasks.clean.errors import Quarantined
 from tasks.clean.latex import CLEANER_VERSION, clean_source
 from tasks.config import Settings
 
 SETTINGS = Settings()
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 
 MAIN = r"""\documentclass{article}
 \usepackage{amsmath} % PREAMBLE_COMMENT
@@ -195,9 +194,8 @@ def _assert_clean(text: str) -> None:
         assert not re.search(pattern, text), pattern
 
 
-@needs_corpus
 def test_celerite_main_file_and_missing_vc() -> None:
-    cleaned = clean_source(CORPUS / "celerite-scalable-gp", SETTINGS)
+    cleaned = clean_source(PAPERS / "celerite-scalable-gp", SETTINGS)
     assert cleaned.main_file == "ms.tex"
     assert "missing input: vc.tex" in cleaned.warnings
     assert cleaned.title.startswith("Fast and scalable Gaussian process modeling")
@@ -207,9 +205,8 @@ def test_celerite_main_file_and_missing_vc() -> None:
     _assert_clean(cleaned.text)
 
 
-@needs_corpus
 def test_calamancy_subfile_tables_are_inlined() -> None:
-    cleaned = clean_source(CORPUS / "calamancy-tagalog-toolkit", SETTINGS)
+    cleaned = clean_source(PAPERS / "calamancy-tagalog-toolkit", SETTINGS)
     assert cleaned.main_file == "report.tex"
     assert cleaned.title == "calamanCy: A Tagalog Natural Language Processing Toolkit"
     assert "Juan de la Cruz" in cleaned.text  # from tables/entity_types.tex
@@ -218,7 +215,6 @@ def test_calamancy_subfile_tables_are_inlined() -> None:
     _assert_clean(cleaned.text)
 
 
-@needs_corpus
 @pytest.mark.parametrize(
     ("slug", "main"),
     [
@@ -231,7 +227,7 @@ def test_calamancy_subfile_tables_are_inlined() -> None:
     ],
 )
 def test_corpus_main_files(slug: str, main: str) -> None:
-    cleaned = clean_source(CORPUS / slug, SETTINGS)
+    cleaned = clean_source(PAPERS / slug, SETTINGS)
     assert cleaned.main_file == main
     assert cleaned.title
     _assert_clean(cleaned.text)

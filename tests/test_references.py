@@ -1,10 +1,8 @@
 from pathlib import Path
 
-import pytest
+from conftest import SURVEY
 
 from tasks.samples.references import Reference, read_references
-
-SURVEY = Path("/work/shared/corpus/surveys/gp-astro-timeseries-review")
 
 ID_FORMS = r"""
 @article{ads,
@@ -133,7 +131,6 @@ def test_no_bibliography_at_all(tmp_path: Path) -> None:
     assert read_references(_survey(tmp_path, "no refs", {}), "main.tex") == []
 
 
-@pytest.mark.skipif(not SURVEY.is_dir(), reason="the shared survey corpus is not mounted")
 def test_real_survey_resolution_count() -> None:
     """190 entries in bib.bib (one a duplicate key): 134 carry arXiv eprints, one an arXiv
     DOI, one `journal = {arXiv:2003.01115}`."""

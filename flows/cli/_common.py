@@ -54,21 +54,26 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     return load_settings(Path(args.config) if args.config else None, {**found, **extra})
 
 
-def run_pipeline_flow(settings: Settings) -> dict[str, Any]:
-    """Run the pipeline flow with heartbeats off (fine for one-off runs, DESIGN §13)."""
+def run_pipeline_flow(settings: Settings, dataset: bool = False) -> dict[str, Any]:
+    """Run the pipeline flow (or, with `dataset`, the run on an existing dataset version)
+    with heartbeats off (fine for one-off runs, DESIGN §13)."""
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    from flows.pipeline import lilo_pipeline
+    from flows.pipeline import lilo_pipeline, lilo_run_dataset
 
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        if dataset:
+            return lilo_run_dataset(settings.dataset_version, overrides=settings.flow_parameters())
         return lilo_pipeline(overrides=settings.flow_parameters())
 
 
-def print_leaderboard(published: Path) -> None:
-    """The latest leaderboard as the paper's Table 2: a row per method (and backbone, when
-    there are several), S_l/S_c/S_q per length."""
+def print_leaderboard(published: Path) -> bool:
+    """The latest leaderboard as the paper's Table 2: a row per method variant (and backbone,
+    when there are several), S_l/S_c/S_q and n scored/expected per length, the judge in the
+    title; a partial version says so. False when nothing is published yet."""
     import duckdb
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(width=max(Console().width, 110))
@@ -76,37 +81,52 @@ def print_leaderboard(published: Path) -> None:
         console.print(
             f"no published results yet at {published}: runs publish once summaries are scored"
         )
-        return
+        return False
     con = duckdb.connect(str(published), read_only=True)
     try:
-        version = con.execute("SELECT max(version) FROM res_versions").fetchall()[0][0]
+        version, partial = con.execute(
+            "SELECT version, partial FROM res_versions ORDER BY version DESC LIMIT 1"
+        ).fetchall()[0]
         rows = con.execute(
-            "SELECT method, target_words, backbone, s_l, s_c, s_q FROM leaderboard"
+            "SELECT variant, target_words, backbone, judge, scored, expected, s_l, s_c, s_q "
+            "FROM leaderboard"
         ).fetchall()
     finally:
         con.close()
     lengths = sorted({r[1] for r in rows})
     backbones = sorted({r[2] for r in rows})
+    judges = sorted({j for r in rows if r[3] for j in r[3].split(", ")})
     table = Table(
-        title=f"Leaderboard, result version {version} ({', '.join(backbones)}; x100)",
-        caption="S_l length, S_c consistency, S_q quality; means over samples",
+        title=f"Leaderboard, result version {version}{' (PARTIAL)' if partial else ''}: "
+        f"{', '.join(backbones)}; judge {', '.join(judges) or '-'}; x100",
+        caption="S_l length, S_c consistency, S_q quality: means over the scored summaries; "
+        "n: scored/expected",
     )
     table.add_column("method", no_wrap=True)
     if len(backbones) > 1:
         table.add_column("backbone", no_wrap=True)
     for n in lengths:
-        for score in ("S_l", "S_c", "S_q"):
-            table.add_column(
-                f"{n // 1000}k {score}" if n >= 1000 else f"{n} {score}", justify="right"
-            )
-    cells: dict[tuple[str, str], dict[int, tuple[Any, ...]]] = {}
-    for method, n, backbone, *scores in rows:
-        cells.setdefault((method, backbone), {})[n] = tuple(scores)
-    for (method, backbone), by_length in cells.items():
-        values = [by_length.get(n, (None, None, None)) for n in lengths]
-        names = (method, backbone) if len(backbones) > 1 else (method,)
-        table.add_row(*names, *("-" if v is None else f"{v:.1f}" for trio in values for v in trio))
+        label = f"{n // 1000}k" if n >= 1000 else str(n)
+        for score in ("S_l", "S_c", "S_q", "n"):
+            table.add_column(f"{label} {score}", justify="right")
+    cells: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {}
+    for variant, n, backbone, _, scored, expected, *scores in rows:
+        shown = tuple("-" if v is None else f"{v:.1f}" for v in scores)
+        cells.setdefault((variant, backbone), {})[n] = (*shown, f"{scored}/{expected}")
+    for (variant, backbone), by_length in cells.items():
+        values = [by_length.get(n, ("-", "-", "-", "-")) for n in lengths]
+        names = tuple(
+            escape(n) for n in ((variant, backbone) if len(backbones) > 1 else (variant,))
+        )
+        table.add_row(*names, *(v for quad in values for v in quad))
     console.print(table)
+    if partial:
+        console.print(
+            "This result version is PARTIAL: some expected summaries failed or are unscored; "
+            "`lilo failures` lists them with their reasons.",
+            markup=False,
+        )
+    return True
 
 
 def print_summary(result: dict[str, Any], seconds: float) -> None:

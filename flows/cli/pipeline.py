@@ -41,6 +41,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.dataset:
+        return _run_dataset(args)
     extra: dict[str, Any] = {"surveys": args.survey} if args.survey else {}
     settings = settings_from_args(args, **extra)
     if not settings.surveys:
@@ -53,15 +55,55 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _run(settings)
 
 
-def _run(settings: Any) -> int:
+def _run_dataset(args: argparse.Namespace) -> int:
+    """`lilo run --dataset NAME [--samples N]`: methods and scores on an existing version."""
+    extra: dict[str, Any] = {"dataset_version": args.dataset}
+    if args.samples is not None:
+        extra["generate.samples"] = args.samples
+    settings = settings_from_args(args, **extra)
+    if not settings.db_path.exists():
+        print(
+            f"lilo: no warehouse at {settings.db_path}: import a benchmark first "
+            "(`lilo import longinoutbench PATH`) or pass the right --data-dir",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return _run(settings, dataset=True)
+    except ValueError as exc:
+        print(f"lilo: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(settings: Any, dataset: bool = False) -> int:
     started = time.perf_counter()
-    result = run_pipeline_flow(settings)
+    result = run_pipeline_flow(settings, dataset=dataset)
     print_summary(result, time.perf_counter() - started)
     return 0 if result["status"] == "completed" else 1
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    print_leaderboard(settings_from_args(args).published_path)
+    return 0 if print_leaderboard(settings_from_args(args).published_path) else 1
+
+
+def cmd_failures(args: argparse.Namespace) -> int:
+    """Every failed generation or score of the published results, with its reason."""
+    import duckdb
+
+    published = settings_from_args(args).published_path
+    if not published.exists():
+        print(f"lilo: no published results at {published}: run the pipeline first", file=sys.stderr)
+        return 1
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT stage, method, target_words, sample_id, reason FROM failures"
+        ).fetchall()
+    finally:
+        con.close()
+    for stage, method, target, sample, reason in rows:
+        print(f"{stage}\t{method}\t{target}\t{sample}\t{reason}")
+    print(f"{len(rows)} failures", file=sys.stderr)
     return 0
 
 
@@ -79,8 +121,22 @@ def register(sub: Any) -> None:
     run = sub.add_parser("run", help="the pipeline from real surveys (arXiv ids)")
     add_settings_args(run)
     run.add_argument("--survey", action="append", help="a survey's arXiv id (repeatable)")
+    run.add_argument(
+        "--dataset",
+        help="run methods and scores on this existing dataset version (e.g. longinoutbench) "
+        "instead of building one from surveys",
+    )
+    run.add_argument(
+        "--samples", type=int, help="with --dataset: only its first N samples (a quick look)"
+    )
     run.set_defaults(func=cmd_run)
 
     board = sub.add_parser("leaderboard", help="print the latest published leaderboard")
     add_settings_args(board)
     board.set_defaults(func=cmd_leaderboard)
+
+    failures = sub.add_parser(
+        "failures", help="every failed generation or score of the published results, and why"
+    )
+    add_settings_args(failures)
+    failures.set_defaults(func=cmd_failures)

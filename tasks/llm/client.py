@@ -18,7 +18,16 @@ from tasks.config import Settings
 from tasks.llm.cache import DiskCache, cache_key
 from tasks.records import LLMCall
 
-__all__ = ["Backend", "Completion", "LLMClient", "LLMError", "Message", "make_client"]
+__all__ = [
+    "Backend",
+    "Completion",
+    "LLMClient",
+    "LLMError",
+    "Message",
+    "judge_settings",
+    "make_client",
+    "make_judge_client",
+]
 
 Message = dict[str, str]
 
@@ -78,10 +87,14 @@ class LLMClient:
         purpose: str,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        attempt: int = 0,
     ) -> str:
+        """The reply to `messages`. `attempt` > 0 asks the same prompt again for a fresh
+        sample (a re-asked plan): it is part of the cache key, so a rerun replays each
+        attempt from the cache instead of getting the first reply every time."""
         temperature = self.settings.llm.temperature if temperature is None else temperature
         max_tokens = max_tokens or self.settings.llm.max_tokens
-        request = {
+        request: dict[str, object] = {
             "backend": self.backend.name,
             "model": self.backend.model,
             "fingerprint": self.backend.fingerprint(),
@@ -89,6 +102,8 @@ class LLMClient:
             "max_tokens": max_tokens,
             "messages": messages,
         }
+        if attempt:
+            request["attempt"] = attempt
         key = cache_key(request)
         hit = self.cache.get_json(key)
         if hit is not None:
@@ -146,6 +161,33 @@ class LLMClient:
         with self._lock:
             calls, self.calls = self.calls, []
         return calls
+
+
+def judge_settings(settings: Settings) -> Settings:
+    """Settings whose `llm` section is the configured judge (DESIGN §8: the judge is not the
+    model under test); the generation backbone's own settings when no judge is set."""
+    judge = settings.judge
+    if judge.backend is None:
+        return settings
+    return settings.with_overrides(
+        {
+            "llm": {
+                "backend": judge.backend,
+                "model": judge.model,
+                "base_url": judge.base_url,
+                "api_key": judge.api_key,
+                "temperature": judge.temperature,
+                "concurrency": judge.concurrency,
+                "retries": judge.retries,
+                "timeout_s": judge.timeout_s,
+                "offline": judge.offline.model_dump(),
+            }
+        }
+    )
+
+
+def make_judge_client(settings: Settings) -> LLMClient:
+    return make_client(judge_settings(settings))
 
 
 def make_client(settings: Settings) -> LLMClient:

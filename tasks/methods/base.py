@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import LLMClient
+from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, Sample, content_id
 from tasks.text import count_words
 
@@ -28,6 +29,7 @@ __all__ = [
     "Method",
     "MethodError",
     "Run",
+    "Unit",
     "Writer",
     "available_methods",
     "get_method",
@@ -50,43 +52,58 @@ class Draft:
 
 @dataclass(frozen=True)
 class Run:
-    """One method applied to one sample at one length. `tag` prefixes every call's purpose,
-    which is how the run finds its own calls among the client's records."""
+    """One method applied to one sample at one length, its papers in the order it reads
+    them (`rotation` cyclic shifts of the sample's order). `tag` prefixes every call's
+    purpose, which is how the run finds its own calls among the client's records."""
 
     sample: Sample
     papers: list[PaperText]
     target_words: int
     llm: LLMClient
     embedder: Embedder
+    pack: PromptPack
     tag: str
 
-    def chat(self, prompt: str, step: str, *, temperature: float, max_tokens: int) -> str:
+    def chat(
+        self, prompt: str, step: str, *, temperature: float, max_tokens: int, attempt: int = 0
+    ) -> str:
         return self.llm.chat(
             [{"role": "user", "content": prompt}],
             purpose=f"{self.tag}:{step}",
             temperature=temperature,
             max_tokens=max_tokens,
+            attempt=attempt,
         )
 
 
 Writer = Callable[[Run], Draft]
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One unit of generation work: a sample, its papers in the sample's order, a length,
+    and how many places the papers are cyclically shifted (0: the sample's own order)."""
+
+    sample: Sample
+    papers: list[PaperText]
+    target_words: int
+    rotation: int = 0
+
+    @property
+    def ordered(self) -> list[PaperText]:
+        r = self.rotation % max(len(self.papers), 1)
+        return self.papers[r:] + self.papers[:r]
+
+
 class Method(Protocol):
     name: str
     args: dict[str, Any]
+    variant: str
 
-    def generation_id(
-        self, sample: Sample, papers: list[PaperText], target_words: int, llm: LLMClient
-    ) -> str: ...
+    def generation_id(self, unit: Unit, llm: LLMClient, pack: PromptPack) -> str: ...
 
     def run(
-        self,
-        sample: Sample,
-        papers: list[PaperText],
-        target_words: int,
-        llm: LLMClient,
-        embedder: Embedder,
+        self, unit: Unit, llm: LLMClient, embedder: Embedder, pack: PromptPack
     ) -> Generation: ...
 
 
@@ -94,34 +111,32 @@ class Method(Protocol):
 class _Registered:
     name: str
     args: dict[str, Any]
+    variant: str
     write: Writer = field(repr=False)
 
-    def generation_id(
-        self, sample: Sample, papers: list[PaperText], target_words: int, llm: LLMClient
-    ) -> str:
-        """Everything that determines the summary: the papers' cleaned content, the method
-        and its arguments, the length, the backbone and what else changes its output."""
-        return content_id(
-            sample.sample_id,
-            [p.content_sha256 for p in papers],
+    def generation_id(self, unit: Unit, llm: LLMClient, pack: PromptPack) -> str:
+        """Everything that determines the summary: the papers' cleaned content in the order
+        read, the method and its arguments, the length, the backbone and what else changes
+        its output, and the dataset's prompts."""
+        parts: list[Any] = [
+            unit.sample.sample_id,
+            [p.content_sha256 for p in unit.ordered],
             self.name,
             self.args,
-            target_words,
+            unit.target_words,
             llm.backbone,
             llm.backend.fingerprint(),
-        )
+        ]
+        if pack.name != "lilo" or unit.rotation:
+            parts += [pack.fingerprint(), unit.rotation]
+        return content_id(*parts)
 
-    def run(
-        self,
-        sample: Sample,
-        papers: list[PaperText],
-        target_words: int,
-        llm: LLMClient,
-        embedder: Embedder,
-    ) -> Generation:
+    def run(self, unit: Unit, llm: LLMClient, embedder: Embedder, pack: PromptPack) -> Generation:
         """Never raises for a failed run: the error is recorded on the Generation so that a
         nightly fan-out keeps going and the failure stays visible in the warehouse."""
-        run = Run(sample, papers, target_words, llm, embedder, self._tag(sample, target_words))
+        sample, target_words = unit.sample, unit.target_words
+        tag = self._tag(sample, target_words, unit.rotation)
+        run = Run(sample, unit.ordered, target_words, llm, embedder, pack, tag)
         seen = {id(call) for call in list(llm.calls)}
         started = time.perf_counter()
         try:
@@ -133,10 +148,12 @@ class _Registered:
             c for c in list(llm.calls) if id(c) not in seen and c.purpose.startswith(f"{run.tag}:")
         ]
         return Generation(
-            generation_id=self.generation_id(sample, papers, target_words, llm),
+            generation_id=self.generation_id(unit, llm, pack),
             sample_id=sample.sample_id,
             method=self.name,
             method_args=dict(self.args),
+            variant=self.variant,
+            rotation=unit.rotation,
             target_words=target_words,
             backbone=llm.backbone,
             text=draft.text,
@@ -150,8 +167,8 @@ class _Registered:
             error=error,
         )
 
-    def _tag(self, sample: Sample, target_words: int) -> str:
-        return f"generate:{self.name}:{sample.sample_id}:{target_words}"
+    def _tag(self, sample: Sample, target_words: int, rotation: int) -> str:
+        return f"generate:{self.name}:{sample.sample_id}:{target_words}:{rotation}"
 
 
 @dataclass(frozen=True)
@@ -162,16 +179,21 @@ class _Entry:
 
 _REGISTRY: dict[str, _Entry] = {}
 
+Variant = Callable[[dict[str, Any]], str]
+
 
 def method(
-    name: str, *, args: Callable[[Settings], dict[str, Any]]
+    name: str, *, args: Callable[[Settings], dict[str, Any]], variant: Variant | None = None
 ) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
-    """Register a method factory under `name`; `args` reads its parameters from Settings."""
+    """Register a method factory under `name`; `args` reads its parameters from Settings;
+    `variant` names what the leaderboard shows for a given set of arguments (e.g. the
+    compressor Compress used), the method's name by default."""
 
     def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
         @functools.wraps(factory)
         def build(**kwargs: Any) -> Method:
-            return _Registered(name, dict(kwargs), factory(**kwargs))
+            label = variant(kwargs) if variant else name
+            return _Registered(name, dict(kwargs), label, factory(**kwargs))
 
         _REGISTRY[name] = _Entry(build, args)
         return build

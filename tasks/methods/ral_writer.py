@@ -1,21 +1,22 @@
 """RAL-Writer (DESIGN §7): AgentWrite plus retrieve-and-restate. Before each writer call the
-input's chunks are scored by relevance to the step minus a position bias that is largest at
-both ends of the input (the model already attends there), and the top-k are restated at the
-tail of the prompt, most important last, where a long-context model attends best."""
+chunks of the whole instruction are scored by relevance to the step minus a position bias
+that is largest at both ends (the model already attends there), and the top-k are restated
+near the end of the prompt, most important last, just before the current step and the
+task's key requirements, where a long-context model attends best."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tasks.config import Settings
-from tasks.methods._prompts import restatement_block, task_instruction
+from tasks.methods._prompts import RESTATE_SEPARATOR, task_instruction
 from tasks.methods._splitter import split_recursive
-from tasks.methods.agentwrite import Chat, PlanStep, ask_plan, write_steps
+from tasks.methods.agentwrite import Chat, PlanStep, ask_plan, chat_for, write_steps
 from tasks.methods.base import Draft, Run, Writer, method
+from tasks.prompts import key_requirements
 from tasks.text import count_tokens
 
 __all__ = ["importance", "position_bias", "ral_writer", "select_restatements"]
@@ -49,27 +50,30 @@ def _args(settings: Settings) -> dict[str, Any]:
         "overlap_words": ral.overlap_words,
         "max_plan_steps": ral.max_plan_steps,
         "plan_retries": ral.plan_retries,
-        "context_tokens": settings.llm.context_tokens,
+        "context_limit_tokens": ral.context_limit_tokens,
         "embedding_model": settings.embedding.model,
         "temperature": settings.llm.temperature,
-        "max_tokens": settings.llm.max_tokens,
+        "max_tokens": settings.generate.step_max_tokens,
     }
 
 
-def _short_plan(
-    chat: Chat, instruction: str, target_words: int, max_steps: int, retries: int
-) -> list[PlanStep]:
-    """The plan is asked for again while it has `max_steps` steps or more (bounded); after
-    the last retry the plan is used as it is."""
-    steps = ask_plan(chat, instruction, target_words)
-    for _ in range(retries):
+def _variant(args: dict[str, Any]) -> str:
+    """`ral_writer` with the paper's best k; the k shown otherwise (k=0: no restatement)."""
+    return "ral_writer" if args["k"] == 12 else f"ral_writer[k={args['k']}]"
+
+
+def _short_plan(chat: Chat, instruction: str, max_steps: int, retries: int) -> list[PlanStep]:
+    """The same plan prompt is asked again while the plan has `max_steps` steps or more
+    (DESIGN §7); lilo stops after `retries` re-asks and keeps the last plan."""
+    steps = ask_plan(chat, instruction)
+    for attempt in range(1, retries + 1):
         if len(steps) < max_steps:
             break
-        steps = ask_plan(chat, instruction, target_words, len(steps), max_steps)
+        steps = ask_plan(chat, instruction, attempt)
     return steps
 
 
-@method("ral_writer", args=_args)
+@method("ral_writer", args=_args, variant=_variant)
 def ral_writer(
     a: float,
     b: float,
@@ -78,33 +82,37 @@ def ral_writer(
     overlap_words: int,
     max_plan_steps: int,
     plan_retries: int,
-    context_tokens: int,
+    context_limit_tokens: int,
     embedding_model: str,
     temperature: float,
     max_tokens: int,
 ) -> Writer:
     def write(run: Run) -> Draft:
-        chat = functools.partial(run.chat, temperature=temperature, max_tokens=max_tokens)
-        texts = [p.text for p in run.papers]
-        instruction = task_instruction(texts, run.target_words)
-        steps = _short_plan(chat, instruction, run.target_words, max_plan_steps, plan_retries)
-        chunks = split_recursive("\n\n".join(texts), chunk_words, overlap_words)
+        chat = chat_for(run, temperature, max_tokens)
+        instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
+        keys = key_requirements(instruction)
+        steps = _short_plan(chat, instruction, max_plan_steps, plan_retries)
+        # The reference chunks the whole instruction (task text and papers), so a chunk's
+        # position is its place in the prompt the model reads.
+        chunks = split_recursive(instruction, chunk_words, overlap_words)
         chunk_vectors = run.embedder.embed(chunks)
-        step_vectors = run.embedder.embed([s.main_point for s in steps])
-        # The prompt plus the reply must fit the backbone's context window.
-        budget = context_tokens - max_tokens
+        step_vectors = run.embedder.embed([s.line for s in steps])
+        chunk_tokens = [count_tokens(c) for c in chunks]
 
-        def restate(step: PlanStep, prompt: str) -> tuple[str, dict[str, Any]]:
+        def restate(step: PlanStep, written: str, base: str) -> tuple[str, str, dict[str, Any]]:
             relevance = chunk_vectors @ step_vectors[step.number - 1]
             scores = importance(np.asarray(relevance).tolist(), a, b)
-            used, chosen, block = _fit(chunks, scores, k, budget - count_tokens(prompt))
+            step_keys = keys if written else ""
+            room = context_limit_tokens - count_tokens(base) - count_tokens(step_keys)
+            used, chosen = _fit(scores, chunk_tokens, k, room)
             record = {
                 "step": step.number,
                 "chunks": chosen,
                 "importance": [round(scores[i], 6) for i in chosen],
                 "k": used,
             }
-            return prompt + block, record
+            block = RESTATE_SEPARATOR.join(chunks[i] for i in chosen)
+            return block, step_keys, record
 
         text, restated = write_steps(chat, instruction, steps, restate)
         return Draft(text, plan=tuple(s.line for s in steps), restated=restated)
@@ -112,11 +120,12 @@ def ral_writer(
     return write
 
 
-def _fit(chunks: list[str], scores: list[float], k: int, room: int) -> tuple[int, list[int], str]:
-    """Lower k one at a time until the restatement block fits the room left (DESIGN §7)."""
-    for used in range(min(k, len(chunks)), 0, -1):
+def _fit(scores: list[float], chunk_tokens: list[int], k: int, room: int) -> tuple[int, list[int]]:
+    """Lower k one at a time while the prompt would reach the context limit (DESIGN §7).
+    Tokens are counted once per chunk and added up, not re-counted per k."""
+    separator = count_tokens(RESTATE_SEPARATOR)
+    for used in range(min(k, len(scores)), 0, -1):
         chosen = select_restatements(scores, used)
-        block = restatement_block([(i, chunks[i]) for i in chosen])
-        if count_tokens(block) <= room:
-            return used, chosen, block
-    return 0, [], ""
+        if sum(chunk_tokens[i] + separator for i in chosen) < room:
+            return used, chosen
+    return 0, []

@@ -63,7 +63,7 @@ def filter_pair(
         filter_messages(question, answer, texts),
         _verdict,
         purpose="qa_filter",
-        temperature=settings.llm.judge_temperature,
+        temperature=settings.judge.temperature,
     )
     return verdict if verdict is not None else (False, f"filter reply unusable: {error}")
 

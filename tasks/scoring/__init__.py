@@ -3,10 +3,9 @@
 from tasks.scoring.base import Scored, Scorer, ScorerFactory, available_scorers, get_scorer, scorer
 from tasks.scoring.consistency import consistency_score
 from tasks.scoring.length import length_score
-from tasks.scoring.quality import CHECKLIST, quality_score
+from tasks.scoring.quality import quality_score
 
 __all__ = [
-    "CHECKLIST",
     "Scored",
     "Scorer",
     "ScorerFactory",

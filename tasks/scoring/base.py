@@ -2,8 +2,9 @@
 
 A scorer is a factory marked `@scorer("name")` that takes the Settings and returns an
 object with `score(...) -> Scored`. Scorers record nothing: they return long rows
-`(generation_id, score, value, detail)`, and the scores they could not give, and the flow
-writes them. Adding a score is adding one file to this package.
+`(generation_id, score, value, detail, judge)`, and the scores they could not give, and the
+flow writes them. LLM scores ask the `judge` client (the configured judge, not the model
+under test) with the dataset version's prompt pack. Adding a score is one file here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Protocol, TypeVar
 
 from tasks.config import Settings
 from tasks.llm import LLMClient
+from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 
 __all__ = ["Scored", "Scorer", "ScorerFactory", "available_scorers", "get_scorer", "scorer"]
@@ -37,7 +39,8 @@ class Scorer(Protocol):
         sample: Sample,
         papers: list[PaperText],
         qa: list[QAPair],
-        llm: LLMClient,
+        judge: LLMClient,
+        pack: PromptPack,
     ) -> Scored: ...
 
 

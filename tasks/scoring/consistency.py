@@ -12,6 +12,7 @@ from typing import Any
 
 from tasks.config import Settings
 from tasks.llm import LLMClient, Message
+from tasks.prompts import PromptPack
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from tasks.scoring._judge import tier_value
@@ -19,13 +20,9 @@ from tasks.scoring.base import Scored, scorer
 
 __all__ = ["Consistency", "consistency_score"]
 
-RUBRIC = (
-    "1: contains all key points of the gold answer with accurate evidence; "
-    "0.75: essentially correct with minor omissions; "
-    "0.5: covers more than half of the key elements; "
-    "0.25: only a surface connection to the gold answer; "
-    "0: wrong, missing or unrelated."
-)
+# The answer is asked for in 50-200 characters (DESIGN §8); this bounds a model that
+# ignores that, without cutting one that obeys it.
+_ANSWER_TOKENS = 256
 
 
 def consistency_score(single: list[float], cross: list[float]) -> float:
@@ -36,25 +33,19 @@ def consistency_score(single: list[float], cross: list[float]) -> float:
     return 100.0 * mean(means)
 
 
-def _answer_messages(text: str, question: str) -> list[Message]:
-    """The judge sees the generated text and the question, nothing else (DESIGN §8)."""
-    user = (
-        "Answer the question from the summary alone, without outside knowledge. "
-        "If the summary does not contain the answer, say that it does not.\n\n"
-        f"<summary>\n{text}\n</summary>\n\n<question>{question}</question>"
-    )
-    return [{"role": "user", "content": user}]
+def _answer_messages(pack: PromptPack, text: str, question: str) -> list[Message]:
+    """The answerer sees the generated text and the question, nothing else (DESIGN §8)."""
+    return [{"role": "user", "content": pack.render("qa_answer", paper=text, question=question)}]
 
 
-def _evaluate_messages(question: str, gold: str, answer: str) -> list[Message]:
-    user = (
-        "Grade the candidate answer against the gold answer.\n"
-        f"Rubric: {RUBRIC}\n"
-        'Reply with only a JSON object: {"reason": "...", "score": 0, 0.25, 0.5, 0.75 or 1}\n\n'
-        f"<question>{question}</question>\n<gold_answer>{gold}</gold_answer>\n"
-        f"<candidate_answer>{answer}</candidate_answer>"
-    )
-    return [{"role": "user", "content": user}]
+def _evaluate_messages(pack: PromptPack, question: str, gold: str, answer: str) -> list[Message]:
+    content = pack.render("qa_judge", question=question, answer=gold, predict=answer)
+    return [{"role": "user", "content": content}]
+
+
+def _read_order(paper_ids: tuple[str, ...], rotation: int) -> list[str]:
+    r = rotation % max(len(paper_ids), 1)
+    return list(paper_ids[r:] + paper_ids[:r])
 
 
 def _grade(reply: str) -> tuple[float, str]:
@@ -75,17 +66,20 @@ class Consistency:
         sample: Sample,
         papers: list[PaperText],
         qa: list[QAPair],
-        llm: LLMClient,
+        judge: LLMClient,
+        pack: PromptPack,
     ) -> Scored:
-        """S_c, its single and cross halves, and S_single by position. An unusable grade
+        """S_c, its single and cross halves, and S_single by position (the position of the
+        question's paper in the order the generation read the papers). An unusable grade
         leaves its question out of the means and goes into the row's `failed` list; a score
         whose every question failed has no row and is `unscored`."""
         pairs = [p for p in qa if p.status == "approved" and p.sample_id == sample.sample_id]
         if not pairs:
             return Scored([])
-        judge = partial(self._judge, generation.text, sample, llm)
-        with ThreadPoolExecutor(self.settings.llm.concurrency) as pool:
-            judged = list(pool.map(judge, pairs))
+        order = _read_order(sample.paper_ids, generation.rotation)
+        ask = partial(self._judge, generation.text, order, judge, pack)
+        with ThreadPoolExecutor(self.settings.judge.concurrency) as pool:
+            judged = list(pool.map(ask, pairs))
         single = [j for j in judged if j["kind"] == "single"]
         groups = {
             "consistency": judged,
@@ -96,7 +90,7 @@ class Consistency:
                 for position in sorted({j["position"] for j in single})
             },
         }
-        base = {"judge_temperature": self.settings.llm.judge_temperature}
+        base = {"judge_temperature": self.settings.judge.temperature, "prompts": pack.name}
         rows: list[ScoreRow] = []
         unscored: dict[str, str] = {}
         for name, group in groups.items():
@@ -110,26 +104,29 @@ class Consistency:
                     [j["score"] for j in graded if j["kind"] == "cross"],
                 )
                 detail = {**base, "questions": graded, "failed": failed}
-                rows.append(ScoreRow(generation.generation_id, name, value, detail))
+                rows.append(ScoreRow(generation.generation_id, name, value, detail, judge.backbone))
         return Scored(rows, unscored)
 
-    def _judge(self, text: str, sample: Sample, llm: LLMClient, pair: QAPair) -> dict[str, Any]:
+    def _judge(
+        self, text: str, order: list[str], judge: LLMClient, pack: PromptPack, pair: QAPair
+    ) -> dict[str, Any]:
         """The judge's answer and its grade; `score` None when the grade is unusable after
         the retry, with why and the raw reply."""
-        temperature = self.settings.llm.judge_temperature
-        answer = llm.chat(
-            _answer_messages(text, pair.question),
+        temperature = self.settings.judge.temperature
+        answer = judge.chat(
+            _answer_messages(pack, text, pair.question),
             purpose="consistency_answer",
             temperature=temperature,
+            max_tokens=_ANSWER_TOKENS,
         )
         graded, reply, error = ask_json(
-            llm,
-            _evaluate_messages(pair.question, pair.answer, answer),
+            judge,
+            _evaluate_messages(pack, pair.question, pair.answer, answer),
             _grade,
             purpose="consistency_evaluate",
             temperature=temperature,
         )
-        position = sample.paper_ids.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
+        position = order.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
         judgment = {
             "qa_id": pair.qa_id,
             "kind": pair.kind,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tasks.config import Settings
 from tasks.llm import LLMClient
+from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from tasks.scoring.base import Scored, scorer
 from tasks.text import count_words
@@ -32,7 +33,8 @@ class Length:
         sample: Sample,
         papers: list[PaperText],
         qa: list[QAPair],
-        llm: LLMClient,
+        judge: LLMClient,
+        pack: PromptPack,
     ) -> Scored:
         generated = count_words(generation.text)
         value = length_score(generation.target_words, generated)

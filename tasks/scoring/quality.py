@@ -1,9 +1,15 @@
-"""Quality score S_q (DESIGN §8): an LLM judge grades 8 aspects x 5 checklist items, one call
-per aspect, each item on the five tiers against its own rubric; S_q = mean over aspects of
-the mean over items, x100."""
+"""Quality score S_q (DESIGN §8): an LLM judge grades the dataset version's checklist (8
+aspects x 5 items), one call per aspect as in the reference, each item against its own five
+level descriptions; S_q = mean over aspects of the mean over items, x100.
+
+The judge is shown `[{"checklist_id": i, "checklist_content": {question, metrics}}]` and
+replies `[{"checklist_id", "reason", "evaluation_score"}]`, the benchmark's protocol, with
+the checklist temperature (the paper's judge used 0.8; lilo's default is 0).
+"""
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from statistics import mean
@@ -11,71 +17,13 @@ from typing import Any
 
 from tasks.config import Settings
 from tasks.llm import LLMClient, Message
+from tasks.prompts import ChecklistItem, PromptPack
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from tasks.scoring._judge import tier_value
 from tasks.scoring.base import Scored, scorer
 
-__all__ = ["CHECKLIST", "Quality", "quality_score"]
-
-CHECKLIST: dict[str, dict[str, str]] = {
-    "instruction following": {
-        "originality": "written in its own words rather than copied from the papers",
-        "citation standards": "attributes each claim clearly to the paper it comes from",
-        "domain terms": "uses the field's terms correctly, abbreviations spelled out at first use",
-        "format": "has a title and Markdown structure, with tables and equations where asked",
-        "comparison dimensions": "compares the papers along explicit, relevant dimensions",
-    },
-    "structure": {
-        "integrity": "covers introduction, each paper, commonalities, comparison and conclusion",
-        "logic": "sections and paragraphs follow a clear logical order",
-        "transitions": "moves between sections and paragraphs with explicit transitions",
-        "narrative consistency": "keeps one consistent line of argument and terminology",
-        "no redundancy": "does not repeat the same content",
-    },
-    "data utilization": {
-        "trends": "identifies trends in the reported results",
-        "theory integration": "connects the results to the underlying theory and equations",
-        "analytical acumen": "interprets the numbers instead of only listing them",
-        "field context": "places the results in the context of the field",
-        "accuracy of results": "reports data and results precisely and correctly",
-    },
-    "correlation analysis": {
-        "methodological differences": "explains how the papers' methods differ",
-        "complementarity": "shows how the papers complement each other",
-        "contribution evaluation": "weighs each paper's contribution relative to the others",
-        "thematic connection": "makes the common theme of the papers explicit",
-        "integrative framework": "proposes a framework that integrates the papers",
-    },
-    "insightfulness": {
-        "cross-domain impact": "discusses impact beyond the papers' own domain",
-        "application viability": "assesses whether the methods are viable in practice",
-        "future directions": "proposes concrete future research directions",
-        "innovation identification": "identifies what is genuinely new in each paper",
-        "structure proposal": "proposes a structure or taxonomy for the research area",
-    },
-    "critical thinking": {
-        "methodological critique": "critiques the papers' methods with reasons",
-        "bias detection": "points out possible biases in data, evaluation or framing",
-        "improvement suggestions": "suggests specific improvements",
-        "depth of critique": "goes beyond surface remarks in its critique",
-        "alternative hypotheses": "considers alternative explanations of the results",
-    },
-    "reflection": {
-        "contribution assessment": "reflects on how much each paper advances the field",
-        "method reflection": "reflects on the strengths and limits of the methods",
-        "generalization": "discusses whether the findings generalise",
-        "cross-domain connection": "connects the findings to other domains",
-        "testing discussion": "discusses how the claims were or should be tested",
-    },
-    "innovation": {
-        "innovation analysis": "analyses the nature of each paper's innovation",
-        "methodological transformation": "explains how the methods change established practice",
-        "application creativity": "suggests creative new applications",
-        "research-question impact": "discusses the impact on the field's research questions",
-        "cross-domain innovation": "identifies innovations transferable to other domains",
-    },
-}
+__all__ = ["Quality", "checklist_messages", "quality_score"]
 
 
 def quality_score(aspect_items: dict[str, list[float]]) -> float:
@@ -88,44 +36,41 @@ def quality_score(aspect_items: dict[str, list[float]]) -> float:
 
 
 def _column(aspect: str) -> str:
-    return "quality_" + aspect.replace(" ", "_").replace("-", "_")
+    return "quality_" + aspect.lower().replace(" ", "_").replace("-", "_")
 
 
-def _messages(aspect: str, text: str, sample: Sample, target_words: int) -> list[Message]:
-    items = "\n".join(f"- {item}: {rubric}" for item, rubric in CHECKLIST[aspect].items())
-    user = (
-        f'Grade the summary on each checklist item of the aspect "{aspect}".\n'
-        f"The task was a summary of about {target_words} words of {len(sample.paper_ids)} "
-        f'related research papers on "{sample.topic}", written for researchers.\n'
-        "Score each item 0, 0.25, 0.5, 0.75 or 1 against its rubric (1: fully met, "
-        "0.75: largely, 0.5: partly, 0.25: barely, 0: not at all).\n"
-        'Reply with only a JSON object: {"items": [{"item": "<item name>", "score": 0.5, '
-        '"reason": "..."}]}, one entry per item.\n'
-        f"Required length: {target_words} words\n\n"
-        f"<checklist>\n{items}\n</checklist>\n\n<summary>\n{text}\n</summary>"
-    )
-    return [{"role": "user", "content": user}]
+def checklist_messages(
+    pack: PromptPack, template: str, items: list[ChecklistItem], **texts: str
+) -> list[Message]:
+    """The judge prompt for one aspect's items (`texts`: the response variables)."""
+    checklists = json.dumps([i.as_prompt() for i in items], ensure_ascii=False)
+    content = pack.render(template, checklists=checklists, num_checklist=len(items), **texts)
+    return [{"role": "user", "content": content}]
 
 
-def _graded(aspect: str, reply: str) -> list[dict[str, Any]]:
-    """One {"item", "score", "reason"} per checklist item of the aspect, in checklist order."""
-    entries = load_json_reply(reply, dict).get("items")
-    if not isinstance(entries, list):
-        raise QAFormatError('expected {"items": [...]}')
-    by_name = {}
+def _graded(items: list[ChecklistItem], reply: str) -> list[dict[str, Any]]:
+    """One {"item", "question", "score", "reason"} per checklist item, in checklist order."""
+    entries = load_json_reply(reply, list)
+    by_id: dict[int, tuple[float, str]] = {}
     for entry in entries:
-        if not isinstance(entry, dict) or not isinstance(entry.get("item"), str):
-            raise QAFormatError('each entry is {"item": "...", "score": ..., "reason": "..."}')
-        if not isinstance(entry.get("reason"), str):
-            raise QAFormatError(f"item {entry['item']!r} needs a string 'reason'")
-        by_name[entry["item"].strip().lower()] = (tier_value(entry.get("score")), entry["reason"])
-    missing = [item for item in CHECKLIST[aspect] if item not in by_name]
+        if not isinstance(entry, dict) or "checklist_id" not in entry:
+            raise QAFormatError('each entry is {"checklist_id", "reason", "evaluation_score"}')
+        try:
+            item_id = int(entry["checklist_id"])
+        except (TypeError, ValueError) as exc:
+            raise QAFormatError(f"checklist_id {entry['checklist_id']!r} is not a number") from exc
+        reason = entry.get("reason")
+        if not isinstance(reason, str):
+            raise QAFormatError(f"checklist item {item_id} needs a string 'reason'")
+        by_id[item_id] = (tier_value(entry.get("evaluation_score")), reason)
+    missing = [i.index for i in items if i.index not in by_id]
     if missing:
-        raise QAFormatError(f"items missing: {missing}; grade every checklist item by its name")
+        raise QAFormatError(f"checklist ids missing: {missing}; grade every item")
     return [
-        {"item": item, "score": by_name[item][0], "reason": by_name[item][1]}
-        for item in CHECKLIST[aspect]
-    ]
+        {"item": i.index, "question": i.question, "score": by_id[i.index][0],
+         "reason": by_id[i.index][1]}
+        for i in items
+    ]  # fmt: skip
 
 
 @scorer("quality")
@@ -139,48 +84,57 @@ class Quality:
         sample: Sample,
         papers: list[PaperText],
         qa: list[QAPair],
-        llm: LLMClient,
+        judge: LLMClient,
+        pack: PromptPack,
     ) -> Scored:
         """S_q and one row per aspect. An aspect whose judge reply is unusable after the
         retry has no row (it is `unscored`), is left out of S_q and listed in its `failed`."""
-        judge = partial(self._judge, generation, sample, llm)
-        with ThreadPoolExecutor(self.settings.llm.concurrency) as pool:
-            judged = dict(zip(CHECKLIST, pool.map(judge, CHECKLIST), strict=True))
+        ask = partial(self._judge, generation, judge, pack)
+        aspects = list(pack.checklist)
+        with ThreadPoolExecutor(self.settings.judge.concurrency) as pool:
+            judged = dict(zip(aspects, pool.map(ask, aspects), strict=True))
         graded = {aspect: items for aspect, items in judged.items() if isinstance(items, list)}
         failed = [failure for failure in judged.values() if isinstance(failure, dict)]
         unscored = {_column(f["aspect"]): f["reason"] for f in failed}
         if not graded:
             unscored["quality"] = f"all {len(failed)} aspects unusable: {failed[0]['reason']}"
             return Scored([], unscored)
-        base = {"judge_temperature": self.settings.llm.judge_temperature}
+        base = {
+            "judge_temperature": self.settings.judge.checklist_temperature,
+            "checklist": pack.name,
+        }
         scores = {aspect: [i["score"] for i in items] for aspect, items in graded.items()}
-        aspects = {a: 100.0 * mean(s) for a, s in scores.items()}
+        by_aspect = {a: 100.0 * mean(s) for a, s in scores.items()}
         rows = [
             ScoreRow(
                 generation.generation_id,
                 "quality",
                 quality_score(scores),
-                {**base, "aspects": aspects, "failed": failed},
+                {**base, "aspects": by_aspect, "failed": failed},
+                judge.backbone,
             )
         ]
         for aspect, items in graded.items():
             value = quality_score({aspect: scores[aspect]})
             detail = {**base, "items": items}
-            rows.append(ScoreRow(generation.generation_id, _column(aspect), value, detail))
+            rows.append(
+                ScoreRow(generation.generation_id, _column(aspect), value, detail, judge.backbone)
+            )
         return Scored(rows, unscored)
 
     def _judge(
-        self, generation: Generation, sample: Sample, llm: LLMClient, aspect: str
+        self, generation: Generation, judge: LLMClient, pack: PromptPack, aspect: str
     ) -> list[dict[str, Any]] | dict[str, str]:
         """The aspect's graded items, or {aspect, reason, raw} when the reply is unusable
         after the retry."""
-        items, reply, error = ask_json(
-            llm,
-            _messages(aspect, generation.text, sample, generation.target_words),
-            partial(_graded, aspect),
+        items = pack.checklist[aspect]
+        graded, reply, error = ask_json(
+            judge,
+            checklist_messages(pack, "checklist", items, response=generation.text),
+            partial(_graded, items),
             purpose="quality_checklist",
-            temperature=self.settings.llm.judge_temperature,
+            temperature=self.settings.judge.checklist_temperature,
         )
-        if items is not None:
-            return items
+        if graded is not None:
+            return graded
         return {"aspect": aspect, "reason": f"unusable judge reply: {error}", "raw": reply}

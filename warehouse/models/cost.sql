@@ -4,7 +4,8 @@ WITH latest AS (
     SELECT max(version) AS version FROM res_versions
 ),
 per_generation AS (
-    SELECT DISTINCT generation_id, method, target_words, backbone, tokens_in, tokens_out
+    SELECT DISTINCT generation_id, coalesce(variant, method) AS method, target_words, backbone,
+        tokens_in, tokens_out
     FROM res_scores
     JOIN latest USING (version)
 )

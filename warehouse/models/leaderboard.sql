@@ -1,4 +1,5 @@
--- The latest result version's leaderboard: what analysts usually want.
+-- The latest result version's leaderboard: what analysts usually want. `partial` rows
+-- average fewer summaries than were expected (see `failures` for why).
 CREATE OR REPLACE VIEW leaderboard AS
 WITH latest AS (
     SELECT max(version) AS version FROM res_versions
@@ -12,4 +13,5 @@ ORDER BY
         WHEN 'ral_writer' THEN 4 ELSE 5
     END,
     method,
+    variant,
     target_words;

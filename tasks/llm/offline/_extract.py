@@ -3,13 +3,15 @@
 The engine writes extractively: it reads the papers from the prompt's paper tags (and
 RAL-Writer's restated chunks), turns their LaTeX into readable sentences that keep inline
 math and emphasis, and picks the sentences that share the most content words with what it
-was asked to write. Positional neglect (`llm.offline.middle_neglect`) scales each sentence's
-score by a U-shaped weight over where it sits in the prompt, so a known "lost in the middle"
-effect can be switched on and checked by the position analysis. Deterministic throughout.
+was asked to write. Only sentences the reader took in can be picked (`_reader.py`: with
+`llm.offline.middle_neglect` on, the middle of a long prompt is read less), so a known
+"lost in the middle" effect can be switched on and checked by the position analysis.
+Deterministic throughout.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -17,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tasks.config import OfflineSettings
+from tasks.llm.offline._reader import reader
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words, split_sentences, words
 
@@ -26,7 +30,6 @@ __all__ = [
     "comparison_table",
     "focus_papers",
     "keywords",
-    "neglect_weight",
     "paper_sentences",
     "paragraphs",
     "query_terms",
@@ -54,7 +57,7 @@ _STOPWORDS = frozenset(
 )
 _RESULT_TERM = "result"  # a sentence carrying numbers reports results
 
-_RESTATED_RE = re.compile(r'<restated chunk="(\d+)">\n(.*?)\n</restated>', re.S)
+_RESTATEMENT_RE = re.compile(r"<restatement>\n(.*?)\n</restatement>", re.S)
 _TARGET_RE = re.compile(r"about (\d+) words")
 _PAPER_REF_RE = re.compile(r"\bpaper (\d+)\b", re.I)
 _FLOAT_RE = re.compile(
@@ -153,55 +156,44 @@ def focus_papers(text: str) -> frozenset[int]:
     return frozenset(int(m) for m in _PAPER_REF_RE.findall(text))
 
 
-def neglect_weight(x: float, neglect: float) -> float:
-    """U-shaped over the relative prompt position x: 1 at both ends, 1 - neglect mid-way."""
-    return 1.0 - neglect * (1.0 - abs(2.0 * x - 1.0))
-
-
 @dataclass(frozen=True)
 class Candidate:
     text: str
     paper: int
     order: int  # reading order across the papers
-    weight: float  # the positional-neglect weight, best over its places in the prompt
+    weight: float  # 1 if the reader took it in at any of its places in the prompt, else 0
     words: int
     terms: frozenset[str]
     restated: bool = False
 
 
-def candidates(prompt: str, neglect: float) -> list[Candidate]:
-    """Every paper sentence the prompt shows; a sentence also restated is marked as such.
-    Restated fragments cut at chunk edges match no paper sentence and are left out."""
+def candidates(prompt: str, offline: OfflineSettings) -> list[Candidate]:
+    """Every paper sentence the prompt shows, weighted by whether the reader took it in; a
+    sentence also restated is marked as such. Restated fragments cut at chunk edges match
+    no paper sentence and are left out."""
     size = max(len(prompt), 1)
+    read = reader(prompt, offline)
     found: dict[str, Candidate] = {}
-    for paper, body in parse_paper_blocks(prompt):
-        start = prompt.find(f'<paper id="{paper}">')
+    for paper, start, body in parse_paper_blocks(prompt, with_offsets=True):
         sentences = paper_sentences(body)
         for j, text in enumerate(sentences):
             x = (start + (j + 0.5) / len(sentences) * len(body)) / size
-            if text not in found:
-                found[text] = Candidate(
-                    text,
-                    paper,
-                    len(found),
-                    neglect_weight(x, neglect),
-                    count_words(text),
-                    _sentence_terms(text),
-                )
-    for match in _RESTATED_RE.finditer(prompt):
-        for text in paper_sentences(match.group(2)):
+            seen = float(read(x, text))
             if text in found:
-                weight = neglect_weight(match.start(2) / size, neglect)
                 old = found[text]
-                found[text] = Candidate(
-                    text,
-                    old.paper,
-                    old.order,
-                    max(weight, old.weight),
-                    old.words,
-                    old.terms,
-                    restated=True,
-                )
+                found[text] = dataclasses.replace(old, weight=max(old.weight, seen))
+                continue
+            found[text] = Candidate(
+                text, paper, len(found), seen, count_words(text), _sentence_terms(text)
+            )
+    for match in _RESTATEMENT_RE.finditer(prompt):
+        block = match.group(1)
+        for text in paper_sentences(block):
+            if text in found:
+                at = match.start(1) + max(block.find(text[:40]), 0)
+                old = found[text]
+                seen = max(old.weight, float(read(at / size, text)))
+                found[text] = dataclasses.replace(old, weight=seen, restated=True)
     return list(found.values())
 
 

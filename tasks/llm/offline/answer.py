@@ -1,35 +1,52 @@
-"""Offline handler: the consistency judge's answer (DESIGN §8, §9 "answers by retrieval from
-the summary"): the 1-3 summary sentences sharing most key tokens with the question."""
+"""Offline handler: the QA answer (DESIGN §8, §9 "answers by retrieval from the summary").
+
+The prompt shows a text (`<summary>` in lilo's template, `<paper>` in the benchmark's) and
+a `<question>`; the answer is the text's sentence sharing most key tokens with the
+question, bounded to 200 characters as both templates ask, or "I don't know"."""
 
 from __future__ import annotations
 
+import re
+
 from tasks.config import Settings
 from tasks.llm.client import Message
-from tasks.llm.offline._overlap import between, key_tokens
+from tasks.llm.offline._overlap import key_tokens
+from tasks.llm.offline._reader import reader
 from tasks.text import split_sentences
 
-__all__ = ["NO_ANSWER", "SIGNATURE", "respond"]
+__all__ = ["NO_ANSWER", "matches", "respond"]
 
-SIGNATURE = "Answer the question from the summary alone"
-NO_ANSWER = "The text does not say."
+PRIORITY = 1
+NO_ANSWER = "I don't know"
 
-_MAX_SENTENCES = 3
-# A sentence must share this many key tokens with the question, and at least this share
-# of the best sentence's overlap, to be part of the answer.
+MAX_CHARS = 200
+# A sentence must share this many key tokens with the question to answer it.
 _MIN_SHARED = 2
-_SHARE_OF_BEST = 0.5
+_TEXT_RE = re.compile(r"<(summary|paper)>\n?(.*?)\n?</\1>", re.S)
+
+
+def matches(prompt: str) -> bool:
+    return "<question>" in prompt and "<gold>" not in prompt and bool(_TEXT_RE.search(prompt))
 
 
 def respond(messages: list[Message], settings: Settings) -> str:
-    prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
-    question = key_tokens(between(prompt, "question"))
-    sentences = [
-        s for line in between(prompt, "summary").splitlines() for s in split_sentences(line)
-    ]
-    scored = sorted(
-        ((len(question & key_tokens(s)), -i, s) for i, s in enumerate(sentences)), reverse=True
-    )
-    if not scored or scored[0][0] < _MIN_SHARED:
+    prompt = "\n".join(m["content"] for m in messages)
+    found = list(_TEXT_RE.finditer(prompt))[-1]
+    question = key_tokens(re.findall(r"<question>(.*?)</question>", prompt, re.S)[-1])
+    read = reader(prompt, settings.llm.offline)
+    size, scored = max(len(prompt), 1), []
+    offset = found.start(2)
+    for i, line in enumerate(found.group(2).splitlines(keepends=True)):
+        for sentence in split_sentences(line):
+            if read(offset / size, sentence):
+                scored.append((len(question & key_tokens(sentence)), -i, sentence))
+        offset += len(line)
+    if not scored or max(scored)[0] < _MIN_SHARED:
         return NO_ANSWER
-    floor = max(_MIN_SHARED, _SHARE_OF_BEST * scored[0][0])
-    return " ".join(s for shared, _, s in scored[:_MAX_SENTENCES] if shared >= floor)
+    return _bounded(max(scored)[2])
+
+
+def _bounded(sentence: str) -> str:
+    if len(sentence) <= MAX_CHARS:
+        return sentence
+    return sentence[: MAX_CHARS - 3].rsplit(" ", 1)[0] + "..."

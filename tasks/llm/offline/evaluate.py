@@ -1,5 +1,6 @@
-"""Offline handler: the consistency evaluator (DESIGN §8, §9 "judgments by overlap mapped to
-the score tiers"): the share of the gold answer's key tokens found in the candidate."""
+"""Offline handler: the QA judge (DESIGN §8, §9 "judgments by overlap mapped to the score
+tiers"): the share of the gold answer's key tokens found in the predicted answer. Both
+lilo's template and the benchmark's show them in `<gold>` and `<predict>`."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from tasks.config import Settings
 from tasks.llm.client import Message
 from tasks.llm.offline._overlap import between, overlap, tier
 
-__all__ = ["SIGNATURE", "respond"]
+__all__ = ["matches", "respond"]
 
-SIGNATURE = "Grade the candidate answer against the gold answer"
-
+PRIORITY = 1
 _SHOW_MISSING = 8
 
 
+def matches(prompt: str) -> bool:
+    return "<gold>" in prompt and "<predict>" in prompt
+
+
 def respond(messages: list[Message], settings: Settings) -> str:
-    prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
-    ratio, missing = overlap(between(prompt, "gold_answer"), between(prompt, "candidate_answer"))
+    prompt = "\n".join(m["content"] for m in messages)
+    ratio, missing = overlap(between(prompt, "gold"), between(prompt, "predict"))
     reason = f"{ratio:.0%} of the gold answer's key points (numbers, terms, content words) found"
     if missing:
         reason += f"; missing: {', '.join(sorted(missing)[:_SHOW_MISSING])}"

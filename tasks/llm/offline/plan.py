@@ -4,18 +4,20 @@ main points come from the papers the prompt shows, one per line in the format as
 from __future__ import annotations
 
 import math
-import re
 
 from tasks.config import Settings
 from tasks.llm.client import Message
 from tasks.llm.offline._extract import keywords, paper_sentences, target_words
 from tasks.prompting import parse_paper_blocks
 
-SIGNATURE = "break the writing task into numbered paragraph steps"
+SIGNATURE = "break the writing task below into numbered paragraph steps"
 
 # The step bounds the planner prompt states (DESIGN §7).
 _MIN_STEP, _MAX_STEP = 200, 1000
-_LIMIT_RE = re.compile(r"fewer than (\d+) steps")
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
 
 
 def respond(messages: list[Message], settings: Settings) -> str:
@@ -32,13 +34,10 @@ def respond(messages: list[Message], settings: Settings) -> str:
 
 def _step_count(prompt: str, target: int, papers: int, settings: Settings) -> int:
     """About `plan_step_words` per step, at least one per section where the length allows,
-    within the 200..1000 bounds and below a limit the prompt sets."""
+    within the 200..1000 bounds."""
     low, high = max(1, math.ceil(target / _MAX_STEP)), max(1, target // _MIN_STEP)
     sections = papers + 4
     n = max(round(target / settings.llm.offline.plan_step_words), min(sections, high))
-    limit = _LIMIT_RE.search(prompt)
-    if limit:
-        n = min(n, int(limit.group(1)) - 1)
     return min(max(n, low), high)
 
 

@@ -12,9 +12,14 @@ from tasks.llm.offline._overlap import between, numbers
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 
-__all__ = ["SIGNATURE", "respond"]
+__all__ = ["SIGNATURE", "matches", "respond"]
 
 SIGNATURE = "Decide whether this benchmark question-answer pair should be kept"
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
+
 
 _MIN_ANSWER_WORDS = 4
 _YES_NO_OPENERS = frozenset(

@@ -16,9 +16,14 @@ from tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbe
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words, split_sentences
 
-__all__ = ["SIGNATURE", "respond"]
+__all__ = ["SIGNATURE", "matches", "respond"]
 
 SIGNATURE = "question-answer pairs for a long-text summarisation benchmark"
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
+
 
 # A fact sentence is long enough to carry context and short enough to be one claim.
 _MIN_WORDS, _MAX_WORDS = 8, 60

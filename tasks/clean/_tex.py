@@ -1,4 +1,4 @@
-"""Small LaTeX text helpers: comments, brace-balanced arguments, command removal.
+"""Small LaTeX text helpers: decoding, brace-balanced arguments, command removal.
 
 Regex and a brace counter are enough here: the cleaner cuts spans out of the source and
 keeps the rest verbatim (DESIGN §4 keeps the markup), so no full parse is needed.
@@ -11,41 +11,14 @@ from collections.abc import Mapping
 
 __all__ = [
     "argument_span",
+    "command_spans",
+    "cut",
     "decode_tex",
     "nbytes",
     "normalise_newlines",
     "remove_commands",
     "remove_definitions",
-    "strip_comments",
 ]
-
-# A line up to its first unescaped `%`, the comment, and the newline: `\%` is a percent
-# sign, `\\%` a line break followed by a comment. Possessive quantifiers: no backtracking.
-_COMMENT_LINE = re.compile(r"(?m)^((?:[^%\\\n]++|\\.)*+)%[^\n]*(\n?)")
-_COMMENT_ENV = re.compile(r"\\begin\s*\{comment\}.*?\\end\s*\{comment\}", re.S)
-_IFFALSE = re.compile(r"\\iffalse(?![a-zA-Z@])")
-_CONDITIONAL = re.compile(r"\\(if[a-zA-Z@]*|else|fi)(?![a-zA-Z@])")
-# Package commands that start with "if" but take braced branches and no `\fi`.
-_NO_FI = frozenset(
-    {
-        "ifthenelse",
-        "iftoggle",
-        "ifbool",
-        "ifboolexpr",
-        "ifstrequal",
-        "ifstrempty",
-        "ifdef",
-        "ifundef",
-        "ifcsdef",
-        "ifcsundef",
-        "ifdefempty",
-        "ifdefstring",
-        "ifnumcomp",
-        "ifpackageloaded",
-        "ifclassloaded",
-    }
-)
-
 
 _BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 # Tried in order after a byte-order mark: old sources are often cp1252 or latin-1, and
@@ -57,6 +30,11 @@ _DEFINITION = re.compile(
 )
 _CONTROL_SEQUENCE = re.compile(r"\\(?:[A-Za-z@]+|.)")
 _DEF_PARAMETERS = re.compile(r"[^{]*")
+# An escape (`\{`, `\\`; a control word's letters delimit nothing) or a delimiter.
+_DELIMITERS = {
+    "{": re.compile(r"\\[^A-Za-z]|[{}]"),
+    "[": re.compile(r"\\[^A-Za-z]|[\[\]]"),
+}
 
 
 def decode_tex(data: bytes) -> tuple[str, str]:
@@ -73,67 +51,12 @@ def decode_tex(data: bytes) -> tuple[str, str]:
 
 
 def nbytes(text: str) -> int:
-    return len(text.encode("utf-8"))
+    """UTF-8 size; `isascii` is O(1) in CPython, so ASCII text skips the encoding."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def strip_comments(text: str) -> tuple[str, int, list[str]]:
-    """Remove `%` comments, `comment` environments and `\\iffalse ... \\fi` blocks.
-
-    `%` goes first so that a commented-out `\\iffalse` or `\\begin{comment}` cannot swallow
-    live text. A line that held only a comment disappears with its newline, so that it does
-    not turn into a paragraph break. Returns (text, bytes removed, warnings).
-    """
-    cleaned = _COMMENT_LINE.sub(_kept_before_comment, text) if "%" in text else text
-    if "comment" in cleaned:
-        cleaned = _COMMENT_ENV.sub("", cleaned)
-    cleaned, terminated = _strip_iffalse(cleaned)
-    warnings = [] if terminated else ["unterminated \\iffalse: left in place"]
-    return cleaned, nbytes(text) - nbytes(cleaned), warnings
-
-
-def _kept_before_comment(match: re.Match[str]) -> str:
-    kept = match.group(1).rstrip()
-    return kept + match.group(2) if kept.strip() else ""
-
-
-def _strip_iffalse(text: str) -> tuple[str, bool]:
-    """Drop the false branch of every `\\iffalse`, keeping an `\\else` branch if any."""
-    out: list[str] = []
-    pos = 0
-    while (match := _IFFALSE.search(text, pos)) is not None:
-        branch = _false_branch(text, match.end())
-        if branch is None:
-            out.append(text[pos:])
-            return "".join(out), False
-        else_end, fi_start, fi_end = branch
-        out.append(text[pos : match.start()])
-        if else_end is not None:
-            out.append(_strip_iffalse(text[else_end:fi_start])[0])
-        pos = fi_end
-    out.append(text[pos:])
-    return "".join(out), True
-
-
-def _false_branch(text: str, start: int) -> tuple[int | None, int, int] | None:
-    """(end of `\\else` or None, start of the matching `\\fi`, its end), counting nested ifs."""
-    depth = 1
-    else_end = None
-    for token in _CONDITIONAL.finditer(text, start):
-        name = token.group(1)
-        if name == "fi":
-            depth -= 1
-            if depth == 0:
-                return else_end, token.start(), token.end()
-        elif name == "else":
-            if depth == 1 and else_end is None:
-                else_end = token.end()
-        elif name not in _NO_FI and text[max(0, token.start() - 6) : token.start()] != "\\newif":
-            depth += 1
-    return None
 
 
 def argument_span(text: str, pos: int) -> tuple[int, int] | None:
@@ -153,31 +76,35 @@ def argument_span(text: str, pos: int) -> tuple[int, int] | None:
 
 def remove_commands(text: str, arity: Mapping[str, int]) -> tuple[str, int]:
     """Remove each `\\name[opt]{arg}...` for the given names, with its `arity[name]` braced
-    arguments; a command missing an argument loses what it has."""
+    arguments; a command missing an argument loses what it has. Returns (text, bytes removed).
+    """
+    return cut(text, command_spans(text, arity))
+
+
+def command_spans(text: str, arity: Mapping[str, int]) -> list[tuple[int, int]]:
+    """The spans `remove_commands` removes, in order."""
     names = "|".join(sorted(arity))
     pattern = re.compile(rf"\\({names})\*?(?![a-zA-Z@])")
-    out: list[str] = []
+    spans: list[tuple[int, int]] = []
     pos = 0
     for match in pattern.finditer(text):
         if match.start() < pos:
             continue
-        out.append(text[pos : match.start()])
         pos = match.end()
         for _ in range(arity[match.group(1)]):
             span = argument_span(text, pos)
             if span is None:
                 break
             pos = span[1] + 1
-    out.append(text[pos:])
-    cleaned = "".join(out)
-    return cleaned, nbytes(text) - nbytes(cleaned)
+        spans.append((match.start(), pos))
+    return spans
 
 
 def remove_definitions(text: str) -> tuple[str, int]:
     """Remove macro and environment definitions (`\\newcommand`, `\\def`, `\\newenvironment`,
     ...) that authors leave in the body: to a reader they are noise. A definition whose
     braces do not close is left in place."""
-    out: list[str] = []
+    spans: list[tuple[int, int]] = []
     pos = 0
     for match in _DEFINITION.finditer(text):
         if match.start() < pos:
@@ -185,11 +112,24 @@ def remove_definitions(text: str) -> tuple[str, int]:
         end = _definition_end(text, match)
         if end is None:
             continue
-        out.append(text[pos : match.start()])
+        spans.append((match.start(), end))
+        pos = end
+    return cut(text, spans)
+
+
+def cut(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
+    """`text` without the given sorted, disjoint spans, and the bytes they held (counted on
+    the pieces, not on the whole text: encoding a long non-ASCII text is what costs)."""
+    if not spans:
+        return text, 0
+    out: list[str] = []
+    pos = removed = 0
+    for start, end in spans:
+        out.append(text[pos:start])
+        removed += nbytes(text[start:end])
         pos = end
     out.append(text[pos:])
-    cleaned = "".join(out)
-    return cleaned, nbytes(text) - nbytes(cleaned)
+    return "".join(out), removed
 
 
 def _definition_end(text: str, match: re.Match[str]) -> int | None:
@@ -230,19 +170,15 @@ def _skip_space(text: str, pos: int) -> int:
 
 
 def _matching(text: str, pos: int, opening: str, closing: str) -> int | None:
-    """Index of the delimiter closing the one at `pos`; backslash escapes are skipped."""
+    """Index of the delimiter closing the one at `pos`; backslash escapes are skipped. The
+    regex visits only delimiters and escapes, not every character."""
     depth = 0
-    index = pos
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
+    for event in _DELIMITERS[opening].finditer(text, pos):
+        char = event.group()
         if char == opening:
             depth += 1
         elif char == closing:
             depth -= 1
             if depth == 0:
-                return index
-        index += 1
+                return event.start()
     return None

@@ -1,11 +1,13 @@
 """Turn a paper's LaTeX source folder into the cleaned text the methods read (DESIGN §4).
 
 Order matters: comments go first (while inlining, file by file) so that commented-out inputs
-are never followed; the title is read from the whole inlined source (it usually sits in the
-preamble); then the preamble, everything after `\\end{document}`, the bibliography, the
-appendices, front matter and macro definitions left in the body are cut. Structure markup
-(sections, equations, tables, lists, emphasis, citations) stays: the methods read cleaned
-LaTeX, as in the reference implementation (§7).
+are never followed; the paper's zero-argument macros and its front matter are read from the
+whole inlined source and its local packages (they usually sit in the preamble); then the
+preamble, everything after `\\end{document}`, the bibliography, the appendices, front matter
+and macro definitions left in the body are cut, the macros expanded (definitions first, so a
+`\\renewcommand` in the body is not expanded into nonsense) and layout-only commands
+dropped. Structure markup (sections, equations, tables, lists, emphasis, citations) stays:
+the methods read cleaned LaTeX, as in the reference implementation (§7).
 """
 
 from __future__ import annotations
@@ -14,19 +16,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pylatexenc.latex2text import LatexNodes2Text
-
 from tasks.clean._inputs import BEGIN_DOCUMENT, END_DOCUMENT, Inliner, find_main
-from tasks.clean._tex import argument_span, nbytes, remove_commands, remove_definitions
+from tasks.clean._macros import expand_macros, find_macros, remove_layout
+from tasks.clean._tex import cut, nbytes, remove_commands, remove_definitions
+from tasks.clean.front import FrontMatter, front_matter
 from tasks.config import Settings
 
 __all__ = ["CLEANER_VERSION", "Cleaned", "clean_source"]
 
 # Bump whenever the cleaned text for the same source can change: it is stored with every paper.
-CLEANER_VERSION = "1.1"
+CLEANER_VERSION = "1.2"
 
-_TITLE = re.compile(r"\\(?:title|icmltitle)\*?(?![a-zA-Z@])")
-_TITLE_NOISE = {"thanks": 1, "footnote": 1, "vspace": 1, "hspace": 1, "label": 1}
 # Front matter after `\\begin{document}` and the number of braced arguments each takes.
 _FRONT_MATTER = {
     "title": 1,
@@ -56,8 +56,8 @@ _BIB_SPANS = re.compile(
     re.S,
 )
 _APPENDIX = re.compile(r"\\appendix(?![a-zA-Z@])|\\begin\s*\{(?:appendices|appendix)\}")
-_TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
-_BLANK_RUN = re.compile(r"\n{3,}")
+# `\n\n\n+`, not `\n{3,}`: a literal prefix lets the regex engine skip ahead (12x faster).
+_BLANK_RUN = re.compile(r"\n\n\n+")
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class Cleaned:
     text: str
     removed: dict[str, int] = field(default_factory=dict)  # bytes removed per kind
     warnings: tuple[str, ...] = ()
+    front: FrontMatter = FrontMatter()  # authors and abstract as plain text, on demand
 
 
 def clean_source(folder: Path, settings: Settings) -> Cleaned:
@@ -80,7 +81,9 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     inliner = Inliner(folder, main)
     source = inliner.read(main)
     removed = {"comments": inliner.comment_bytes}
-    title = _title(source)
+    macros = find_macros([*inliner.packages, source])
+    front = front_matter(source, macros)
+    title = front.title
     warnings = list(inliner.warnings)
     if not title:
         warnings.append("no \\title in the source")
@@ -101,37 +104,29 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     body, definition_bytes = remove_definitions(body)
     body, counter_bytes = remove_commands(body, _COUNTERS)
     removed["macro_definitions"] = definition_bytes + counter_bytes
+    body, removed["layout"] = remove_layout(expand_macros(body, macros))
 
-    text = _BLANK_RUN.sub("\n\n", _TRAILING_SPACE.sub("", body)).strip() + "\n"
+    # Trailing blanks go line by line: a `[ \t]+$` regex tries every space of the text.
+    text = "\n".join([line.rstrip() for line in body.split("\n")])
+    text = _BLANK_RUN.sub("\n\n", text).strip() + "\n"
     return Cleaned(
         main_file=main.relative_to(folder).as_posix(),
         title=title,
         text=text,
         removed=removed,
         warnings=tuple(dict.fromkeys(warnings)),
+        front=front,
     )
-
-
-def _title(source: str) -> str:
-    """Plain text of the first `\\title{...}`, footnotes and spacing commands dropped."""
-    match = _TITLE.search(source)
-    span = argument_span(source, match.end()) if match is not None else None
-    if span is None:
-        return ""
-    latex = remove_commands(source[span[0] : span[1]], _TITLE_NOISE)[0]
-    if any(char in latex for char in "\\{}$~"):  # markup left: let pylatexenc render it
-        latex = LatexNodes2Text().latex_to_text(latex)
-    return " ".join(latex.split())
 
 
 def _remove_bibliography(body: str) -> tuple[str, int]:
     without, command_bytes = remove_commands(body, _BIB_COMMANDS)
-    cleaned = _BIB_SPANS.sub("", without)
-    return cleaned, command_bytes + nbytes(without) - nbytes(cleaned)
+    cleaned, span_bytes = cut(without, [m.span() for m in _BIB_SPANS.finditer(without)])
+    return cleaned, command_bytes + span_bytes
 
 
 def _remove_front_matter(body: str) -> tuple[str, int]:
     """Title, authors and affiliations placed after `\\begin{document}` (AASTeX does)."""
     without, command_bytes = remove_commands(body, _FRONT_MATTER)
-    cleaned = _MAKETITLE.sub("", without)
-    return cleaned, command_bytes + nbytes(without) - nbytes(cleaned)
+    cleaned, title_bytes = cut(without, [m.span() for m in _MAKETITLE.finditer(without)])
+    return cleaned, command_bytes + title_bytes

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from conftest import SURVEY
 
-from tasks.samples.references import Reference, read_references
+from tasks.samples.references import read_references
 
 ID_FORMS = r"""
 @article{ads,
@@ -39,9 +39,14 @@ def _survey(tmp_path: Path, main: str, files: dict[str, str]) -> Path:
 def test_every_id_form_resolves(tmp_path: Path) -> None:
     folder = _survey(tmp_path, r"\bibliography{refs}", {"refs.bib": ID_FORMS})
     refs = {r.key: r for r in read_references(folder, "main.tex")}
-    assert refs["ads"] == Reference(
-        "ads", "Detection of Planetary Transits", "astro-ph/9911436", "eprint"
+    ads = refs["ads"]
+    assert (ads.key, ads.title, ads.arxiv_id, ads.how) == (
+        "ads",
+        "Detection of Planetary Transits",
+        "astro-ph/9911436",
+        "eprint",
     )
+    assert ads.doi == "10.1086/312457"
     expected = {
         "biblatex": ("2102.00007", "eprint"),
         "bare": ("1409.5668", "eprint"),

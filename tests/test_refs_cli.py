@@ -45,7 +45,21 @@ def test_corpus_survey_offline(capsys: pytest.CaptureFixture[str]) -> None:
     }
     ids = {r["arxiv_id"] for r in rows}
     assert {"astro-ph/9911436", "comp-gas/9405004", "1703.09710", "2102.00007"} <= ids
-    assert rows[0].keys() == {"key", "title", "arxiv_id", "how"}
+    assert list(rows[0]) == [
+        "key",
+        "title",
+        "arxiv_id",
+        "how",
+        "authors",
+        "year",
+        "venue",
+        "doi",
+        "url",
+        "section",
+        "citation_group",
+        "citations",
+    ]
+    assert "from bib.bib" in err
 
 
 def test_archive_path(capsys: pytest.CaptureFixture[str], corpus: tuple[Path, Manifest]) -> None:

@@ -13,8 +13,25 @@ from flows.cli._common import add_settings_args, settings_from_args
 
 __all__ = ["register"]
 
+_FIELDS = (
+    "key",
+    "title",
+    "arxiv_id",
+    "how",
+    "authors",
+    "year",
+    "venue",
+    "doi",
+    "url",
+    "section",
+    "citation_group",
+    "citations",
+)
+
 
 def cmd_refs(args: argparse.Namespace) -> int:
+    """0 with the entries printed; 1 when the survey or its bibliography cannot be read (the
+    message names the files looked for); 2 when PATH does not exist."""
     from tasks.clean.errors import Quarantined
     from tasks.samples.survey import survey_references
 
@@ -25,16 +42,23 @@ def cmd_refs(args: argparse.Namespace) -> int:
     extra = {"samples.title_search": False} if args.offline else {}
     settings = settings_from_args(args, **extra)
     try:
-        references = survey_references(path, settings)
+        survey = survey_references(path, settings)
     except Quarantined as exc:
-        print(f"{path}: cannot read it as a survey ({exc})", file=sys.stderr)
+        if exc.reason == "no_bibliography":
+            print(f"{path}: no bibliography read: {exc.detail}", file=sys.stderr)
+        else:
+            print(f"{path}: cannot read it as a survey ({exc})", file=sys.stderr)
         return 1
+    references = survey.references
     for ref in references:
-        row = {"key": ref.key, "title": ref.title, "arxiv_id": ref.arxiv_id, "how": ref.how}
-        print(json.dumps(row, ensure_ascii=False))
+        print(json.dumps({f: getattr(ref, f) for f in _FIELDS}, ensure_ascii=False))
     resolved = sum(1 for r in references if r.arxiv_id)
     hows = ", ".join(f"{how} {n}" for how, n in Counter(r.how for r in references).most_common())
-    print(f"{resolved}/{len(references)} entries resolved ({hows})", file=sys.stderr)
+    print(
+        f"{resolved}/{len(references)} entries resolved ({hows}) "
+        f"from {', '.join(survey.bibliography)}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -42,9 +66,12 @@ def register(sub: Any) -> None:
     refs = sub.add_parser(
         "refs",
         help="a survey's references with their arXiv ids (JSON lines)",
-        description="Reads the bibliography files the survey's main file uses and prints one "
-        "JSON object per entry: key, title, arxiv_id (or null) and how it was found or why "
-        "not. Entries without an id are looked up by title on arxiv.api_url unless --offline.",
+        description="Reads the bibliography the survey's main file uses (following its "
+        "inputs; the .bib files, else the compiled .bbl) and prints one JSON object per "
+        "entry: key, title, arxiv_id (or null), how it was found or why not, authors, year, "
+        "venue, doi, url, the section of its first citation and its co-citation group. "
+        "Entries without an id are looked up by title on arxiv.api_url unless --offline. "
+        "Exits 1 when no bibliography can be read, naming the files looked for.",
     )
     refs.add_argument("path", help="a survey's source folder or e-print archive")
     refs.add_argument("--offline", action="store_true", help="no title search: no network")

@@ -7,6 +7,13 @@ through the fetch stage's metadata client, paced and retried as arXiv asks. Runs
 where a network source is configured (`arxiv.api_url`) and `samples.title_search` is on; the
 first failed request stops the search for the rest of the bibliography instead of retrying
 every entry against a network that is not there.
+
+Every search is recorded on its reference (`title_searched_at`, `title_search_error`, failures
+in a row in `title_searches`). A later run passes the earlier references as `previous`: an
+answer (a match or none) is kept without asking again, and a failed search is tried again
+once its backoff has passed: `_RETRY_AFTER` after the first failure, doubling with each one,
+at most `_RETRY_MAX` apart (nightly runs retry a day's outage the next night, and a long one
+weekly).
 """
 
 from __future__ import annotations
@@ -14,31 +21,41 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
-from pylatexenc.latex2text import LatexNodes2Text
-
+from tasks.clean import latex_to_text
 from tasks.config import Settings
 from tasks.fetch.metadata import search
 from tasks.samples.references import Reference
 
-__all__ = ["resolve_titles", "title_similarity"]
+__all__ = ["resolve_titles", "retry_due", "title_similarity"]
 
 log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"[a-z0-9]+")
 _QUERY_WORDS = 12  # enough to single a paper out; arXiv's query length stays small
 _HITS = 5
-_TO_TEXT = LatexNodes2Text()
+_RETRY_AFTER = timedelta(hours=6)
+_RETRY_MAX = timedelta(days=7)
+_SEARCHED = ("title_search", "no_title_match", "title_search_failed")
 
 
-def resolve_titles(references: list[Reference], settings: Settings) -> list[Reference]:
+def resolve_titles(
+    references: list[Reference],
+    settings: Settings,
+    previous: Mapping[str, Reference] | None = None,
+    now: datetime | None = None,
+) -> list[Reference]:
     """`references` with each unresolved, titled entry looked up by title, in the same order.
 
-    Entries with an id, without a title, or that BibTeX rejected are returned unchanged.
+    Entries with an id, without a title, or that BibTeX rejected are returned unchanged. An
+    entry searched before (`previous`, by cite key, same title) keeps that search's outcome
+    unless it failed and `retry_due`; with the search off, earlier outcomes are still kept.
     """
-    if not (settings.samples.title_search and settings.arxiv.api_url):
-        return references
+    searching = bool(settings.samples.title_search and settings.arxiv.api_url)
+    now = now or datetime.now(UTC).replace(tzinfo=None)
     failed: str | None = None
     resolved: list[Reference] = []
     for ref in references:
@@ -46,15 +63,55 @@ def resolve_titles(references: list[Reference], settings: Settings) -> list[Refe
         if ref.how != "unresolved" or len(words) < 2:
             resolved.append(ref)
             continue
+        prior = (previous or {}).get(ref.key)
+        if prior is not None and (prior.title != ref.title or prior.how not in _SEARCHED):
+            prior = None
+        if prior is not None and not (searching and retry_due(prior, now)):
+            resolved.append(_carried(ref, prior))
+            continue
+        if not searching:
+            resolved.append(ref)
+            continue
         if failed is None:
             try:
-                resolved.append(_lookup(ref, words, settings))
-                continue
+                found = _lookup(ref, words, settings)
             except Exception as exc:  # HTTP, connection or feed errors: the search is optional
                 failed = f"{type(exc).__name__}: {exc}"
                 log.warning("title search stopped (%s): remaining entries stay unresolved", failed)
-        resolved.append(replace(ref, how="title_search_failed"))
+            else:
+                resolved.append(replace(found, title_searches=0, title_searched_at=now))
+                continue
+        failures = prior.title_searches if prior is not None else 0
+        resolved.append(
+            replace(
+                ref,
+                how="title_search_failed",
+                title_searches=failures + 1,
+                title_searched_at=now,
+                title_search_error=failed,
+            )
+        )
     return resolved
+
+
+def retry_due(ref: Reference, now: datetime) -> bool:
+    """Whether the failed title search of `ref` may be tried again at `now` (naive UTC)."""
+    if ref.how != "title_search_failed" or ref.title_searched_at is None:
+        return ref.how == "title_search_failed"
+    wait = min(_RETRY_AFTER * 2 ** max(ref.title_searches - 1, 0), _RETRY_MAX)
+    return now >= ref.title_searched_at + wait
+
+
+def _carried(ref: Reference, prior: Reference) -> Reference:
+    """`ref` as read now, with the outcome and record of its earlier search."""
+    return replace(
+        ref,
+        arxiv_id=prior.arxiv_id,
+        how=prior.how,
+        title_searches=prior.title_searches,
+        title_searched_at=prior.title_searched_at,
+        title_search_error=prior.title_search_error,
+    )
 
 
 def _lookup(ref: Reference, words: list[str], settings: Settings) -> Reference:
@@ -75,4 +132,4 @@ def title_similarity(a: str, b: str) -> float:
 
 
 def _words(title: str) -> list[str]:
-    return _WORD.findall(_TO_TEXT.latex_to_text(title).lower()) if title else []
+    return _WORD.findall(latex_to_text(title).lower()) if title else []

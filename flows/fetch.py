@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from datetime import UTC, datetime
+
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -10,7 +13,9 @@ from tasks.config import Settings
 from tasks.fetch.eprint import fetch_eprints
 from tasks.fetch.metadata import PaperMeta, fetch_metadata, strip_version
 from tasks.records import Quarantine, RawSource
+from tasks.samples.references import Reference
 from tasks.samples.survey import SurveyRead, read_survey
+from tasks.samples.title_search import retry_due
 from warehouse import Warehouse
 
 __all__ = ["fetch_flow"]
@@ -33,17 +38,26 @@ def fetch_eprints_task(
 
 
 @task(name="read-surveys", cache_policy=NO_CACHE)
-def read_surveys_task(raws: list[RawSource], settings: Settings) -> list[SurveyRead | Quarantine]:
-    return [read_survey(raw, settings) for raw in raws]
+def read_surveys_task(
+    raws: list[RawSource], settings: Settings, earlier: dict[str, dict[str, Reference]]
+) -> list[SurveyRead | Quarantine]:
+    """`earlier`: the stored references of surveys read again, for their title searches."""
+    return [read_survey(raw, settings, earlier.get(raw.arxiv_id)) for raw in raws]
 
 
 @flow(name="fetch", log_prints=True)
 def fetch_flow(settings: Settings, run_id: str) -> StageReport:
-    """Fetch the configured surveys, read their references and fetch every resolved paper."""
+    """Fetch the configured surveys, read their references and fetch every resolved paper.
+    A survey read before is read again when one of its title searches failed and is due
+    for a retry (`retry_due`)."""
     with stage("fetch", settings, run_id) as (report, wh):
         surveys = _fetch(wh, list(settings.surveys), "survey", settings, report)
         read = {r[0] for r in wh.con.execute("SELECT survey_id FROM dim_surveys").fetchall()}
-        for result in read_surveys_task([s for s in surveys if s.arxiv_id not in read], settings):
+        earlier = _searches_due(wh, settings)
+        if earlier:
+            report.note(f"title searches due again for surveys {', '.join(sorted(earlier))}")
+        todo = [s for s in surveys if s.arxiv_id not in read or s.arxiv_id in earlier]
+        for result in read_surveys_task(todo, settings, earlier):
             if isinstance(result, Quarantine):
                 report.write(wh, "quarantine", [result], _QUARANTINE_KEY, update=True)
             else:
@@ -102,7 +116,38 @@ def _fetch_chunk(
     return fetch_eprints_task(ids, settings, meta, role)
 
 
+def _searches_due(wh: Warehouse, settings: Settings) -> dict[str, dict[str, Reference]]:
+    """Survey id -> its stored searched references (by cite key), for each configured survey
+    with a failed title search due for a retry; empty when title search is off."""
+    if not (settings.samples.title_search and settings.arxiv.api_url):
+        return {}
+    searched: dict[str, dict[str, Reference]] = {}
+    for row in wh.rows(
+        "SELECT survey_id, cite_key, title, arxiv_id, how, title_searches, title_searched_at, "
+        "title_search_error FROM dim_survey_references WHERE list_contains(?, survey_id) "
+        "AND how IN ('title_search', 'no_title_match', 'title_search_failed')",
+        [list(settings.surveys)],
+    ):
+        ref = Reference(
+            key=row["cite_key"],
+            title=row["title"] or "",
+            arxiv_id=row["arxiv_id"],
+            how=row["how"],
+            title_searches=row["title_searches"] or 0,
+            title_searched_at=row["title_searched_at"],
+            title_search_error=row["title_search_error"],
+        )
+        searched.setdefault(row["survey_id"], {})[ref.key] = ref
+    now = datetime.now(UTC).replace(tzinfo=None)
+    return {
+        survey: refs
+        for survey, refs in searched.items()
+        if any(retry_due(r, now) for r in refs.values())
+    }
+
+
 def _save_survey(wh: Warehouse, survey: SurveyRead, report: StageReport) -> None:
+    """A survey's row, references and citation groups, replacing those of an earlier read."""
     resolved = sum(1 for r in survey.references if r.arxiv_id)
     row = {
         "survey_id": survey.survey_id,
@@ -110,14 +155,17 @@ def _save_survey(wh: Warehouse, survey: SurveyRead, report: StageReport) -> None
         "main_file": survey.main_file,
         "n_references": len(survey.references),
         "n_resolved": resolved,
+        "bibliography": list(survey.bibliography),
     }
-    report.write(wh, "dim_surveys", [row], ("survey_id",))
+    report.write(wh, "dim_surveys", [row], ("survey_id",), update=True)
     references = [
-        {"cite_key": r.key, "title": r.title, "arxiv_id": r.arxiv_id, "how": r.how}
+        {**{f: v for f, v in asdict(r).items() if f != "key"}, "cite_key": r.key}
         for r in survey.references
     ]
     extra = {"survey_id": survey.survey_id}
-    report.write(wh, "dim_survey_references", references, ("survey_id", "cite_key"), extra=extra)
+    key = ("survey_id", "cite_key")
+    report.write(wh, "dim_survey_references", references, key, update=True, extra=extra)
+    wh.delete("dim_citation_groups", "survey_id", [survey.survey_id])
     report.write(wh, "dim_citation_groups", survey.groups, ("group_id",), extra=extra)
     report.note(
         f"survey {survey.survey_id}: {resolved}/{len(survey.references)} references resolved, "

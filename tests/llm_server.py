@@ -1,11 +1,15 @@
-"""A loopback OpenAI-compatible /v1/chat/completions endpoint for tests: it records each
-request, answers queued failure statuses first, then the scripted `respond(prompt, n)`
-(the last message's content and the number of messages; an echo by default). `PAPER` and
-`PAIRS` are a paper and the QA pairs a scripted model generates from it."""
+"""A loopback OpenAI-compatible endpoint for tests: /v1/chat/completions and /v1/embeddings.
+It records each request and answers queued failure statuses first; then a chat gets the
+scripted `respond(prompt, n)` (the last message's content and the number of messages; an
+echo by default) and an embedding request gets `bag_of_words(text)` per input, unnormalised
+and listed last input first (the API orders by `index`, not by position).
+`PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +17,19 @@ from typing import Any
 
 from tasks.config import Settings
 
-__all__ = ["PAIRS", "PAPER", "LLMServer"]
+__all__ = ["EMBEDDING_DIM", "PAIRS", "PAPER", "LLMServer", "bag_of_words"]
+
+EMBEDDING_DIM = 64
+
+
+def bag_of_words(text: str) -> list[float]:
+    """A deterministic vector: each lower-case word adds 3 at a slot chosen by its hash (not
+    1, so that a client that forgets to normalise is caught)."""
+    vector = [0.0] * EMBEDDING_DIM
+    for word in re.findall(r"\w+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % EMBEDDING_DIM] += 3.0
+    return vector
+
 
 PAPER = (
     "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
@@ -45,7 +61,7 @@ class LLMServer(ThreadingHTTPServer):
 
     @property
     def prompts(self) -> list[list[dict[str, str]]]:
-        return [r["messages"] for r in self.requests]
+        return [r["messages"] for r in self.requests if "messages" in r]
 
     @property
     def base_url(self) -> str:
@@ -81,6 +97,9 @@ class _Handler(BaseHTTPRequestHandler):
         if status:
             self._send(status, {"error": {"message": "busy"}})
             return
+        if self.path.endswith("/embeddings"):
+            self._embeddings(body)
+            return
         content = self.server.respond(body["messages"][-1]["content"], len(body["messages"]))
         message = {"role": "assistant", "content": content}
         self._send(
@@ -94,6 +113,16 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
             },
         )
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words(t)}
+            for i, t in reversed(list(enumerate(texts)))
+        ]
+        tokens = sum(len(t.split()) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        self._send(200, {"object": "list", "data": data, "model": body["model"], "usage": usage})
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -1,0 +1,28 @@
+"""Published benchmarks read from a user's clone (DESIGN §14): pure reading and checking,
+no warehouse access; flows/import_benchmark.py validates the papers and writes the result."""
+
+from tasks.benchmark._assets import Asset
+from tasks.benchmark._files import STAGE, BenchmarkError, header_stripped, locate_dataset, title_of
+from tasks.benchmark._questions import Question
+from tasks.benchmark.longinoutbench import (
+    Benchmark,
+    Group,
+    ImportedDataset,
+    build_dataset,
+    read_longinoutbench,
+)
+
+__all__ = [
+    "STAGE",
+    "Asset",
+    "Benchmark",
+    "BenchmarkError",
+    "Group",
+    "ImportedDataset",
+    "Question",
+    "build_dataset",
+    "header_stripped",
+    "locate_dataset",
+    "read_longinoutbench",
+    "title_of",
+]

@@ -1,0 +1,227 @@
+"""LongInOutBench, the RAL-Writer paper's published benchmark, read from a user's clone
+(DESIGN §14). It has no license: lilo reads the files where the user keeps them and never
+copies them into its repository.
+
+Two pure steps around the papers suite (tasks/validate.py), which the flow runs between
+them: `read_longinoutbench` reads every file and reports each problem as one line naming
+it; `build_dataset` turns the groups whose three papers passed into samples, approved QA
+pairs and their review decisions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from tasks.benchmark._assets import Asset, read_assets
+from tasks.benchmark._files import PAPERS_DIR, Files, locate_dataset, paper_id_of, problem
+from tasks.benchmark._layout import group_folders, read_descriptions, report_orphans
+from tasks.benchmark._questions import Question, qa_pair, read_questions
+from tasks.qa.review import QADecision
+from tasks.records import PaperText, QAPair, Quarantine, Sample, content_id
+
+__all__ = [
+    "Benchmark",
+    "Group",
+    "ImportedDataset",
+    "build_dataset",
+    "read_longinoutbench",
+]
+
+GROUP_SIZE = 3
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group folder holding three papers, sorted by file name: the reference lists the
+    folder in filesystem order, which differs between machines; sorted is deterministic."""
+
+    number: int
+    folder: str  # relative to the dataset folder
+    files: tuple[str, ...]
+    survey_id: str  # the description's `source`, or ""
+    category: tuple[str, ...]
+    questions: tuple[Question, ...]
+
+    @property
+    def paper_ids(self) -> tuple[str, ...]:
+        return tuple(paper_id_of(f) for f in self.files)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    files: Files
+    group_folders: int  # group_N folders found, whatever they hold
+    paper_files: int  # .tex files in the folders holding three
+    groups: tuple[Group, ...]  # those with three readable, consistent papers; numeric order
+    papers: tuple[PaperText, ...]  # one per paper id, to validate
+    assets: tuple[Asset, ...]
+    stand_ins: tuple[str, ...]  # pack assets not stored: lilo's own stands in
+    problems: tuple[Quarantine, ...]
+
+    @property
+    def name(self) -> str:
+        return self.files.name
+
+
+@dataclass(frozen=True)
+class ImportedDataset:
+    samples: tuple[Sample, ...]
+    qa_pairs: tuple[QAPair, ...]
+    decisions: tuple[QADecision, ...]
+    problems: tuple[Quarantine, ...]  # the reader's and the validation's, and groups skipped
+
+
+def read_longinoutbench(path: Path, name: str) -> Benchmark:
+    """Read the clone at `path` (or its dataset/ folder). Raises BenchmarkError only when
+    there is nothing to read (a missing folder); anything else is a problem, and the rest
+    is read."""
+    files = Files(path, locate_dataset(path, name), name)
+    problems: list[Quarantine] = []
+    descriptions, description = read_descriptions(files, problems)
+    folders = group_folders(files, problems)
+    report_orphans(files, folders, descriptions, problems)
+    papers: dict[str, PaperText] = {}
+    groups: list[Group] = []
+    paper_files = 0
+    for number in sorted(folders):
+        rel = f"{PAPERS_DIR}/group_{number}"
+        tex = sorted(p.name for p in (files.root / rel).glob("*.tex") if p.is_file())
+        if len(tex) != GROUP_SIZE:
+            problems.append(
+                problem(
+                    f"{name}/group_{number}",
+                    "group_size",
+                    f"{files.shown(rel)}: {len(tex)} papers, a sample needs {GROUP_SIZE}: "
+                    "group skipped",
+                )
+            )
+            continue
+        paper_files += len(tex)
+        if not _read_papers(files, rel, tex, papers, problems):
+            continue
+        entry = descriptions.get(number, {})
+        category = entry.get("category")
+        groups.append(
+            Group(
+                number=number,
+                folder=rel,
+                files=tuple(tex),
+                survey_id=str(entry.get("source") or ""),
+                category=tuple(map(str, category)) if isinstance(category, list) else (),
+                questions=tuple(read_questions(files, number, set(tex), problems)),
+            )
+        )
+    assets, stand_ins, asset_problems = read_assets(files)
+    return Benchmark(
+        files=files,
+        group_folders=len(folders),
+        paper_files=paper_files,
+        groups=tuple(groups),
+        papers=tuple(papers.values()),
+        assets=tuple(assets + ([description] if description else [])),
+        stand_ins=tuple(stand_ins),
+        problems=tuple(problems + asset_problems),
+    )
+
+
+def _read_papers(
+    files: Files,
+    rel: str,
+    tex: list[str],
+    papers: dict[str, PaperText],
+    problems: list[Quarantine],
+) -> bool:
+    """Read a group's papers into `papers` (one per id: groups may share a paper); False
+    when a paper id it shares with an earlier group holds other text."""
+    for file_name in tex:
+        paper = files.read_paper(f"{rel}/{file_name}", problems)
+        if paper is None:
+            continue  # not UTF-8: quarantined, and the group with it
+        earlier = papers.setdefault(paper.paper_id, paper)
+        if earlier.content_sha256 != paper.content_sha256:
+            problems.append(
+                problem(
+                    f"{files.name}/{rel}",
+                    "duplicate_paper",
+                    f"{paper.main_file}: other text than {earlier.main_file} under the same "
+                    "id: group skipped",
+                )
+            )
+            return False
+    return True
+
+
+def build_dataset(
+    bench: Benchmark, passed: Collection[str], rejected: list[Quarantine], at: datetime
+) -> ImportedDataset:
+    """Samples from the groups whose three papers all passed the papers suite, in numeric
+    group order, with their questions as approved pairs; `rejected` (the suite's quarantine
+    rows) become problems at stage `import`, and each group they leave short is one too."""
+    files, name = bench.files, bench.name
+    by_id = {p.paper_id: p for p in bench.papers}
+    problems = list(bench.problems)
+    problems += [
+        problem(
+            q.item_id,
+            q.reason,
+            f"{by_id[q.item_id].main_file}: fails the papers suite: {q.detail}: paper quarantined",
+        )
+        for q in rejected
+    ]
+    samples: list[Sample] = []
+    pairs: list[QAPair] = []
+    for group in bench.groups:
+        sample_id = f"{name}/group_{group.number}"
+        missing = [p for p in group.paper_ids if p not in passed]
+        if missing:
+            problems.append(
+                problem(
+                    sample_id,
+                    "paper_quarantined",
+                    f"{files.shown(group.folder)}: {', '.join(missing)} quarantined: group skipped",
+                )
+            )
+            continue
+        topics = Counter(q.topic for q in group.questions if q.topic)
+        samples.append(
+            Sample(
+                sample_id=sample_id,
+                dataset_version=name,
+                paper_ids=group.paper_ids,
+                topic=topics.most_common(1)[0][0] if topics else ", ".join(group.category),
+                survey_id=group.survey_id,
+                input_words=sum(by_id[p].words for p in group.paper_ids),
+                group_kind="import",
+            )
+        )
+        pairs += [qa_pair(q, sample_id, group.files, name) for q in group.questions]
+    return ImportedDataset(
+        samples=tuple(samples),
+        qa_pairs=tuple(pairs),
+        decisions=tuple(_decision(p, at) for p in pairs),
+        problems=tuple(problems),
+    )
+
+
+def _decision(pair: QAPair, at: datetime) -> QADecision:
+    """The import's approval, recorded like any review decision (tasks/qa/review.py); its
+    id leaves out the time, so a second import records nothing new."""
+    return QADecision(
+        decision_id=content_id(pair.qa_id, "approve", pair.reviewer),
+        qa_id=pair.qa_id,
+        sample_id=pair.sample_id,
+        action="approve",
+        reviewer=pair.reviewer,
+        channel="file",
+        decided_at=at,
+        question=pair.question,
+        answer=pair.answer,
+        evidence=pair.evidence,
+        original_question=pair.question,
+        original_answer=pair.answer,
+        reason=f"imported from {pair.reason}",
+    )

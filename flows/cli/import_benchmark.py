@@ -1,0 +1,91 @@
+"""`lilo import longinoutbench PATH`: a user's clone of the published benchmark becomes a
+dataset version (DESIGN §14). Exit 0 when something was imported (problems are listed),
+1 when nothing could be, 2 when PATH or its papers folder is missing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from flows.cli._common import add_settings_args, settings_from_args
+
+__all__ = ["register"]
+
+
+def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    from flows.import_benchmark import import_benchmark_flow
+    from tasks.benchmark import BenchmarkError, locate_dataset
+
+    path = Path(args.path)
+    try:
+        locate_dataset(path, args.name)  # before any flow starts: a typo costs nothing
+    except BenchmarkError as exc:
+        print(f"lilo import: {exc}", file=sys.stderr)
+        return 2
+    settings = settings_from_args(args)
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        result = import_benchmark_flow(str(path), args.name, settings)
+    if result.error:
+        print(f"lilo import: {result.error}", file=sys.stderr)
+        return 1
+    _print_result(result, path)
+    return 0 if result.samples else 1
+
+
+def _print_result(result: Any, path: Path) -> None:
+    name = result.name
+    quarantined = result.papers - result.papers_valid
+    print(f"LongInOutBench at {path} -> dataset {name} (run {result.run_id})")
+    print(f"  groups:   {result.group_folders} folders, {result.samples} samples")
+    print(
+        f"  papers:   {result.papers} read, {result.papers_valid} valid, {quarantined} quarantined"
+    )
+    print(
+        f"  QA pairs: {result.qa_single} single, {result.qa_cross} cross "
+        f"(approved, reviewer import:{name})"
+    )
+    print(f"  assets:   {len(result.assets)} ({', '.join(result.assets) or '-'})")
+    if result.stand_ins:
+        print(f"  lilo's own stands in for: {', '.join(result.stand_ins)}")
+    where = " (one line each; also in the quarantine table)" if result.problems else ""
+    print(f"  problems: {len(result.problems)}{where}")
+    for line in result.problems:
+        print(f"    {line}")
+    added = sum(result.rows_added.values())
+    if added:
+        tables = ", ".join(f"{t} {n}" for t, n in sorted(result.rows_added.items()))
+        print(f"  rows added: {added} ({tables})")
+    else:
+        print("  rows added: 0: nothing new (this run's record aside)")
+    if result.samples:
+        print(f"next: lilo run --dataset {name} --samples 3")
+    else:
+        print("nothing imported: no group has three valid papers (see the problems above)")
+
+
+def register(sub: Any) -> None:
+    imp = sub.add_parser(
+        "import",
+        help="import a published benchmark as a dataset version",
+        description="Reads a benchmark where you keep it; nothing is copied into lilo.",
+    )
+    kinds = imp.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    bench = kinds.add_parser(
+        "longinoutbench",
+        help="LongInOutBench (RAL-Writer): your clone of github.com/OnlyAR/RAL-Writer",
+        description="PATH is the clone (or its dataset/ folder). Papers are validated with the "
+        "cleaned-papers suite, questions imported as approved QA pairs, the prompts and "
+        "checklists stored with the version. Each problem is one line naming its file; the "
+        "rest imports. Exit 0 when something was imported, 1 when nothing could be, 2 when "
+        "PATH is missing. A second import adds nothing.",
+    )
+    bench.add_argument("path", help="the clone of the benchmark, or its dataset/ folder")
+    bench.add_argument(
+        "--name", default="longinoutbench", help="dataset version (default: longinoutbench)"
+    )
+    add_settings_args(bench)
+    bench.set_defaults(func=cmd_import_longinoutbench)

@@ -1,0 +1,244 @@
+"""Import a published benchmark as a dataset version (DESIGN §14): read and check its files
+(tasks/benchmark/), validate its papers with the cleaned-papers suite (DESIGN §11), then
+write papers, samples, the version, approved QA pairs with their decisions, the assets and
+every problem in one warehouse transaction: nothing half-written, and a second import adds
+nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows._run import recorded_run
+from flows._stage import StageReport, stage
+from flows.clean import validate_papers_task
+from tasks.benchmark import (
+    STAGE,
+    Benchmark,
+    ImportedDataset,
+    build_dataset,
+    header_stripped,
+    read_longinoutbench,
+)
+from tasks.config import Settings
+from tasks.validate import Validation
+from warehouse import Warehouse
+
+__all__ = ["ImportResult", "VersionExists", "import_benchmark_flow"]
+
+
+class VersionExists(RuntimeError):
+    """The name is taken by a dataset version with other samples: versions are immutable."""
+
+
+@dataclass
+class ImportResult:
+    """What an import read, kept and wrote; `error` says why nothing was written."""
+
+    name: str
+    group_folders: int
+    samples: int
+    papers: int  # paper files read in groups of three
+    papers_valid: int
+    qa_single: int
+    qa_cross: int
+    assets: list[str]
+    stand_ins: list[str]  # pack assets lilo's own stands in for
+    problems: list[str]  # one line each, naming the file
+    rows_added: dict[str, int] = field(default_factory=dict)
+    run_id: str = ""
+    error: str = ""
+
+
+@task(name="read-benchmark", cache_policy=NO_CACHE)
+def read_benchmark_task(path: str, name: str) -> Benchmark:
+    return read_longinoutbench(Path(path), name)
+
+
+@flow(name="import-benchmark", log_prints=True)
+def import_benchmark_flow(path: str, name: str, settings: Settings) -> ImportResult:
+    """Import the LongInOutBench clone at `path` as dataset version `name`. Raises
+    BenchmarkError (nothing recorded) when there is nothing to read."""
+    settings = settings.with_overrides({"dataset_version": name})
+    bench = read_benchmark_task(path, name)
+    try:
+        with recorded_run(settings, "import") as run:
+            with stage(STAGE, settings, run.run_id) as (report, wh):
+                validation = validate_papers_task(
+                    [header_stripped(p) for p in bench.papers],
+                    settings,
+                    run.run_id,
+                    _earlier(wh, bench),
+                )
+                now = datetime.now(UTC).replace(tzinfo=None)
+                passed = set(validation.passed)
+                dataset = build_dataset(bench, passed, validation.quarantine, now)
+                _check_immutable(wh, name, dataset)
+                if dataset.samples:
+                    _write(wh, report, settings, bench, dataset, validation, now)
+                else:
+                    _write_problems(wh, report, bench, dataset, passed)
+            run.add(report)
+    except VersionExists as exc:
+        return _result(bench, None, set(), StageReport(STAGE, ""), error=str(exc))
+    return _result(bench, dataset, passed, report)
+
+
+def _earlier(wh: Warehouse, bench: Benchmark) -> dict[str, str]:
+    """Content hashes of papers kept before under other ids: a copy is quarantined."""
+    rows = wh.con.execute(
+        "SELECT content_sha256, paper_id FROM dim_papers WHERE NOT list_contains(?, paper_id)",
+        [[p.paper_id for p in bench.papers]],
+    ).fetchall()
+    return {sha: paper_id for sha, paper_id in rows}
+
+
+def _check_immutable(wh: Warehouse, name: str, dataset: ImportedDataset) -> None:
+    existing = {
+        r[0]
+        for r in wh.con.execute(
+            "SELECT sample_id FROM dim_samples WHERE dataset_version = ?", [name]
+        ).fetchall()
+    }
+    versions = wh.scalar(
+        "SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [name]
+    )
+    if (existing or versions) and existing != {s.sample_id for s in dataset.samples}:
+        raise VersionExists(
+            f"dataset {name} exists with {len(existing)} samples and this import would give a "
+            f"different set of {len(dataset.samples)}: versions are immutable; import under "
+            "another --name"
+        )
+
+
+def _write(
+    wh: Warehouse,
+    report: StageReport,
+    settings: Settings,
+    bench: Benchmark,
+    dataset: ImportedDataset,
+    validation: Validation,
+    now: datetime,
+) -> None:
+    name = bench.name
+    passed = set(validation.passed)
+    valid = [p for p in bench.papers if p.paper_id in passed]
+    stored = dict(
+        wh.con.execute(
+            "SELECT paper_id, content_sha256 FROM dim_papers WHERE list_contains(?, paper_id)",
+            [[p.paper_id for p in valid]],
+        ).fetchall()
+    )
+    kept = [
+        p.paper_id for p in valid if stored.get(p.paper_id, p.content_sha256) != p.content_sha256
+    ]
+    if kept:
+        report.note(
+            f"{len(kept)} papers were already in dim_papers with other text and are kept as "
+            f"they were (their samples read that text): {', '.join(kept)}"
+        )
+    news = any(p.paper_id not in stored for p in valid) or _new_problems(wh, dataset)
+    version_row = _version_row(wh, settings, dataset, now)
+    assets = [{"dataset_version": name, **a.__dict__} for a in bench.assets]
+    with wh.transaction():
+        report.write(wh, "dim_papers", valid, ("paper_id",))
+        report.write(wh, "dim_samples", dataset.samples, ("sample_id",))
+        if version_row is not None:
+            report.write(wh, "dim_dataset_versions", [version_row], ("dataset_version",))
+        report.write(wh, "fct_qa_pairs", dataset.qa_pairs, ("qa_id",))
+        report.write(wh, "fct_qa_decisions", dataset.decisions, ("decision_id",))
+        report.write(wh, "dim_dataset_assets", assets, ("dataset_version", "name"))
+        _write_problems(wh, report, bench, dataset, passed)
+        if news:  # the suite's account, kept when it says something new (DESIGN §11)
+            summary = {"suite": "papers", "success": not validation.quarantine}
+            report.write(
+                wh,
+                "validation_results",
+                [{**summary, "summary": validation.summary}],
+                ("run_id", "suite"),
+            )
+    report.note(
+        f"dataset {name}: {len(dataset.samples)} samples, {len(dataset.qa_pairs)} QA pairs, "
+        f"{len(dataset.problems)} problems"
+    )
+
+
+def _new_problems(wh: Warehouse, dataset: ImportedDataset) -> bool:
+    """Problems not quarantined before for the same reason (the detail names files as the
+    PATH given shows them, so it is left out)."""
+    known = set(
+        wh.con.execute("SELECT item_id, reason FROM quarantine WHERE stage = ?", [STAGE]).fetchall()
+    )
+    return any((q.item_id, q.reason) not in known for q in dataset.problems)
+
+
+def _write_problems(
+    wh: Warehouse,
+    report: StageReport,
+    bench: Benchmark,
+    dataset: ImportedDataset,
+    passed: set[str],
+) -> None:
+    """Every problem as a quarantine row (stage `import`); rows of this dataset's items
+    that are fine now, and of papers that passed, are cleared."""
+    current = {q.item_id for q in dataset.problems}
+    stale = [
+        r[0]
+        for r in wh.con.execute(
+            "SELECT item_id FROM quarantine WHERE stage = ? AND starts_with(item_id, ?)",
+            [STAGE, f"{bench.name}/"],
+        ).fetchall()
+        if r[0] not in current
+    ]
+    with wh.transaction():
+        wh.clear_quarantine(STAGE, stale + sorted(passed))
+        report.write(wh, "quarantine", dataset.problems, ("item_id", "stage"), update=True)
+
+
+def _version_row(
+    wh: Warehouse, settings: Settings, dataset: ImportedDataset, now: datetime
+) -> dict[str, Any] | None:
+    """The version's row, or None when it was written by an earlier import."""
+    name = settings.dataset_version
+    if wh.scalar("SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [name]):
+        return None
+    return {
+        "dataset_version": name,
+        "number": wh.scalar("SELECT coalesce(max(number), 0) + 1 FROM dim_dataset_versions"),
+        "created_at": now,
+        "surveys": list(dict.fromkeys(s.survey_id for s in dataset.samples if s.survey_id)),
+        "n_samples": len(dataset.samples),
+        "n_papers": len({p for s in dataset.samples for p in s.paper_ids}),
+        "config_hash": settings.config_hash(),
+    }
+
+
+def _result(
+    bench: Benchmark,
+    dataset: ImportedDataset | None,
+    passed: set[str],
+    report: StageReport,
+    error: str = "",
+) -> ImportResult:
+    problems = dataset.problems if dataset is not None else bench.problems
+    pairs = dataset.qa_pairs if dataset is not None else ()
+    return ImportResult(
+        name=bench.name,
+        group_folders=bench.group_folders,
+        samples=len(dataset.samples) if dataset is not None else 0,
+        papers=bench.paper_files,
+        papers_valid=len(passed),
+        qa_single=sum(p.kind == "single" for p in pairs),
+        qa_cross=sum(p.kind == "cross" for p in pairs),
+        assets=[a.name for a in bench.assets],
+        stand_ins=list(bench.stand_ins),
+        problems=[q.detail for q in problems],
+        rows_added=dict(report.rows_added),
+        run_id=report.run_id,
+        error=error,
+    )

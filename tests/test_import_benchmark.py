@@ -1,0 +1,359 @@
+"""`lilo import longinoutbench`: a small benchmark in the published layout (DESIGN §14),
+written here with synthetic text and templates of our own (the real one has no license),
+then every bad case, the one-transaction write, a second import adding nothing, exit codes."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from flows.cli import main
+from tasks.benchmark import BenchmarkError, header_stripped, read_longinoutbench
+from tasks.prompts import PromptPack
+from tasks.synthetic._prose import ProseWriter
+from tasks.synthetic._topics import TOPICS
+
+GROUPS = (2, 3, 10)
+ASPECTS = ("instruction", "structure", "data", "relations", "critique", "insight", "reflection")
+TEMPLATES = {
+    "survey_gen.jinja": "Summarize these papers.\n{% for paper in papers %}"
+    "<paper {{ loop.index }}>\n{{ paper }}\n</paper {{ loop.index }}>\n{% endfor %}"
+    "<keys>\n- Use Markdown tables.\n- Own words only.\n</keys>\nAbout {{ length }} words.",
+    "gpt_qa.jinja": "Answer from this text only.\n<paper>{{ paper }}</paper>\nQ: {{ question }}",
+    "judge_qa.jinja": "Q: {{ question }}\nGold: {{ answer }}\nPredicted: {{ predict }}\n"
+    'Reply {"reason": "...", "score": 0.5}.',
+    "checklist.jinja": "Grade this summary:\n{{ response }}\nItems: {{ checklists }}\n"
+    "There are {num_checklist} items.",
+    "checklist_winrate.jinja": "A:\n{{ response_A }}\nB:\n{{ response_B }}\n"
+    "Items ({{ num_checklist }}): {{ checklists }}",
+}
+
+
+def _paper(group: int, slot: int, words: int = 380) -> tuple[str, str]:
+    """(file name, text) of a cleaned paper in the published format, 2,000+ words."""
+    topic = TOPICS[group % len(TOPICS)]
+    method = topic.methods[slot]
+    prose = ProseWriter(random.Random(group * 10 + slot), topic, method, ["ref1", "ref2"])
+    sections = []
+    for role in ("intro", "related", "method", "experiments", "discussion", "conclusion"):
+        paragraphs = prose.paragraphs(role, words)
+        sections.append(f"\\section{{{role.title()}}}\n\n" + "\n\n".join(map(" ".join, paragraphs)))
+    text = (
+        f"\\title{{{method.name}:\\\\ {method.subtitle}}}\n\n\\begin{{document}}\n\n\\maketitle\n\n"
+        + "\n\n".join(sections)
+        + "\n\n\\end{document}\n"
+    )
+    return f"arXiv-24{group:02d}.{10000 + slot * 7}v{slot + 1}.tex", text
+
+
+def _checklist() -> dict[str, list[dict[str, object]]]:
+    """8 aspects x 5 items; levels as "0: ..." strings and as {"0": ...} objects."""
+    levels = ("0", "0.25", "0.5", "0.75", "1")
+    return {
+        aspect: [
+            {
+                "question": f"How well does the summary handle {aspect} point {i}?",
+                "metrics": [f"{v}: level {v}" for v in levels]
+                if n % 2
+                else {v: f"level {v}" for v in levels},
+            }
+            for i in range(5)
+        ]
+        for n, aspect in enumerate((*ASPECTS, "innovation"))
+    }
+
+
+def write_benchmark(root: Path, groups: tuple[int, ...] = GROUPS) -> Path:
+    """A clone of the published benchmark in miniature; returns the clone's root."""
+    ds = root / "dataset"
+    description = []
+    for g in groups:
+        folder = ds / "papers" / "cleaned" / f"group_{g}"
+        folder.mkdir(parents=True)
+        names = []
+        for slot in (2, 0, 1):  # written out of order: samples list them sorted
+            name, text = _paper(g, slot)
+            (folder / name).write_text(text, encoding="utf-8")
+            names.append(name)
+        single = [
+            {
+                "paper": name,
+                "topic": "data",
+                "subtopic": "results",
+                "question": f"What does {name} report, question {i}?",
+                "answer": f"It reports result {i}.",
+                "reference": f"Section Experiments of {name}",
+            }
+            for name in names
+            for i in range(2)
+        ]
+        combine = [
+            {**single[0], "paper": sorted(names), "question": f"How do the papers differ ({i})?"}
+            for i in range(6)
+        ]
+        for kind, items in (("single", single), ("combine", combine)):
+            (ds / "questions" / kind).mkdir(parents=True, exist_ok=True)
+            (ds / "questions" / kind / f"group_{g}.json").write_text(json.dumps(items, indent=2))
+        description.append(
+            {
+                "id": g,
+                "source": f"https://arxiv.org/abs/2401.{g:05d}",
+                "urls": [],
+                "titles": [],
+                "abstracts": [],
+                "citations": [],
+                "category": ["cs.CL"],
+            }
+        )
+    (ds / "datasetDescription.json").write_text(json.dumps(description, indent=2))
+    (ds / "checklist").mkdir()
+    (ds / "checklist" / "checklist.json").write_text(json.dumps(_checklist(), indent=2))
+    winrate = {a: [f"Which summary is better on {a}?"] * 5 for a in ASPECTS}
+    (ds / "checklist" / "checklist_winrate.json").write_text(json.dumps(winrate))
+    (ds / "checklist" / "checklist_winrate_struct.json").write_text("{not read")
+    (ds / "prompt").mkdir()
+    for name, text in TEMPLATES.items():
+        (ds / "prompt" / name).write_text(text)
+    return root
+
+
+def break_benchmark(root: Path) -> Path:
+    """Every bad case the import must survive, on a fresh fixture."""
+    write_benchmark(root, (*GROUPS, 4, 5, 6))
+    ds = root / "dataset"
+    cleaned = ds / "papers" / "cleaned"
+    next((cleaned / "group_4").glob("*.tex")).unlink()  # 2 papers
+    (cleaned / "group_5" / _paper(5, 0)[0]).write_bytes(b"\\title{X}\n\xff\xfe latin-1 \xe9")
+    short = _paper(6, 1, words=40)
+    (cleaned / "group_6" / short[0]).write_text(short[1])  # under 2,000 words
+    single = ds / "questions" / "single" / "group_2.json"
+    items = json.loads(single.read_text())
+    single.write_text(json.dumps([*items, {**items[0], "paper": "arXiv-9999.99999v1.tex"}]))
+    (ds / "questions" / "combine" / "group_3.json").write_text('[{"paper": ')
+    description = json.loads((ds / "datasetDescription.json").read_text())
+    (ds / "datasetDescription.json").write_text(json.dumps([*description, {"id": 7}]))
+    (ds / "prompt" / "checklist_winrate.jinja").write_text("{% for x in %}broken")
+    return root
+
+
+def _sql(data_dir: Path, query: str) -> list[tuple]:
+    con = duckdb.connect(str(data_dir / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def _counts(data_dir: Path) -> dict[str, int]:
+    tables = [r[0] for r in _sql(data_dir, "SELECT table_name FROM duckdb_tables()")]
+    return {t: _sql(data_dir, f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+
+# -- reading, pure -------------------------------------------------------------------------
+
+
+def test_reader_reads_the_published_layout(tmp_path):
+    root = write_benchmark(tmp_path / "clone")
+    bench = read_longinoutbench(root, "lib")
+    assert read_longinoutbench(root / "dataset", "lib").groups == bench.groups  # either PATH
+    assert bench.problems == () and [g.number for g in bench.groups] == [2, 3, 10]
+    group = bench.groups[0]
+    assert list(group.files) == sorted(group.files)
+    assert group.survey_id == "https://arxiv.org/abs/2401.00002"
+    assert [q.kind for q in group.questions] == ["single"] * 6 + ["cross"] * 6
+    paper = next(p for p in bench.papers if p.paper_id == "2402.10000v1")
+    assert paper.title.startswith(f"{TOPICS[2].methods[0].name}: ")
+    assert "\\" not in paper.title and paper.text.startswith("\\title{")
+    assert paper.main_file == "dataset/papers/cleaned/group_2/arXiv-2402.10000v1.tex"
+    assert "\\begin{document}" not in header_stripped(paper).text
+    assets = {a.name: a.content for a in bench.assets}
+    assert sorted(assets) == sorted(
+        ["task", "qa_answer", "qa_judge", "checklist", "winrate"]
+        + ["checklist.json", "checklist_winrate.json", "description.json"]
+    )
+    pack = PromptPack.from_assets("lib", assets)  # both level shapes parse
+    assert len(pack.checklist) == 8 and all(len(i) == 5 for i in pack.checklist.values())
+    assert "<paper 2>" in pack.render("task", papers=["a", "b"], length=4000)
+
+
+def test_reader_reports_each_bad_case_on_one_line(tmp_path):
+    bench = read_longinoutbench(break_benchmark(tmp_path / "clone"), "lib")
+    by_reason = {q.reason: q for q in bench.problems}
+    assert sorted(by_reason) == sorted(
+        ["group_size", "not_utf8", "unknown_paper", "malformed_json", "missing_group"]
+        + ["bad_template"]
+    )
+    assert all("\n" not in q.detail and q.stage == "import" for q in bench.problems)
+    assert by_reason["group_size"].item_id == "lib/group_4"
+    assert by_reason["group_size"].detail.startswith("dataset/papers/cleaned/group_4: 2 papers")
+    assert by_reason["unknown_paper"].item_id == "lib/questions/single/group_2.json#6"
+    assert by_reason["malformed_json"].detail.startswith("dataset/questions/combine/group_3.json")
+    assert "id 7" in by_reason["missing_group"].detail
+    assert by_reason["bad_template"].detail.startswith("dataset/prompt/checklist_winrate.jinja")
+    assert bench.stand_ins == ("winrate",)
+    assert [g.number for g in bench.groups] == [2, 3, 5, 6, 10]
+
+
+def test_bad_checklists_and_unknown_template_variables_are_not_stored(tmp_path):
+    root = write_benchmark(tmp_path / "clone", (2,))
+    checklist = _checklist()
+    checklist["data"][0]["metrics"] = ["0: none", "1: all"]
+    (root / "dataset/checklist/checklist.json").write_text(json.dumps(checklist))
+    (root / "dataset/prompt/gpt_qa.jinja").write_text("{{ paper }} {{ context }}")
+    bench = read_longinoutbench(root, "lib")
+    assert {q.reason for q in bench.problems} == {"bad_checklist", "bad_template"}
+    assert "data[0]" in next(q.detail for q in bench.problems if q.reason == "bad_checklist")
+    assert "uses context" in next(q.detail for q in bench.problems if q.reason == "bad_template")
+    assert set(bench.stand_ins) == {"qa_answer", "checklist.json"}
+
+
+def test_missing_folders_and_bad_names_are_errors(tmp_path):
+    with pytest.raises(BenchmarkError, match="not a folder"):
+        read_longinoutbench(tmp_path / "nowhere", "lib")
+    (tmp_path / "clone" / "dataset").mkdir(parents=True)
+    with pytest.raises(BenchmarkError, match="papers/cleaned not found"):
+        read_longinoutbench(tmp_path / "clone", "lib")
+    with pytest.raises(BenchmarkError, match="dataset name"):
+        read_longinoutbench(write_benchmark(tmp_path / "ok"), "no/slash")
+
+
+# -- the flow, through the CLI -------------------------------------------------------------
+
+
+def _import(capsys, path: Path, data: Path, *extra: str) -> tuple[int, str, str]:
+    code = main(["import", "longinoutbench", str(path), "--data-dir", str(data), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_writes_the_version_once(tmp_path, capsys, prefect_harness):
+    data = tmp_path / "data"
+    code, out, _ = _import(capsys, write_benchmark(tmp_path / "clone"), data)
+    assert code == 0, out
+    assert "groups:   3 folders, 3 samples" in out
+    assert "papers:   9 read, 9 valid, 0 quarantined" in out
+    assert "QA pairs: 18 single, 18 cross" in out and "assets:   8" in out
+    assert "problems: 0" in out and "next: lilo run --dataset longinoutbench --samples 3" in out
+    samples = _sql(
+        data, "SELECT sample_id, paper_ids, topic, survey_id, group_kind FROM dim_samples"
+    )
+    assert [s[0] for s in samples] == [f"longinoutbench/group_{g}" for g in GROUPS]
+    assert all(list(s[1]) == sorted(s[1]) and s[2] == "data" and s[4] == "import" for s in samples)
+    version = _sql(data, "SELECT number, n_samples, n_papers, surveys FROM dim_dataset_versions")
+    assert version == [(1, 3, 9, [f"https://arxiv.org/abs/2401.{g:05d}" for g in GROUPS])]
+    pair = _sql(
+        data,
+        "SELECT status, reviewer, round, kind, reason, evidence, prompt_version FROM fct_qa_pairs "
+        "WHERE reason = 'questions/combine/group_10.json#5'",
+    )[0]
+    assert pair[:4] == ("approved", "import:longinoutbench", 1, "cross")
+    assert pair[6] == "import:longinoutbench"
+    assert [e["paper"] for e in json.loads(pair[5])] == [1, 2, 3]
+    decisions = _sql(data, "SELECT DISTINCT action, reviewer, channel FROM fct_qa_decisions")
+    assert decisions == [("approve", "import:longinoutbench", "file")]
+    assert _sql(data, "SELECT count(*), min(cleaner_version) FROM dim_papers") == [
+        (9, "import:longinoutbench")
+    ]
+    assert _sql(data, "SELECT count(*) FROM fct_qa_decisions")[0][0] == 36
+    assert _sql(data, "SELECT flow, status FROM runs") == [("import", "completed")]
+    before = _counts(data)
+
+    code, out, _ = _import(capsys, write_benchmark(tmp_path / "again"), data)
+    assert code == 0 and "rows added: 0: nothing new" in out
+    assert _counts(data) == {**before, "runs": before["runs"] + 1}
+
+
+def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
+    data, clone = tmp_path / "data", break_benchmark(tmp_path / "clone")
+    code, out, _ = _import(capsys, clone / "dataset", data, "--name", "lib")
+    assert code == 0, out
+    assert "groups:   6 folders, 3 samples" in out
+    assert "papers:   15 read, 13 valid, 2 quarantined" in out
+    assert "QA pairs: 18 single, 12 cross" in out
+    assert "lilo's own stands in for: winrate" in out and "problems: 9" in out
+    rows = dict(_sql(data, "SELECT item_id, reason FROM quarantine WHERE stage = 'import'"))
+    assert rows == {
+        "lib/group_4": "group_size",
+        "lib/group_5": "paper_quarantined",
+        "lib/group_6": "paper_quarantined",
+        "lib/group_7": "missing_group",
+        "2405.10000v1": "not_utf8",
+        "2406.10007v2": "expect_column_values_to_be_between:words",
+        "lib/questions/single/group_2.json#6": "unknown_paper",
+        "lib/questions/combine/group_3.json": "malformed_json",
+        "lib/prompt/checklist_winrate.jinja": "bad_template",
+    }
+    for line in (
+        "papers/cleaned/group_4: 2 papers, a sample needs 3: group skipped",
+        "questions/single/group_2.json#6: arXiv-9999.99999v1.tex not in group_2",
+        "questions/combine/group_3.json: malformed JSON",
+        "datasetDescription.json: id 7 has no folder papers/cleaned/group_7",
+        "papers/cleaned/group_5/arXiv-2405.10000v1.tex: not UTF-8",
+    ):
+        assert f"\n    {line}" in out
+    assert _sql(data, "SELECT name FROM dim_dataset_assets WHERE name = 'winrate'") == []
+    before = _counts(data)
+    code, out, _ = _import(capsys, clone, data, "--name", "lib")  # PATH as the clone now
+    assert code == 0 and "rows added: 0: nothing new" in out
+    assert _counts(data) == {**before, "runs": before["runs"] + 1}
+
+
+def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
+    from datetime import datetime
+
+    from flows._stage import StageReport
+    from flows.import_benchmark import _write
+    from tasks.benchmark import build_dataset
+    from tasks.config import load_settings
+    from tasks.validate import validate_papers
+    from warehouse import Warehouse
+
+    settings = load_settings(overrides={"data_dir": str(tmp_path / "data")})
+    bench = read_longinoutbench(write_benchmark(tmp_path / "clone"), "lib")
+    validation = validate_papers([header_stripped(p) for p in bench.papers], settings)
+    assert validation.quarantine == []
+    dataset = build_dataset(bench, set(validation.passed), [], datetime(2026, 1, 1))
+    upsert = Warehouse.upsert
+
+    def failing(self, table, *args, **kwargs):
+        if table == "dim_dataset_assets":  # after papers, samples, version and QA pairs
+            raise OSError("disk full")
+        return upsert(self, table, *args, **kwargs)
+
+    monkeypatch.setattr(Warehouse, "upsert", failing)
+    with Warehouse(settings.db_path) as wh:
+        with pytest.raises(OSError, match="disk full"):
+            _write(
+                wh,
+                StageReport("import", "r1"),
+                settings,
+                bench,
+                dataset,
+                validation,
+                datetime(2026, 1, 1),
+            )
+    counts = _counts(tmp_path / "data")
+    assert {t: n for t, n in counts.items() if n and t != "schema_migrations"} == {}
+
+
+def test_exit_codes(tmp_path, capsys, prefect_harness):
+    data = tmp_path / "data"
+    code, _, err = _import(capsys, tmp_path / "nowhere", data)
+    assert code == 2 and err.count("\n") == 1 and "is not a folder" in err
+    (tmp_path / "empty" / "dataset").mkdir(parents=True)
+    code, _, err = _import(capsys, tmp_path / "empty", data)
+    assert code == 2 and err.count("\n") == 1 and "papers/cleaned not found" in err
+    pairs = write_benchmark(tmp_path / "pairs", (2,))
+    next((pairs / "dataset/papers/cleaned/group_2").glob("*.tex")).unlink()
+    code, out, _ = _import(capsys, pairs, data, "--name", "pairs")
+    assert code == 1 and "nothing imported" in out
+    assert _sql(data, "SELECT count(*) FROM dim_samples") == [(0,)]
+    _import(capsys, write_benchmark(tmp_path / "three"), data, "--name", "taken")
+    code, _, err = _import(
+        capsys, write_benchmark(tmp_path / "two", (2, 3)), data, "--name", "taken"
+    )
+    assert code == 1 and "versions are immutable" in err

@@ -29,6 +29,17 @@ _VERBATIM = re.compile(
 _BRACED = re.compile(r"\{(?:[^{}\n]|\{[^{}\n]*\})*\}")
 _OPTIONAL = re.compile(r"\s*\[[^\]\n]*\]")
 _HIDDEN = "\x00"
+# Cheap substring tests before the regex: most files hold none of these.
+_VERBATIM_HINTS = (
+    "\\url",
+    "\\nolinkurl",
+    "\\href",
+    "\\verb",
+    "inline",
+    "erbatim",
+    "lstlisting",
+    "minted",
+)
 _IFFALSE = re.compile(r"\\iffalse(?![a-zA-Z@])")
 _CONDITIONAL = re.compile(r"\\(if[a-zA-Z@]*|else|fi)(?![a-zA-Z@])")
 # Package commands that start with "if" but take braced branches and no `\fi`.
@@ -96,6 +107,8 @@ def _hide_verbatim_percents(text: str) -> str:
     """`text` with each `%` inside a live verbatim-like span replaced by NUL; `text` itself
     (the same object) when there is none. Spans keep their length, so positions hold."""
     hidden = text
+    if not any(hint in text for hint in _VERBATIM_HINTS):
+        return hidden
     covered = 0
     for match in _VERBATIM.finditer(text):
         start = match.start()

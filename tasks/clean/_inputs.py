@@ -74,7 +74,11 @@ def find_main(folder: Path) -> Path:
             continue
         if "\\document" not in text:  # a cheap test first: most files are not documents
             continue
-        text = strip_comments(text)[0]
+        begins = list(BEGIN_DOCUMENT.finditer(text))
+        if not begins:
+            continue
+        # Only the part up to the last `\begin{document}` can hold what is checked here.
+        text = strip_comments(text[: begins[-1].end()])[0]
         documentclass = _DOCUMENTCLASS.search(text)
         if documentclass is None or documentclass.group(1).strip() == "subfiles":
             continue

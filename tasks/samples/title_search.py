@@ -98,7 +98,8 @@ def retry_due(ref: Reference, now: datetime) -> bool:
     """Whether the failed title search of `ref` may be tried again at `now` (naive UTC)."""
     if ref.how != "title_search_failed" or ref.title_searched_at is None:
         return ref.how == "title_search_failed"
-    wait = min(_RETRY_AFTER * 2 ** max(ref.title_searches - 1, 0), _RETRY_MAX)
+    doublings = min(max(ref.title_searches - 1, 0), 8)  # 6 h x 2^8 is past the cap already
+    wait = min(_RETRY_AFTER * (1 << doublings), _RETRY_MAX)
     return now >= ref.title_searched_at + wait
 
 

@@ -15,7 +15,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows._run import recorded_run
-from flows._stage import StageReport, stage
+from flows._stage import StageReport, log, stage
 from flows.clean import validate_papers_task
 from tasks.benchmark import (
     STAGE,
@@ -52,6 +52,7 @@ class ImportResult:
     problems: list[str]  # one line each, naming the file
     rows_added: dict[str, int] = field(default_factory=dict)
     run_id: str = ""
+    notes: list[str] = field(default_factory=list)
     error: str = ""
 
 
@@ -162,9 +163,12 @@ def _write(
                 [{**summary, "summary": validation.summary}],
                 ("run_id", "suite"),
             )
-    report.note(
-        f"dataset {name}: {len(dataset.samples)} samples, {len(dataset.qa_pairs)} QA pairs, "
-        f"{len(dataset.problems)} problems"
+    log.info(
+        "import: dataset %s: %d samples, %d QA pairs, %d problems",
+        name,
+        len(dataset.samples),
+        len(dataset.qa_pairs),
+        len(dataset.problems),
     )
 
 
@@ -240,5 +244,6 @@ def _result(
         problems=[q.detail for q in problems],
         rows_added=dict(report.rows_added),
         run_id=report.run_id,
+        notes=list(report.notes),
         error=error,
     )

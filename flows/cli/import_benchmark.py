@@ -55,6 +55,8 @@ def _print_result(result: Any, path: Path) -> None:
     print(f"  problems: {len(result.problems)}{where}")
     for line in result.problems:
         print(f"    {line}")
+    for note in result.notes:
+        print(f"  note: {note}")
     added = sum(result.rows_added.values())
     if added:
         tables = ", ".join(f"{t} {n}" for t, n in sorted(result.rows_added.items()))

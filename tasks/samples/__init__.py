@@ -2,13 +2,16 @@
 co-citation groups, the triplets built from them, and the dataset's statistics."""
 
 from tasks.samples.arxiv_ids import find_arxiv_id, normalize_arxiv_id
+from tasks.samples.bbl import BblEntry, parse_bbl
 from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
-from tasks.samples.references import Reference, read_references
+from tasks.samples.references import Bibliography, Reference, read_bibliography, read_references
 from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown, words_histogram
-from tasks.samples.title_search import resolve_titles, title_similarity
+from tasks.samples.title_search import resolve_titles, retry_due, title_similarity
 from tasks.samples.triplets import build_samples
 
 __all__ = [
+    "BblEntry",
+    "Bibliography",
     "Citation",
     "CitationGroup",
     "DatasetStats",
@@ -19,8 +22,11 @@ __all__ = [
     "find_arxiv_id",
     "find_citations",
     "normalize_arxiv_id",
+    "parse_bbl",
+    "read_bibliography",
     "read_references",
     "resolve_titles",
+    "retry_due",
     "stats_markdown",
     "title_similarity",
     "words_histogram",

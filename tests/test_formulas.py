@@ -10,11 +10,12 @@ import pytest
 from tasks.config import load_settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
-from tasks.methods import get_method
+from tasks.methods import Unit, get_method
 from tasks.methods.ral_writer import importance, position_bias, select_restatements
+from tasks.prompts import key_requirements, lilo_pack
 from tasks.qa.parse import QAFormatError
 from tasks.records import PaperText, Sample
-from tasks.scoring import CHECKLIST, consistency_score, length_score, quality_score
+from tasks.scoring import consistency_score, length_score, quality_score
 from tasks.scoring._judge import tier_value
 
 
@@ -36,9 +37,11 @@ def test_length_score(required, generated, expected):
 
 def test_consistency_tiers_and_average():
     assert [tier_value(v) for v in (0, 0.25, 0.5, 0.75, 1)] == [0.0, 0.25, 0.5, 0.75, 1.0]
-    for bad in (0.3, 2, -0.25, True, "1", None):
+    for bad in (0.3, 2, -0.25, True, "0.3", "high", None):
         with pytest.raises(QAFormatError):
             tier_value(bad)
+    # the benchmark's own judge prompt shows the score as a string: "0.5" is a tier
+    assert [tier_value(v) for v in ("0", "0.25", " 0.5", "0.75", "1")] == [0, 0.25, 0.5, 0.75, 1]
     # single mean 0.75, cross mean (0.25 + 0.75 + 0)/3 = 1/3: (0.75 + 1/3)/2 x100
     assert consistency_score([1, 0.5], [0.25, 0.75, 0]) == pytest.approx(54.1666667)
     # the two kinds weigh the same whatever their counts
@@ -49,11 +52,17 @@ def test_consistency_tiers_and_average():
 
 
 def test_quality_is_mean_of_aspect_means():
-    assert len(CHECKLIST) == 8 and all(len(items) == 5 for items in CHECKLIST.values())
-    items = {aspect: [1.0] * 5 for aspect in CHECKLIST}
+    checklist = lilo_pack().checklist
+    assert len(checklist) == 8 and all(len(items) == 5 for items in checklist.values())
+    assert all(len(i.levels) == 5 for items in checklist.values() for i in items)
+    items = {aspect: [1.0] * 5 for aspect in checklist}
     assert quality_score(items) == pytest.approx(100.0)
     items["structure"] = [0, 0.5, 0.5, 0.5, 0.5]  # mean 0.4
     items["reflection"] = [0.25, 0.25, 0.25, 0.25, 0.25]
+    assert set(items) == {
+        "instruction_following", "structure", "data_utilization", "correlation_analysis",
+        "insightfulness", "critical_thinking", "reflection", "innovation",
+    }  # fmt: skip
     assert quality_score(items) == pytest.approx(100 * (6 + 0.4 + 0.25) / 8)  # 83.125
     assert quality_score({"a": [1.0], "b": [0.0, 0.0, 0.0, 0.5]}) == pytest.approx(56.25)
 
@@ -95,7 +104,10 @@ def _papers() -> list[PaperText]:
     return papers
 
 
-def test_ral_writer_restates_top_k_ascending_at_the_prompt_tail(tmp_path):
+def test_ral_writer_prompt_order_matches_the_reference(tmp_path):
+    """Instruction, steps, text so far, the restatement block (top-k chunks of the whole
+    instruction in ascending importance, joined by `---` lines), the current step, then the
+    task's key requirements from the second step on (DESIGN §7)."""
     settings = load_settings(
         None,
         {
@@ -109,21 +121,42 @@ def test_ral_writer_restates_top_k_ascending_at_the_prompt_tail(tmp_path):
     ids = tuple(p.paper_id for p in papers)
     sample = Sample("s1", "v1", ids, "Topic", "survey", sum(p.words for p in papers), "command")
     llm = make_client(settings)
-    generation = get_method("ral_writer", settings).run(
-        sample, papers, 1000, llm, Embedder(settings)
-    )
+    unit = Unit(sample, papers, 1000)
+    generation = get_method("ral_writer", settings).run(unit, llm, Embedder(settings), lilo_pack())
     assert generation.error == "" and generation.restated
     writes = [
         json.loads(c.request)["messages"][-1]["content"]
         for c in llm.take_calls()
         if ":step" in c.purpose
     ]
-    assert len(writes) == len(generation.restated)
-    for prompt, record in zip(writes, generation.restated, strict=True):
+    assert len(writes) == len(generation.restated) > 1
+    instruction = lilo_pack().render("task", papers=[p.text for p in papers], length=1000)
+    keys = key_requirements(instruction)
+    for n, (prompt, record) in enumerate(zip(writes, generation.restated, strict=True)):
         assert record["k"] == 3 and len(record["chunks"]) == 3
         assert record["importance"] == sorted(record["importance"])  # ascending
-        tail = prompt[prompt.rindex("Passages of the papers restated") :]
-        order = [int(part.split('"')[0]) for part in tail.split('<restated chunk="')[1:]]
-        assert order == record["chunks"]  # the block is the tail, most important last
-        assert prompt.rstrip().endswith("</restated>")
+        block = prompt[prompt.index("<restatement>\n") + 14 : prompt.index("\n</restatement>")]
+        assert len(block.split("\n\n---\n\n")) == 3
+        parts = ["<instruction>", "<steps>", "<restatement>", "<step>"]
+        if n:
+            parts.insert(2, "<written>")
+        positions = [prompt.index(p) for p in parts]
+        assert positions == sorted(positions)
+        tail = prompt[prompt.index("</step>") :]
+        assert (keys in tail) == (n > 0)  # the key requirements, restated after the first step
         assert not math.isnan(sum(record["importance"]))
+    # chunks cover the whole instruction: the task text before the papers is chunk 0
+    assert any(0 in record["chunks"] or record["chunks"] for record in generation.restated)
+
+
+def test_ral_writer_k0_restates_nothing(tmp_path):
+    settings = load_settings(None, {"data_dir": str(tmp_path), "generate.ral.k": 0})
+    method = get_method("ral_writer", settings)
+    assert method.variant == "ral_writer[k=0]"
+    papers = _papers()
+    sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
+    llm = make_client(settings)
+    generation = method.run(Unit(sample, papers, 1000), llm, Embedder(settings), lilo_pack())
+    assert generation.error == "" and all(r["k"] == 0 for r in generation.restated)
+    prompts = [json.loads(c.request)["messages"][-1]["content"] for c in llm.take_calls()]
+    assert not any("<restatement>" in p for p in prompts)

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from tasks.config import load_settings
 from tasks.llm import make_client
-from tasks.methods import get_method
+from tasks.methods import Unit, get_method
+from tasks.prompts import lilo_pack
 from tasks.records import PaperText, Sample
 
 
@@ -17,11 +18,14 @@ def test_generation_id_changes_with_what_changes_the_output(tmp_path):
     sample = Sample("s1", "v1", ("2601.00001",), "Topic", "survey", 1, "command")
     method = get_method("ral_writer", settings)
 
-    def gid(s=settings, papers=(paper,), target=4000, name="ral_writer"):
-        return get_method(name, s).generation_id(sample, list(papers), target, make_client(s))
+    def gid(s=settings, papers=(paper,), target=4000, name="ral_writer", rotation=0):
+        unit = Unit(sample, list(papers), target, rotation)
+        return get_method(name, s).generation_id(unit, make_client(s), lilo_pack())
 
     base = gid()
-    assert base == method.generation_id(sample, [paper], 4000, make_client(settings))
+    assert base == method.generation_id(
+        Unit(sample, [paper], 4000), make_client(settings), lilo_pack()
+    )
     neglect = settings.with_overrides({"llm.offline.middle_neglect": 0.5})
     assert (
         len(
@@ -32,9 +36,10 @@ def test_generation_id_changes_with_what_changes_the_output(tmp_path):
                 gid(target=8000),
                 gid(name="single"),
                 gid(s=settings.with_overrides({"generate.ral.k": 8})),  # a method argument
+                gid(rotation=1),  # another reading order of the papers
             }
         )
-        == 6
+        == 7
     )
     # what does not change the output keeps the id: paths, pacing, endpoints of arXiv
     moved = settings.with_overrides({"arxiv.delay_s": 0.0, "qa.review_batch": 2})

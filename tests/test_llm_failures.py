@@ -13,8 +13,8 @@ from llm_server import PAIRS, PAPER, LLMServer
 
 from flows.qa import qa_flow
 from flows.score import score_flow
+from tasks.prompts import lilo_pack
 from tasks.records import Generation, PaperText, QAPair, Sample
-from tasks.scoring import CHECKLIST
 from warehouse import Warehouse
 
 SAMPLE = Sample("s1", "v1", ("2601.00001",), "Kernels", "2601.00000", 40, "command")
@@ -27,14 +27,16 @@ def _healthy(prompt: str, n: int, bad_aspect: str = "", bad_grades: bool = False
         return "Still no."
     if "Decide whether" in prompt:
         return json.dumps({"keep": True, "reason": "specific"})
-    if "Grade the candidate answer" in prompt:
+    if "<gold>" in prompt:
         return "no idea" if bad_grades else json.dumps({"reason": "matches", "score": 1})
-    if aspect := re.search(r'checklist item of the aspect "([^"]+)"', prompt):
-        if aspect[1] == bad_aspect:
+    if '"checklists":' in prompt:
+        bad = lilo_pack().checklist[bad_aspect][0].question if bad_aspect else None
+        if bad and bad in prompt:
             return "I'd rather not grade this."
-        items = [{"item": i, "score": 0.5, "reason": "partly"} for i in CHECKLIST[aspect[1]]]
-        return json.dumps({"items": items})
-    if "summary alone" in prompt:
+        ids = sorted(set(re.findall(r'"checklist_id": (\d+)', prompt)), key=int)
+        items = [{"checklist_id": i, "reason": "partly", "evaluation_score": 0.5} for i in ids]
+        return json.dumps(items)
+    if "<summary>" in prompt and "<question>" in prompt:
         return "A test RMSE of 0.635."
     return json.dumps(PAIRS)
 

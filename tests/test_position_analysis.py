@@ -1,6 +1,7 @@
-"""The position analysis against a known answer: with the offline engine's simulated
-neglect of the prompt's middle switched on, S_single dips for the middle paper under Single,
-and RAL-Writer's restatement brings the middle back (DESIGN §7, §9)."""
+"""The position analysis against a known answer (DESIGN §7, §9): with the offline reader's
+neglect of a long prompt's middle switched on, Single and AgentWrite lose the middle paper,
+RAL-Writer's restatement brings it back, and RAL-Writer with k = 0 (no restatement) loses it
+too; with neglect off, none does. The judge is a separate reader without neglect."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 from tasks.clean import clean_paper
 from tasks.config import load_settings
 from tasks.embeddings import Embedder
-from tasks.llm import make_client
-from tasks.methods import get_method
+from tasks.llm import make_client, make_judge_client
+from tasks.methods import Unit, get_method
+from tasks.prompts import lilo_pack
 from tasks.qa import generate_qa
 from tasks.records import PaperText, RawSource, Sample
 from tasks.scoring import get_scorer
@@ -41,23 +43,69 @@ def triplet(tmp_path_factory) -> tuple[str, list[PaperText]]:
     return topic, by_topic[topic][:3]
 
 
-def _single_by_position(method: str, topic: str, papers: list[PaperText], tmp_path: Path):
-    settings = load_settings(None, {"data_dir": str(tmp_path), "llm.offline.middle_neglect": 1.0})
+def _single_by_position(
+    method: str, topic: str, papers: list[PaperText], tmp_path: Path, neglect: float, k: int = 12
+) -> list[float]:
+    """S_single at positions 1, 2, 3 for one method at 4k words. The model under test reads
+    with `neglect`; the judge is a separate offline reader that reads everything."""
+    settings = load_settings(
+        None,
+        {
+            "data_dir": str(tmp_path),
+            "llm.offline.middle_neglect": neglect,
+            # Chunks small enough that the k restated ones are a focused subset of this
+            # small triplet, as k = 12 chunks of 1,024 are of the paper's 50k-word inputs.
+            "generate.ral.k": k,
+            "generate.ral.chunk_words": 200,
+            "generate.ral.overlap_words": 50,
+            "qa.single_per_paper": 6,
+            "judge.backend": "offline",
+        },
+    )
     llm, embedder = make_client(settings), Embedder(settings)
     ids = tuple(p.paper_id for p in papers)
     sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
-    qa = generate_qa(sample, papers, settings, llm, embedder).pairs
-    generation = get_method(method, settings).run(sample, papers, 4000, llm, embedder)
-    rows = get_scorer("consistency", settings).score(generation, sample, papers, qa, llm).rows
+    # QA pairs come from a reader without neglect, so every method faces the same questions.
+    qa_settings = settings.with_overrides({"llm.offline.middle_neglect": 0.0})
+    qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
+    unit = Unit(sample, papers, 4000)
+    generation = get_method(method, settings).run(unit, llm, embedder, lilo_pack())
+    judge = make_judge_client(settings)
+    scorer = get_scorer("consistency", settings)
+    rows = scorer.score(generation, sample, papers, qa, judge, lilo_pack()).rows
     return [next(r.value for r in rows if r.score == f"single_pos{i}") for i in (1, 2, 3)]
 
 
-def test_simulated_neglect_shows_lost_in_the_middle(triplet, tmp_path):
-    first, middle, last = _single_by_position("single", *triplet, tmp_path)
-    assert middle < first and middle < last
+@pytest.fixture(scope="module")
+def curves(triplet, tmp_path_factory) -> dict[tuple[str, float], list[float]]:
+    """S_single by position for each method, with the reader's neglect on (1.0: the very
+    middle of a long prompt is never read) and off."""
+    root = tmp_path_factory.mktemp("curves")
+    runs = {
+        "single": ("single", 12),
+        "agentwrite": ("agentwrite", 12),
+        "ral_writer": ("ral_writer", 8),
+        "ral_writer[k=0]": ("ral_writer", 0),
+    }
+    found = {}
+    for neglect in (0.0, 1.0):
+        for label, (method, k) in runs.items():
+            found[label, neglect] = _single_by_position(
+                method, *triplet, root / f"{label}-{neglect}", neglect, k
+            )
+    return found
 
 
-def test_ral_writer_recovers_the_middle(triplet, tmp_path):
-    single_middle = _single_by_position("single", *triplet, tmp_path / "a")[1]
-    ral_middle = _single_by_position("ral_writer", *triplet, tmp_path / "b")[1]
-    assert ral_middle > single_middle
+def test_neglect_makes_single_and_agentwrite_lose_the_middle(curves):
+    for method in ("single", "agentwrite"):
+        first, middle, last = curves[method, 1.0]
+        assert middle < first and middle < last, (method, curves[method, 1.0])
+        assert middle < curves[method, 0.0][1], method  # the neglect is what took it
+
+
+def test_ral_writer_recovers_the_middle_and_k0_does_not(curves):
+    ral, off = curves["ral_writer", 1.0][1], curves["ral_writer[k=0]", 1.0][1]
+    assert ral > curves["agentwrite", 1.0][1] and ral > off
+    assert ral >= 0.75 * curves["ral_writer", 0.0][1]  # most of the middle comes back
+    # without restatement, RAL-Writer is AgentWrite and loses the middle the same way
+    assert off < curves["ral_writer[k=0]", 0.0][1] and off < curves["ral_writer[k=0]", 1.0][0]

@@ -8,7 +8,7 @@ import duckdb
 
 from tasks.records import Generation, Quarantine, Sample, ScoreRow
 from warehouse import Warehouse
-from warehouse.results import materialize_results
+from warehouse.results import Expected, materialize_results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,20 +69,26 @@ def _seed(wh: Warehouse, value: float) -> None:
     wh.upsert("fct_scores", scores, ("generation_id", "score"), update=True, extra={"run_id": "r"})
 
 
+EXPECTED = Expected(["s1"], ["single"], [4000], "offline:m")
+
+
 def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     _seed(wh, 50.0)
-    first = materialize_results(wh, "v1", "r1")
-    again = materialize_results(wh, "v1", "r2")
+    first = materialize_results(wh, "v1", "r1", EXPECTED)
+    again = materialize_results(wh, "v1", "r2", EXPECTED)
     assert first is not None and first.created and first.version == 1
     assert again is not None and not again.created and again.version == 1
     _seed(wh, 75.0)
-    second = materialize_results(wh, "v1", "r3")
+    second = materialize_results(wh, "v1", "r3", EXPECTED)
     assert second is not None and second.created and second.version == 2
-    board = wh.rows("SELECT method, target_words, s_l, s_c, s_q FROM leaderboard")
+    board = wh.rows(
+        "SELECT method, target_words, scored, expected, partial, s_l, s_c, s_q FROM leaderboard"
+    )
     assert board == [
-        {"method": "single", "target_words": 4000, "s_l": 75.0, "s_c": 40.0, "s_q": 60.0}
-    ]
+        {"method": "single", "target_words": 4000, "scored": 1, "expected": 1, "partial": False,
+         "s_l": 75.0, "s_c": 40.0, "s_q": 60.0}
+    ]  # fmt: skip
     old = wh.rows("SELECT s_l FROM res_leaderboard WHERE version = 1")
     assert old == [{"s_l": 50.0}]
     assert wh.rows("SELECT position, s_single FROM position_curve") == [
@@ -93,12 +99,12 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
 def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     _seed(wh, 50.0)
-    materialize_results(wh, "v1", "r1")
+    materialize_results(wh, "v1", "r1", EXPECTED)
     published = wh.publish(tmp_path / "published" / "lilo.duckdb")
     reader = duckdb.connect(str(published), read_only=True)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     _seed(wh, 75.0)
-    materialize_results(wh, "v1", "r2")
+    materialize_results(wh, "v1", "r2", EXPECTED)
     wh.publish(published)  # replaced under an open reader: the reader keeps its snapshot
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     reader.close()
@@ -123,3 +129,27 @@ def test_nested_transactions_are_one(tmp_path):
     with wh.transaction():
         wh.upsert("quarantine", [first, second], ("item_id", "stage"), extra={"run_id": "r"})
     assert wh.scalar("SELECT count(*) FROM quarantine") == 2
+
+
+def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
+    """A failed generation is a result: its cell shows 1 scored of 3 expected, the cell of a
+    method that produced nothing shows 0 of 3, and the version is partial (DESIGN §8)."""
+    wh = Warehouse(tmp_path / "w.duckdb")
+    _seed(wh, 50.0)
+    failed = Generation("g2", "s2", "single", {}, 4000, "offline:m", "", 0, error="PlanError")
+    wh.upsert(
+        "fct_generations",
+        [failed],
+        ("generation_id",),
+        extra={"run_id": "r", "config_hash": "h", "code_version": "c"},
+    )
+    expected = Expected(["s1", "s2", "s3"], ["single", "agentwrite"], [4000], "offline:m")
+    result = materialize_results(wh, "v1", "r1", expected)
+    assert result is not None and result.partial
+    cells = wh.rows("SELECT method, scored, expected, failed, partial FROM leaderboard")
+    assert cells == [
+        {"method": "single", "scored": 1, "expected": 3, "failed": 1, "partial": True},
+        {"method": "agentwrite", "scored": 0, "expected": 3, "failed": 0, "partial": True},
+    ]
+    assert wh.scalar("SELECT partial FROM res_versions WHERE version = 1") is True
+    assert [r["reason"] for r in wh.rows("SELECT reason FROM failures")] == ["PlanError"]

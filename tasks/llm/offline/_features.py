@@ -117,13 +117,15 @@ def checklist_items(prompt: str) -> list[tuple[object, str]]:
 
 
 def responses(prompt: str, tags: tuple[str, ...]) -> list[str]:
-    """The texts under judgment: inside `tags` where the template has them, else what sits
-    between the rules block's closing fence and the checklist (split at a line ending in
-    "B:" when two are expected)."""
+    """The texts under judgment: inside `tags` where the template has them (lilo's), else
+    what sits between the closing fence of the ```rules block and the checklist (the
+    benchmark's layout), split at a line ending in "B:" when two are expected."""
     tagged = [between(prompt, tag) for tag in tags]
     if all(tagged):
         return tagged
-    body = prompt[prompt.rfind("```") + 3 : prompt.find('"checklists":')]
+    rules = prompt.find("```rules")
+    start = prompt.find("```", rules + 3) + 3 if rules >= 0 else 0
+    body = prompt[start : prompt.rfind('"checklists":')]
     if len(tags) == 1:
         return [body.strip()]
     parts = re.split(r"\n[^\n]*\bB:\s*\n", body, maxsplit=1)

@@ -1,0 +1,114 @@
+"""`lilo run --dataset NAME --samples N` on an imported benchmark: no fetching, the
+benchmark's own prompts rendered for the task, the QA answer and judge and the checklist,
+a judge named on every score and on the leaderboard, n scored / n expected per cell.
+
+The templates below are written here, in the published benchmark's structure (numbered
+paper tags, a `<keys>` block, `<paper>`/`<question>`, `<gold>`/`<predict>`, a ```rules
+block, a `"checklists":` list answered with checklist_id/evaluation_score or winner): the
+real ones have no license and never enter this repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_import_benchmark import write_benchmark
+
+from flows.cli import main
+
+RULES = "```rules\n- Title, introduction, each paper, comparison, conclusion.\n- Own words.\n```"
+TEMPLATES = {
+    "survey_gen.jinja": (
+        "You are a researcher. Read these papers and summarise them.\n\n"
+        "{% for paper in papers %}\n<paper {{ loop.index }}>\n{{ paper }}\n"
+        "</paper {{ loop.index }}>\n{% endfor %}\n"
+        "Steps: a title, an introduction, each paper, a comparison, a conclusion.\n\n"
+        "<keys>\nKEY-POINTS-OF-THE-FIXTURE:\n- Use Markdown for data.\n- Compare in tables.\n"
+        "</keys>\n\nTotal word count should be about {{ length }} words."
+    ),
+    "gpt_qa.jinja": (
+        "Answer from the text only.\n\nText:\n<paper>\n{{ paper }}\n</paper>>\n\n"
+        "Question:\n<question>\n{{ question }}\n</question>\n\n"
+        'Between 50 and 200 characters; otherwise say "I don\'t know".'
+    ),
+    "judge_qa.jinja": (
+        "Compare the predicted answer with the standard one.\n\n<question>\n{{ question }}\n"
+        "</question>\n\n<gold>\n{{ answer }}\n</gold>\n\n<predict>\n{{ predict }}\n</predict>>\n\n"
+        'Output: {"reason": "...", "score": "0.5"} with a score of 0, 0.25, 0.5, 0.75 or 1.'
+    ),
+    "checklist.jinja": (
+        f"Grade the survey on each checklist.\n\n{RULES}\n\nThe survey:\n{{{{ response }}}}\n\n"
+        'The survey has ended.\n\n"checklists": {{checklists}}\n\n'
+        'Reply [{"checklist_id": "...", "reason": "...", "evaluation_score": "..."}] '
+        "for all {num_checklist} items."
+    ),
+    "checklist_winrate.jinja": (
+        f"Compare two surveys.\n\n{RULES}\n\nThe survey given by A:\n{{{{ response_A }}}}\n\n"
+        "The survey given by B:\n{{ response_B }}\n\nThey have ended.\n\n"
+        '"checklists": {{ checklists }}\n\nReply [{"checklist_id": "...", "reason": "...", '
+        '"winner": "A, B or E"}] for all {{ num_checklist }} items.'
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, prefect_harness) -> tuple[Path, int, int]:
+    root = tmp_path_factory.mktemp("bench-run")
+    clone = write_benchmark(root / "clone")
+    for name, text in TEMPLATES.items():
+        (clone / "dataset" / "prompt" / name).write_text(text)
+    data = root / "data"
+    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+    args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
+    args += ["--target-words", "1000", "--set", "judge.backend=offline"]
+    first = main(args)
+    second = main(args)
+    return data, first, second
+
+
+def _sql(data: Path, query: str) -> list[tuple]:
+    con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def test_run_on_the_imported_version_renders_its_prompts(run):
+    data, first, _ = run
+    assert first == 0
+    requests = [json.loads(r[0]) for r in _sql(data, "SELECT request FROM llm_cache")]
+    prompts = [m["content"] for r in requests for m in r["messages"]]
+    tasks = [p for p in prompts if "Total word count should be about 1000 words" in p]
+    assert tasks and all("<paper 1>" in p for p in tasks)  # the benchmark's paper tags
+    # RAL-Writer restates the benchmark's key requirements after its first step
+    assert any(p.count("KEY-POINTS-OF-THE-FIXTURE") == 2 for p in prompts)
+    assert any(p.startswith("Answer from the text only.") for p in prompts)
+    assert any(p.startswith("Compare the predicted answer") for p in prompts)
+    assert any(p.startswith("Grade the survey on each checklist.") for p in prompts)
+    # the benchmark's checklist: its aspects are the quality rows
+    aspects = {
+        r[0] for r in _sql(data, "SELECT score FROM fct_scores WHERE score LIKE 'quality_%'")
+    }
+    assert "quality_structure" in aspects and "quality_instruction" in aspects
+
+
+def test_leaderboard_names_the_judge_and_counts_each_cell(run):
+    data, *_ = run
+    rows = _sql(data, "SELECT variant, target_words, judge, scored, expected FROM leaderboard")
+    assert {r[0] for r in rows} == {"single", "agentwrite", "compress[extractive]", "ral_writer"}
+    assert all(r[1] == 1000 and r[2] == "offline:offline-extractive-v1" for r in rows)
+    assert all(r[4] == 2 for r in rows)  # --samples 2 of the 3 imported
+    assert _sql(data, "SELECT count(*) FROM dim_samples")[0][0] == 3
+    judges = _sql(data, "SELECT DISTINCT judge FROM fct_scores WHERE score <> 'length'")
+    assert judges == [("offline:offline-extractive-v1",)]
+    assert _sql(data, "SELECT count(*) FROM winrate")[0][0] == 3  # 3 methods vs RAL-Writer
+
+
+def test_a_second_run_makes_no_calls(run):
+    data, _, second = run
+    assert second == 0
+    latest = _sql(data, "SELECT llm_calls_made FROM runs ORDER BY started_at DESC LIMIT 1")
+    assert latest == [(0,)]

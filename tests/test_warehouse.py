@@ -153,3 +153,31 @@ def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
     ]
     assert wh.scalar("SELECT partial FROM res_versions WHERE version = 1") is True
     assert [r["reason"] for r in wh.rows("SELECT reason FROM failures")] == ["PlanError"]
+
+
+def test_permutation_view_averages_each_position_over_the_cyclic_orders(tmp_path):
+    """Three cyclic orders of one sample: S_single at each reading position is the mean over
+    the orders, with the spread across them (DESIGN §8)."""
+    wh = Warehouse(tmp_path / "w.duckdb")
+    sample = Sample("s1", "v1", ("a", "b", "c"), "GP kernels", "sv", 9000, "command")
+    wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
+    by_order = {0: (80.0, 20.0, 60.0), 1: (70.0, 40.0, 70.0), 2: (90.0, 30.0, 50.0)}
+    for rotation, values in by_order.items():
+        gen = Generation(
+            f"g{rotation}", "s1", "single", {}, 4000, "offline:m", "t", 1, rotation=rotation
+        )
+        wh.upsert(
+            "fct_generations",
+            [gen],
+            ("generation_id",),
+            extra={"run_id": "r", "config_hash": "h", "code_version": "c"},
+        )
+        rows = [ScoreRow(gen.generation_id, f"single_pos{i}", v) for i, v in enumerate(values, 1)]
+        wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
+    materialize_results(wh, "v1", "r1", EXPECTED)
+    curve = wh.rows("SELECT position, s_single, spread, orders FROM position_permutation")
+    assert curve == [
+        {"position": 1, "s_single": 80.0, "spread": 8.16, "orders": 3},
+        {"position": 2, "s_single": 30.0, "spread": 8.16, "orders": 3},
+        {"position": 3, "s_single": 60.0, "spread": 8.16, "orders": 3},
+    ]

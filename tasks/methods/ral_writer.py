@@ -17,7 +17,7 @@ from tasks.methods._splitter import split_recursive
 from tasks.methods.agentwrite import Chat, PlanStep, ask_plan, chat_for, write_steps
 from tasks.methods.base import Draft, Run, Writer, method
 from tasks.prompts import key_requirements
-from tasks.text import count_tokens
+from tasks.tokens import count_gpt4o_tokens
 
 __all__ = ["importance", "position_bias", "ral_writer", "select_restatements"]
 
@@ -51,7 +51,8 @@ def _args(settings: Settings) -> dict[str, Any]:
         "max_plan_steps": ral.max_plan_steps,
         "plan_retries": ral.plan_retries,
         "context_limit_tokens": ral.context_limit_tokens,
-        "embedding_model": settings.embedding.model,
+        # What embeds chunks and steps: a different retriever is a different method run.
+        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
     }
@@ -83,7 +84,7 @@ def ral_writer(
     max_plan_steps: int,
     plan_retries: int,
     context_limit_tokens: int,
-    embedding_model: str,
+    embedding: str,
     temperature: float,
     max_tokens: int,
 ) -> Writer:
@@ -97,16 +98,20 @@ def ral_writer(
         chunks = split_recursive(instruction, chunk_words, overlap_words)
         chunk_vectors = run.embedder.embed(chunks)
         step_vectors = run.embedder.embed([s.line for s in steps])
-        chunk_tokens = [count_tokens(c) for c in chunks]
+        chunk_tokens = [count_gpt4o_tokens(c) for c in chunks]
+        instruction_tokens = count_gpt4o_tokens(instruction)
 
         def restate(step: PlanStep, written: str, base: str) -> tuple[str, str, dict[str, Any]]:
             relevance = chunk_vectors @ step_vectors[step.number - 1]
             scores = importance(np.asarray(relevance).tolist(), a, b)
             step_keys = keys if written else ""
-            room = context_limit_tokens - count_tokens(base) - count_tokens(step_keys)
+            # The instruction is counted once; per step only what surrounds it.
+            rest = count_gpt4o_tokens(base.replace(instruction, "", 1) + step_keys)
+            room = context_limit_tokens - instruction_tokens - rest
             used, chosen = _fit(scores, chunk_tokens, k, room)
             record = {
                 "step": step.number,
+                "embedder": run.embedder.label,
                 "chunks": chosen,
                 "importance": [round(scores[i], 6) for i in chosen],
                 "k": used,
@@ -122,8 +127,8 @@ def ral_writer(
 
 def _fit(scores: list[float], chunk_tokens: list[int], k: int, room: int) -> tuple[int, list[int]]:
     """Lower k one at a time while the prompt would reach the context limit (DESIGN §7).
-    Tokens are counted once per chunk and added up, not re-counted per k."""
-    separator = count_tokens(RESTATE_SEPARATOR)
+    GPT-4o tokens are counted once per chunk and added up, not re-counted per k."""
+    separator = count_gpt4o_tokens(RESTATE_SEPARATOR)
     for used in range(min(k, len(scores)), 0, -1):
         chosen = select_restatements(scores, used)
         if sum(chunk_tokens[i] + separator for i in chosen) < room:

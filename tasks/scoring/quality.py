@@ -26,6 +26,12 @@ from tasks.scoring.base import Scored, scorer
 __all__ = ["Quality", "checklist_messages", "quality_score"]
 
 
+_JUDGE_ROLE = (
+    "You are a careful evaluator. You check texts written by language models against "
+    "checklists of questions about what the user's instruction asked for."
+)
+
+
 def quality_score(aspect_items: dict[str, list[float]]) -> float:
     """Mean over aspects of the mean over their items, x100: each aspect weighs the same
     whatever its number of items (aspects with no items are left out)."""
@@ -42,10 +48,11 @@ def _column(aspect: str) -> str:
 def checklist_messages(
     pack: PromptPack, template: str, items: list[ChecklistItem], **texts: str
 ) -> list[Message]:
-    """The judge prompt for one aspect's items (`texts`: the response variables)."""
+    """The judge prompt for one aspect's items (`texts`: the response variables), after a
+    system message setting the judge's role, as the reference's checklist judge has."""
     checklists = json.dumps([i.as_prompt() for i in items], ensure_ascii=False)
     content = pack.render(template, checklists=checklists, num_checklist=len(items), **texts)
-    return [{"role": "user", "content": content}]
+    return [{"role": "system", "content": _JUDGE_ROLE}, {"role": "user", "content": content}]
 
 
 def _graded(items: list[ChecklistItem], reply: str) -> list[dict[str, Any]]:

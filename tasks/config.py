@@ -251,8 +251,10 @@ class Settings(BaseSettings):
         """These settings as a flow run's `overrides`, and the API key moved into this
         process's environment: flow parameters are stored and shown by Prefect, secrets
         must not be. The flow, run in this process, reads the key back from there."""
-        if self.llm.api_key:
-            os.environ["LILO_LLM__API_KEY"] = self.llm.api_key
+        for section in ("llm", "judge", "embedding"):
+            key = getattr(self, section).api_key
+            if key:
+                os.environ[f"LILO_{section.upper()}__API_KEY"] = key
         return self.model_dump(mode="json")  # `api_key` is excluded from dumps
 
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
@@ -260,6 +262,7 @@ class Settings(BaseSettings):
         data = self.model_dump(mode="python")
         data["llm"]["api_key"] = self.llm.api_key
         data["judge"]["api_key"] = self.judge.api_key
+        data["embedding"]["api_key"] = self.embedding.api_key
         for key, value in _nest(overrides).items():
             _merge(data, key, value)
         return Settings.model_validate(data)

@@ -12,12 +12,22 @@ import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["ConfigError", "Settings", "load_settings"]
+
+# A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
+_TargetWords = Annotated[int, Field(ge=100, le=100_000)]
+_Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+
+
+class ConfigError(ValueError):
+    """Settings that cannot be read: a config file or a LILO_* variable; the message names
+    which one and, where it can, the line."""
 
 
 class _Section(BaseModel):
@@ -30,27 +40,27 @@ class ArxivSettings(_Section):
     api_url: str = "https://export.arxiv.org/api/query"
     eprint_url: str = "https://arxiv.org/e-print/"
     # arXiv asks for at most one request every 3 s (DESIGN §3); 0 against a loopback mirror.
-    delay_s: float = 3.0
-    retries: int = 4
-    backoff_s: float = 2.0
-    timeout_s: float = 60.0
+    delay_s: float = Field(3.0, ge=0.0)
+    retries: int = Field(4, ge=0)
+    backoff_s: float = Field(2.0, ge=0.0)
+    timeout_s: float = Field(60.0, gt=0.0)
     user_agent: str = "lilo/0.1 (long-in long-out benchmark builder; mailto:lilo@example.org)"
     # Ids per metadata query (the API allows up to 2,000 per page; 100 keeps URLs short).
-    page_size: int = 100
+    page_size: int = Field(100, ge=1, le=2000)
     # A download larger than this is abandoned (fetch_failed) before it fills memory.
-    max_eprint_bytes: int = 200_000_000
+    max_eprint_bytes: int = Field(200_000_000, gt=0)
 
 
 class CleanSettings(_Section):
-    min_words: int = 2000
-    max_archive_bytes: int = 200_000_000
-    max_files: int = 5000
-    max_compression_ratio: float = 200.0
+    min_words: int = Field(2000, ge=1)
+    max_archive_bytes: int = Field(200_000_000, gt=0)
+    max_files: int = Field(5000, ge=1)
+    max_compression_ratio: float = Field(200.0, gt=1.0)
     # The ratio cap only applies past this many unpacked bytes: a tiny tar is mostly zero
     # padding and compresses far better than text, without being a bomb.
-    ratio_floor_bytes: int = 1_000_000
+    ratio_floor_bytes: int = Field(1_000_000, ge=0)
     # Validation (DESIGN §11): share of characters that are LaTeX markup in a cleaned text.
-    max_markup_density: float = 0.35
+    max_markup_density: float = Field(0.35, gt=0.0, le=1.0)
 
 
 class OfflineSettings(_Section):
@@ -65,7 +75,7 @@ class OfflineSettings(_Section):
     # Prompts shorter than this many words are read in full: neglect is a long-context effect.
     neglect_min_words: int = Field(2000, ge=0)
     # The planner's paragraph size when splitting a target length into steps (200..1000).
-    plan_step_words: int = 500
+    plan_step_words: int = Field(500, ge=200, le=1000)
 
 
 class LLMSettings(_Section):
@@ -77,8 +87,11 @@ class LLMSettings(_Section):
     max_tokens: int = Field(8192, gt=0)
     context_tokens: int = Field(128_000, gt=0)
     concurrency: int = Field(4, ge=1)
-    retries: int = 5
-    timeout_s: float = 600.0
+    # The endpoint's rate limit, requests and tokens (in + out) per minute; 0: none.
+    rpm: int = Field(0, ge=0)
+    tpm: int = Field(0, ge=0)
+    retries: int = Field(5, ge=0)
+    timeout_s: float = Field(600.0, gt=0.0)
     offline: OfflineSettings = OfflineSettings()
 
 
@@ -95,6 +108,8 @@ class JudgeSettings(_Section):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     checklist_temperature: float = Field(0.0, ge=0.0, le=2.0)
     concurrency: int = Field(4, ge=1)
+    rpm: int = Field(0, ge=0)
+    tpm: int = Field(0, ge=0)
     retries: int = Field(5, ge=0)
     timeout_s: float = Field(600.0, gt=0)
     offline: OfflineSettings = OfflineSettings()
@@ -118,30 +133,30 @@ class EmbeddingSettings(_Section):
 
 
 class SampleSettings(_Section):
-    papers_per_sample: int = 3
-    max_samples_per_paper: int = 1
-    target_samples: int = 100
+    papers_per_sample: int = Field(3, ge=2)
+    max_samples_per_paper: int = Field(1, ge=1)
+    target_samples: int = Field(100, ge=1)
     # References without an id in the entry are looked up by title on `arxiv.api_url`
     # (`lilo refs --offline` turns it off); a hit counts at this difflib ratio or above.
     title_search: bool = True
-    title_match: float = 0.9
+    title_match: float = Field(0.9, gt=0.0, le=1.0)
     # Survey discovery from an arXiv query reads at most this many search results.
-    discover_max_surveys: int = 50
+    discover_max_surveys: int = Field(50, ge=1)
 
 
 class QASettings(_Section):
     review: Literal["auto", "manual"] = "auto"
-    single_per_paper: int = 2
-    cross_per_sample: int = 6
-    quota_single: int = 6
-    quota_cross: int = 6
-    max_rounds: int = 3
-    dedup_cosine: float = 0.9
+    single_per_paper: int = Field(2, ge=0)
+    cross_per_sample: int = Field(6, ge=0)
+    quota_single: int = Field(6, ge=0)
+    quota_cross: int = Field(6, ge=0)
+    max_rounds: int = Field(3, ge=1)
+    dedup_cosine: float = Field(0.9, gt=0.0, le=1.0)
     # Human review (DESIGN §6): pairs per Prefect UI form, how long a paused review flow
     # waits for its form (then the pairs stay pending), and how often it checks.
-    review_batch: int = 10
-    review_timeout_s: int = 86_400
-    review_poll_s: int = 10
+    review_batch: int = Field(10, ge=1)
+    review_timeout_s: int = Field(86_400, gt=0)
+    review_poll_s: int = Field(10, gt=0)
 
 
 class RALSettings(_Section):
@@ -160,9 +175,66 @@ class RALSettings(_Section):
     context_limit_tokens: int = Field(110_000, gt=0)
 
 
+class MarkovSettings(_Section):
+    """Markov-cluster (DESIGN §15): the authors' chunking (500 words, 20 overlap), k by
+    silhouette over 5..10, the paper's top_k of 5 chunks per cluster summary."""
+
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
+    k_min: int = Field(5, ge=2)
+    k_max: int = Field(10, ge=2)
+    top_k: int = Field(5, gt=0)
+    summary_words: int = Field(150, gt=0)
+    # Exact DP is O(n^2 2^n); past this many clusters the path is the order of first
+    # appearance (recorded with the generation).
+    max_path_clusters: int = Field(16, gt=0)
+    # One reply cannot hold a 4k-16k-word text: a longer section is written in parts.
+    section_max_words: int = Field(1000, gt=0)
+    seed: int = 0
+
+
+class RapidSettings(_Section):
+    """RAPID-style (DESIGN §15): retrieval of the top 5 chunks per attribute."""
+
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
+    top_k: int = Field(5, gt=0)
+    max_attributes: int = Field(12, gt=0)
+    # Evidence chunks shown per section, at most.
+    section_chunks: int = Field(10, gt=0)
+    # The introduction's share of the length; the rest is split over the outline's sections.
+    intro_share: float = Field(0.1, gt=0.0, lt=1.0)
+    section_max_words: int = Field(1000, gt=0)
+
+
+class LongScopeSettings(_Section):
+    """LongScope-style (DESIGN §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
+    kernel width 3, 10 sampled sets, top_k 6, best-of-3 for 3 rounds. `preset = "quick"`
+    runs 1 layer of 2 sets, best-of-1 for 1 round (the values used are recorded)."""
+
+    preset: Literal["paper", "quick"] = "paper"
+    groups: int = Field(3, gt=0)
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
+    layers: int = Field(6, ge=0)
+    kernel_width: int = Field(3, gt=0)
+    sets: int = Field(10, gt=0)
+    top_k: int = Field(6, gt=0)
+    best_of: int = Field(3, gt=0)
+    rounds: int = Field(3, ge=0)
+    # Parents (sections with subsections) share this part of the length; leaves the rest.
+    parent_share: float = Field(0.1, ge=0.0, lt=1.0)
+    digest_words: int = Field(1200, gt=0)
+    section_max_words: int = Field(1000, gt=0)
+    seed: int = 0
+
+
 class GenerateSettings(_Section):
-    methods: tuple[str, ...] = ("single", "agentwrite", "compress", "ral_writer")
-    target_words: tuple[int, ...] = (4000, 8000, 16000)
+    # Names in the method registry (tasks/methods/); checked before a run starts.
+    methods: tuple[_Name, ...] = Field(
+        ("single", "agentwrite", "compress", "ral_writer"), min_length=1
+    )
+    target_words: tuple[_TargetWords, ...] = Field((4000, 8000, 16000), min_length=1)
     # Output limits as in the reference: Single asks for up to 32,768 tokens in its one
     # call, each AgentWrite/RAL-Writer step for up to 8,192 (DESIGN §7).
     single_max_tokens: int = Field(32_768, gt=0)
@@ -180,6 +252,9 @@ class GenerateSettings(_Section):
     # Used by Compress only when `llmlingua` is installed and this model is in the local cache.
     llmlingua_model: str = "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"
     ral: RALSettings = RALSettings()
+    markov: MarkovSettings = MarkovSettings()
+    rapid: RapidSettings = RapidSettings()
+    longscope: LongScopeSettings = LongScopeSettings()
 
 
 class Settings(BaseSettings):
@@ -191,9 +266,12 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path("lilo-data")
     surveys: tuple[str, ...] = ()
-    dataset_version: str = "v1"
+    dataset_version: _Name = "v1"
     # How long a process waits for the warehouse file while another one holds it.
-    db_wait_s: float = 60.0
+    db_wait_s: float = Field(60.0, ge=0.0)
+    # A run whose units failed ends `partial`; its result version replaces the last complete
+    # one as the default `leaderboard` only when this is set (`--set publish_partial=true`).
+    publish_partial: bool = False
     arxiv: ArxivSettings = ArxivSettings()
     clean: CleanSettings = CleanSettings()
     llm: LLMSettings = LLMSettings()
@@ -205,6 +283,29 @@ class Settings(BaseSettings):
     # Pairwise win-rate (DESIGN §8): each other method against this one, on the win-rate
     # checklist, both orders; empty: off.
     winrate_against: str = "ral_writer"
+
+    @field_validator("data_dir")
+    @classmethod
+    def _a_folder(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} is a file: give the folder that holds lilo.duckdb")
+        return value
+
+    @field_validator("surveys")
+    @classmethod
+    def _arxiv_ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        """Each id in its versionless normal form (the stage tables key surveys by it)."""
+        if not value:
+            return value
+        from tasks.samples.arxiv_ids import normalize_arxiv_id  # only when there are ids
+
+        bad = [s for s in value if normalize_arxiv_id(s) is None]
+        if bad:
+            raise ValueError(
+                f"not an arXiv id: {', '.join(map(repr, bad))}; give one like 2301.00001, "
+                "2301.00001v2, astro-ph/9911436 or math.GT/0309136"
+            )
+        return tuple(dict.fromkeys(str(normalize_arxiv_id(s)) for s in value))
 
     @property
     def db_path(self) -> Path:
@@ -230,6 +331,7 @@ class Settings(BaseSettings):
             exclude={
                 "data_dir": True,
                 "db_wait_s": True,
+                "publish_partial": True,
                 "surveys": True,
                 "arxiv": {
                     "api_url",
@@ -240,8 +342,8 @@ class Settings(BaseSettings):
                     "timeout_s",
                     "user_agent",
                 },
-                "llm": {"base_url", "concurrency", "retries", "timeout_s"},
-                "judge": {"base_url", "concurrency", "retries", "timeout_s"},
+                "llm": {"base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"},
+                "judge": {"base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"},
                 "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
             },
         )
@@ -269,13 +371,67 @@ class Settings(BaseSettings):
 
 
 def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Defaults < TOML file < environment < overrides."""
+    """Defaults < TOML file < environment < overrides. A file or variable that cannot be
+    read raises ConfigError; a value out of range, pydantic's ValidationError."""
     if path is None and os.environ.get("LILO_CONFIG"):
         path = Path(os.environ["LILO_CONFIG"])
-    from_env = Settings().model_dump(mode="python", exclude_defaults=True)
+    try:
+        from_env = Settings().model_dump(mode="python", exclude_defaults=True)
+    except SettingsError as exc:
+        raise ConfigError(_env_problem(exc)) from exc
     # Explicit values beat the environment in pydantic-settings, so re-apply the environment.
-    settings = Settings.model_validate(tomllib.loads(path.read_text())) if path else Settings()
+    settings = _from_file(path) if path else Settings()
     return settings.with_overrides(from_env).with_overrides(overrides or {})
+
+
+def _from_file(path: Path) -> Settings:
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder: --config (or LILO_CONFIG) names a TOML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such config file: fix --config or LILO_CONFIG") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a text file ({exc.reason}): give a TOML file") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{path}:{_line_of(text, e['loc'])}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise ConfigError(problems) from exc
+
+
+def _line_of(text: str, loc: tuple[int | str, ...]) -> int:
+    """The line that sets `loc` (`[section]` headers followed), else its section's header
+    line, else 1: pydantic reports where a value sits in the data, tomllib not at all."""
+    keys = [str(k) for k in loc if isinstance(k, str)]
+    section, found = "", 1
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("[") and not line.startswith("[["):
+            section = line.strip("[] ")
+            if section == ".".join(keys[:-1]):
+                found = n
+        elif "=" in line:
+            key = line.split("=", 1)[0].strip().strip("\"'")
+            if ".".join(filter(None, (section, key))) == ".".join(keys):
+                return n
+    return found
+
+
+def _env_problem(exc: SettingsError) -> str:
+    """Which LILO_* variable pydantic-settings could not parse, and the format it wants."""
+    field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
+    names = sorted(k for k in os.environ if k.upper().startswith(f"LILO_{field.upper()}"))
+    return (
+        f"{' or '.join(names) or 'a LILO_* variable'} is not valid JSON: lists and sections "
+        """are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""
+    )
 
 
 def _nest(flat: dict[str, Any]) -> dict[str, Any]:

@@ -109,11 +109,18 @@ class Generation:
     rotation: int = 0
     plan: tuple[str, ...] = ()
     restated: tuple[dict[str, Any], ...] = ()
+    # A method's intermediate structure (Markov-cluster, RAPID-style, LongScope-style).
+    structure: dict[str, Any] = field(default_factory=dict)
     tokens_in: int = 0
     tokens_out: int = 0
     latency_s: float = 0.0
     llm_calls: int = 0
     error: str = ""
+
+    def __post_init__(self) -> None:
+        # Read back from the warehouse, the JSON column arrives as text (or NULL).
+        if not isinstance(self.structure, dict):
+            object.__setattr__(self, "structure", json.loads(self.structure or "{}"))
 
 
 @dataclass(frozen=True)

@@ -43,11 +43,14 @@ class MethodError(RuntimeError):
 
 @dataclass(frozen=True)
 class Draft:
-    """What a writer produces; `Method.run` wraps it into a `Generation`."""
+    """What a writer produces; `Method.run` wraps it into a `Generation`. `structure` is
+    a method's intermediate structure (clusters and path, outline and dependencies,
+    skeleton and edits), stored so an analyst can see why the text came out as it did."""
 
     text: str
     plan: tuple[str, ...] = ()
     restated: tuple[dict[str, Any], ...] = ()
+    structure: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,7 @@ class _Registered:
             words=count_words(draft.text),
             plan=draft.plan,
             restated=draft.restated,
+            structure=draft.structure,
             tokens_in=sum(c.tokens_in for c in calls),
             tokens_out=sum(c.tokens_out for c in calls),
             latency_s=round(latency, 6),

@@ -1,0 +1,209 @@
+"""The seven methods against known answers on the synthetic corpus (DESIGN §15), with the
+offline reader's neglect of a long prompt's middle on (`llm.offline.middle_neglect`):
+
+    .venv/bin/python -m bench.methods_position [--lengths 4000,8000,16000] [--neglect 1.0]
+
+- planted-fact recall per position bin: each synthetic paper plants 8 result sentences
+  (a method's value on a dataset); a fact's bin is where it sits in the whole input the
+  methods read (first, middle, last third of the papers in reading order); a fact counts as
+  recalled when one sentence of the summary holds both its value and its dataset;
+- S_single by paper position (1st, 2nd, 3rd) from a separate offline judge that reads in
+  full (`judge.backend=offline`), on QA pairs made without neglect;
+- Kendall tau between Markov-cluster's section order and the clusters' source order;
+- calls and tokens per summary (what the `cost` view shows) per method and length.
+
+Prints Markdown tables. The triplet is the first topic's three papers, as in
+tests/test_position_analysis.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tasks.clean import clean_paper
+from tasks.config import Settings, load_settings
+from tasks.embeddings import Embedder
+from tasks.llm import make_client, make_judge_client
+from tasks.methods import Unit, get_method
+from tasks.prompts import lilo_pack
+from tasks.qa import generate_qa
+from tasks.records import Generation, PaperText, RawSource, Sample
+from tasks.scoring import get_scorer
+from tasks.synthetic import write_corpus
+from tasks.synthetic.manifest import Fact
+from tasks.text import split_sentences
+
+METHODS = (
+    "single",
+    "agentwrite",
+    "compress",
+    "ral_writer",
+    "markov_cluster",
+    "rapid",
+    "longscope",
+)
+BINS = ("start", "middle", "end")
+
+
+@dataclass(frozen=True)
+class Located:
+    fact: Fact
+    bin: str
+
+
+def triplet(root: Path) -> tuple[str, list[PaperText], list[Fact]]:
+    """The first topic's first three papers, cleaned, and their planted facts."""
+    manifest = write_corpus(root / "corpus")
+    settings = load_settings(None, {"data_dir": str(root / "data")})
+    by_topic: dict[str, list[tuple[PaperText, tuple[Fact, ...]]]] = {}
+    for item in manifest.items:
+        if item.role != "paper" or item.hostile:
+            continue
+        path = root / "corpus" / "eprints" / item.filename
+        data = path.read_bytes()
+        raw = RawSource(
+            item.arxiv_id, hashlib.sha256(data).hexdigest(), str(path), len(data), "tar.gz"
+        )
+        paper = clean_paper(raw, root / "work", settings)
+        assert isinstance(paper, PaperText)
+        by_topic.setdefault(item.topic or "", []).append((paper, item.facts))
+    topic = sorted(by_topic)[0]
+    chosen = by_topic[topic][:3]
+    return topic, [p for p, _ in chosen], [f for _, fs in chosen for f in fs]
+
+
+def locate(papers: list[PaperText], facts: list[Fact]) -> list[Located]:
+    """Each fact's third of the whole input: its value's place next to its dataset."""
+    total = sum(len(p.text) for p in papers)
+    offset = {p.paper_id: sum(len(q.text) for q in papers[:i]) for i, p in enumerate(papers)}
+    text = {p.paper_id: p.text for p in papers}
+    out = []
+    for fact in facts:
+        body = text[fact.arxiv_id]
+        spots = [m.start() for m in re.finditer(re.escape(fact.value), body)]
+        near = [s for s in spots if fact.dataset in body[max(0, s - 300) : s + 300]]
+        if near:
+            x = (offset[fact.arxiv_id] + near[0]) / total
+            out.append(Located(fact, BINS[min(int(x * 3), 2)]))
+    return out
+
+
+def recalled(summary: str, fact: Fact) -> bool:
+    return any(fact.value in s and fact.dataset in s for s in split_sentences(summary))
+
+
+def settings_for(data_dir: Path, neglect: float, extra: dict[str, Any] | None = None) -> Settings:
+    return load_settings(
+        None,
+        {
+            "data_dir": str(data_dir),
+            "llm.offline.middle_neglect": neglect,
+            "judge.backend": "offline",
+            "qa.single_per_paper": 6,
+            "generate.longscope.preset": "quick",
+            **(extra or {}),
+        },
+    )
+
+
+def run(
+    root: Path, methods: tuple[str, ...], lengths: tuple[int, ...], neglect: float, score: bool
+) -> dict[tuple[str, int], dict[str, Any]]:
+    topic, papers, facts = triplet(root)
+    located = locate(papers, facts)
+    settings = settings_for(root / "data", neglect)
+    llm, embedder, pack = make_client(settings), Embedder(settings), lilo_pack()
+    sample = Sample(
+        "s1",
+        "v1",
+        tuple(p.paper_id for p in papers),
+        topic,
+        "survey",
+        sum(p.words for p in papers),
+        "command",
+    )
+    qa = []
+    if score:
+        qa_settings = settings.with_overrides({"llm.offline.middle_neglect": 0.0})
+        qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
+    results: dict[tuple[str, int], dict[str, Any]] = {}
+    for name in methods:
+        spec = get_method(name, settings)
+        for length in lengths:
+            gen = spec.run(Unit(sample, papers, length), llm, embedder, pack)
+            results[spec.variant, length] = _measure(gen, located, sample, papers, qa, settings)
+    return results
+
+
+def _measure(
+    gen: Generation,
+    located: list[Located],
+    sample: Sample,
+    papers: list[PaperText],
+    qa: list[Any],
+    settings: Settings,
+) -> dict[str, Any]:
+    if gen.error:
+        raise RuntimeError(f"{gen.method} failed: {gen.error}")
+    row: dict[str, Any] = {
+        "words": gen.words,
+        "calls": gen.llm_calls,
+        "tokens_in": gen.tokens_in,
+        "tokens_out": gen.tokens_out,
+        "kendall_tau": gen.structure.get("kendall_tau"),
+    }
+    for b in BINS:
+        hits = [recalled(gen.text, f.fact) for f in located if f.bin == b]
+        row[f"recall_{b}"] = sum(hits) / len(hits) if hits else float("nan")
+    if qa:
+        scorer = get_scorer("consistency", settings)
+        judge = make_judge_client(settings)
+        rows = scorer.score(gen, sample, papers, qa, judge, lilo_pack()).rows
+        for i in (1, 2, 3):
+            row[f"s_pos{i}"] = next(r.value for r in rows if r.score == f"single_pos{i}")
+    return row
+
+
+def _table(results: dict[tuple[str, int], dict[str, Any]], columns: list[str]) -> str:
+    lines = ["| method | words | " + " | ".join(columns) + " |"]
+    lines.append("|---|---|" + "---|" * len(columns))
+    for (method, length), row in results.items():
+        cells = [_cell(row.get(c)) for c in columns]
+        lines.append(f"| {method} | {length} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return "-" if value is None else str(value)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lengths", default="4000,8000,16000")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--neglect", type=float, default=1.0)
+    parser.add_argument("--no-score", action="store_true", help="skip S_single (faster)")
+    args = parser.parse_args()
+    lengths = tuple(int(x) for x in args.lengths.split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        results = run(
+            Path(tmp), tuple(args.methods.split(",")), lengths, args.neglect, not args.no_score
+        )
+    recall = [f"recall_{b}" for b in BINS]
+    scores = [] if args.no_score else ["s_pos1", "s_pos2", "s_pos3"]
+    print(f"## Position (middle_neglect={args.neglect})\n")
+    print(_table(results, ["words", *recall, *scores, "kendall_tau"][1:]))
+    print("\n## Cost per summary\n")
+    print(_table(results, ["calls", "tokens_in", "tokens_out"]))
+
+
+if __name__ == "__main__":
+    main()

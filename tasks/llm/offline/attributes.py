@@ -1,0 +1,33 @@
+"""Offline handler for RAPID-style's attributes (DESIGN §9, §15): one atomic aspect per
+outline heading (its words, without numbering), then the results and the datasets, at most
+as many as the prompt asks for."""
+
+from __future__ import annotations
+
+import re
+
+from tasks.config import Settings
+from tasks.llm.client import Message
+from tasks.llm.offline._overlap import between
+
+SIGNATURE = "List the atomic aspects the summary must cover"
+
+_N_RE = re.compile(r"List at most (\d+)")
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
+
+
+def respond(messages: list[Message], settings: Settings) -> str:
+    prompt = "\n".join(m["content"] for m in messages)
+    match = _N_RE.search(prompt)
+    n = int(match.group(1)) if match else 12
+    aspects = [
+        re.sub(r"\s+across the papers$|\s+of paper \d+$", "", line.lstrip("#").strip())
+        for line in between(prompt, "outline").splitlines()
+        if line.startswith("## ")
+    ]
+    aspects += ["the datasets and evaluation metrics used", "the reported results"]
+    unique = list(dict.fromkeys(a for a in aspects if a))
+    return "\n".join(f"- {a}" for a in unique[:n])

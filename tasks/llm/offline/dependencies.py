@@ -1,0 +1,31 @@
+"""Offline handler for RAPID-style's dependency plan (DESIGN §9, §15): a section that draws
+things together (comparison, results, discussion, conclusion) depends on every section that
+does not, and on the earlier ones that do; the others depend on none."""
+
+from __future__ import annotations
+
+import re
+
+from tasks.config import Settings
+from tasks.llm.client import Message
+from tasks.llm.offline._overlap import between
+
+SIGNATURE = "say which sections must be written before it"
+
+_SYNTHESIS = re.compile(r"compar|result|discuss|conclu|future|summary|common", re.I)
+_LINE_RE = re.compile(r"^\s*(\d+)\.\s*(.*)$")
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
+
+
+def respond(messages: list[Message], settings: Settings) -> str:
+    prompt = "\n".join(m["content"] for m in messages)
+    found = [_LINE_RE.match(x) for x in between(prompt, "sections").splitlines()]
+    sections = [(int(m.group(1)), bool(_SYNTHESIS.search(m.group(2)))) for m in found if m]
+    lines = []
+    for n, joins in sections:
+        needs = [d for d, j in sections if joins and d != n and (not j or d < n)]
+        lines.append(f"{n}: {', '.join(map(str, needs)) or 'None'}")
+    return "\n".join(lines)

@@ -1,0 +1,39 @@
+"""Offline handler for LongScope-style's per-paper digest (DESIGN §9, §15): under each leaf
+heading of the skeleton, the paper's sentences that best match the heading and its line,
+the word budget split evenly over the leaves, no sentence used twice."""
+
+from __future__ import annotations
+
+import re
+
+from tasks.config import Settings
+from tasks.llm.client import Message
+from tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
+from tasks.llm.offline._overlap import between
+from tasks.methods._skeleton import leaves, parse_skeleton
+
+SIGNATURE = "Digest the paper below along the skeleton"
+
+_WORDS_RE = re.compile(r"in about (\d+) words in all")
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
+
+
+def respond(messages: list[Message], settings: Settings) -> str:
+    prompt = "\n".join(m["content"] for m in messages)
+    nodes = parse_skeleton(between(prompt, "skeleton"))
+    tips = [nodes[i] for i in leaves(nodes)]
+    match = _WORDS_RE.search(prompt)
+    cap = settings.llm.offline.max_words_per_reply
+    budget = min(int(match.group(1)) if match else cap, cap) // max(len(tips), 1)
+    pool = candidates(prompt, settings.llm.offline)
+    taken: set[str] = set()
+    out = []
+    for node in tips:
+        query = query_terms(f"{node.heading} {node.guide}")
+        chosen = select(pool, query, budget, budget, taken=taken)
+        if chosen:
+            out.append(f"{'#' * node.level} {node.heading}\n{paragraphs(chosen)}")
+    return "\n\n".join(out)

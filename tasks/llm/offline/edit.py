@@ -1,0 +1,37 @@
+"""Offline handler for LongScope-style's edits (DESIGN §9, §15): a proposal adds a section
+for each of the passages' frequent content words (at most two) that no heading carries;
+a combination keeps the distinct operations of the edits shown, at most three."""
+
+from __future__ import annotations
+
+from tasks.config import Settings
+from tasks.llm.client import Message
+from tasks.llm.offline._extract import candidates, keywords, query_terms
+from tasks.llm.offline._overlap import between
+from tasks.llm.offline.skeleton import guide
+from tasks.methods._skeleton import heading_key, parse_edit
+
+PROPOSE = "Propose edits to the skeleton below that the passages call for"
+COMBINE = "Combine the proposed edits below into one edit"
+
+_ADDED, _KEPT, _TOPICS = 2, 3, 12
+
+
+def matches(prompt: str) -> bool:
+    return PROPOSE in prompt or COMBINE in prompt
+
+
+def respond(messages: list[Message], settings: Settings) -> str:
+    prompt = "\n".join(m["content"] for m in messages)
+    if COMBINE in prompt:
+        ops = {}
+        for op in parse_edit(between(prompt, "edits")):
+            ops.setdefault((op.kind, heading_key(op.heading)), op)
+        return "\n".join(
+            f"{op.kind}: {op.heading}" + (f" | {op.guide}" if op.guide else "")
+            for op in list(ops.values())[:_KEPT]
+        )
+    covered = query_terms(between(prompt, "skeleton"))
+    pool = [c for c in candidates(prompt, settings.llm.offline) if c.weight > 0]
+    fresh = [w for w in keywords((c.text for c in pool), _TOPICS) if w not in covered]
+    return "\n".join(f"ADD: {w.capitalize()} | {guide(w)}" for w in fresh[:_ADDED])

@@ -1,0 +1,32 @@
+"""Offline handler for LongScope-style's skeleton judge (DESIGN §9, §15). structure: 10 for
+six top-level sections, 2 less per section more or fewer, 2 less per repeated heading;
+descriptions: 10 times the share of sections whose line says both what to extract and how
+to analyse it. JSON, as the prompt asks."""
+
+from __future__ import annotations
+
+import json
+
+from tasks.config import Settings
+from tasks.llm.client import Message
+from tasks.llm.offline._overlap import between
+from tasks.methods._skeleton import heading_key, parse_skeleton
+
+SIGNATURE = "Rate the skeleton below on two scales from 0 to 10"
+
+_BEST_SECTIONS = 6
+
+
+def matches(prompt: str) -> bool:
+    return SIGNATURE in prompt
+
+
+def respond(messages: list[Message], settings: Settings) -> str:
+    prompt = "\n".join(m["content"] for m in messages)
+    nodes = [n for n in parse_skeleton(between(prompt, "skeleton")) if n.level > 1]
+    tops = sum(n.level == 2 for n in nodes)
+    repeated = len(nodes) - len({heading_key(n.heading) for n in nodes})
+    structure = max(0, 10 - 2 * abs(tops - _BEST_SECTIONS) - 2 * repeated)
+    described = [n for n in nodes if "extract" in n.guide.lower() and "analys" in n.guide.lower()]
+    descriptions = round(10 * len(described) / len(nodes), 1) if nodes else 0.0
+    return json.dumps({"structure": structure, "descriptions": descriptions})

@@ -1,0 +1,289 @@
+"""LongScope-style (DESIGN §15; test-time scaling of a skeleton, LLMxMapReduce-V2 defaults),
+lite variant on the three papers. The papers' chunks are grouped by k-means; each group
+proposes a local skeleton and the skeletons are merged; per-paper digests follow the
+skeleton; each group proposes edits, which convolution layers refine (each edit scored by
+a judge call, sets of `kernel_width` edits sampled in proportion to score and merged into
+new edits, the top_k kept); best-of-N rewrites of the skeleton with the best edits follow
+for a number of rounds; the final skeleton's digests feed a bottom-up writing: leaves from
+the digests, parents from their children, within word budgets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sklearn.cluster import KMeans
+
+from tasks.config import Settings
+from tasks.methods._convolve import sample_sets, top_k
+from tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
+from tasks.methods._lite import write_section as _write_section
+from tasks.methods._skeleton import (
+    Node,
+    Op,
+    apply_edit,
+    heading_key,
+    leaves,
+    parse_edit,
+    parse_skeleton,
+    render,
+)
+from tasks.methods.base import Draft, Run, Writer, method
+
+__all__ = ["QUICK", "edit_text", "judge_score", "longscope"]
+
+# The cheaper preset (`generate.longscope.preset = "quick"`) for quick runs.
+QUICK = {"layers": 1, "sets": 2, "best_of": 1, "rounds": 1}
+_SCORE_RE = re.compile(r'"?(structure|descriptions)"?\s*[:=]\s*(\d+(?:\.\d+)?)', re.I)
+
+
+def _args(settings: Settings) -> dict[str, Any]:
+    cfg = settings.generate.longscope.model_dump()
+    return {
+        **cfg,
+        **(QUICK if cfg["preset"] == "quick" else {}),
+        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
+        "temperature": settings.llm.temperature,
+        "max_tokens": settings.generate.step_max_tokens,
+    }
+
+
+def _variant(args: dict[str, Any]) -> str:
+    return "longscope" if args["preset"] == "paper" else f"longscope[{args['preset']}]"
+
+
+def judge_score(reply: str) -> float:
+    """structure + descriptions (0-20) from the judge's reply; a missing scale counts 0 and
+    each is bounded to 0..10."""
+    found = {k.lower(): float(v) for k, v in _SCORE_RE.findall(reply)}
+    return sum(min(max(found.get(k, 0.0), 0.0), 10.0) for k in ("structure", "descriptions"))
+
+
+def edit_text(ops: list[Op]) -> str:
+    return "\n".join(
+        f"{op.kind}: {op.heading}" + (f" | {op.guide}" if op.guide else "") for op in ops
+    )
+
+
+class _Session:
+    """One run's calls, with the judge's scores kept per distinct skeleton."""
+
+    def __init__(self, run: Run, args: dict[str, Any]) -> None:
+        self.run, self.args, self.brief = run, args, brief(run)
+        self.scores: dict[str, float] = {}
+
+    def chat(self, text: str, label: str, attempt: int = 0) -> str:
+        a = self.args
+        return self.run.chat(
+            text, label, temperature=a["temperature"], max_tokens=a["max_tokens"], attempt=attempt
+        )
+
+    def score(self, nodes: list[Node]) -> float:
+        text = render(nodes)
+        if text not in self.scores:
+            reply = self.chat(
+                prompt("longscope_score", brief=self.brief, skeleton=text),
+                f"score{len(self.scores)}",
+            )
+            self.scores[text] = judge_score(reply)
+        return self.scores[text]
+
+    def digests(self, nodes: list[Node], label: str) -> list[str]:
+        return [
+            self.chat(
+                prompt(
+                    "longscope_digest",
+                    skeleton=render(nodes),
+                    paper=f'<paper id="{i}">\n{p.text}\n</paper>',
+                    words=self.args["digest_words"],
+                ),
+                f"{label}{i}",
+            )
+            for i, p in enumerate(self.run.papers, 1)
+        ]
+
+
+def convolve(
+    edits: list[list[Op]],
+    score: Callable[[list[Op]], float],
+    merge: Callable[..., list[Op]],
+    layers: int,
+    kernel_width: int,
+    sets: int,
+    k: int,
+    seed: int,
+) -> tuple[list[list[Op]], list[float], list[dict[str, Any]]]:
+    """The convolution layers: each layer samples `sets` sets of edits by score, merges each
+    into a new edit, and keeps the top k of old and new; returns the edits, their scores
+    (best first) and a record per layer."""
+    scores = [score(e) for e in edits]
+    record = []
+    for layer in range(layers):
+        drawn = sample_sets(scores, kernel_width, sets, seed + layer)
+        new = [merge([edits[i] for i in s], f"merge{layer}.{n}") for n, s in enumerate(drawn)]
+        edits, scores = edits + new, scores + [score(e) for e in new]
+        keep = top_k(scores, k)
+        record.append({"layer": layer, "sets": drawn, "scores": scores, "kept": keep})
+        edits, scores = [edits[i] for i in keep], [scores[i] for i in keep]
+    order = top_k(scores, len(scores))
+    return [edits[i] for i in order], [scores[i] for i in order], record
+
+
+@method("longscope", args=_args, variant=_variant)
+def longscope(**args: Any) -> Writer:
+    def write(run: Run) -> Draft:
+        s = _Session(run, args)
+        chunks = word_chunks(
+            [p.text for p in run.papers], args["chunk_words"], args["overlap_words"]
+        )
+        groups = _groups(run, chunks, args["groups"], args["seed"])
+        local = [
+            render(
+                parse_skeleton(
+                    s.chat(
+                        prompt("longscope_local", brief=s.brief, evidence=evidence(g)), f"local{n}"
+                    )
+                )
+            )
+            for n, g in enumerate(groups)
+        ]
+        merged = s.chat(
+            prompt("longscope_merge", brief=s.brief, skeletons="\n\n".join(local)), "merge"
+        )
+        skeleton = parse_skeleton(merged) or parse_skeleton(local[0])
+        first_digests = s.digests(skeleton, "digest")
+        edits = [
+            parse_edit(
+                s.chat(
+                    prompt("longscope_edit", skeleton=render(skeleton), evidence=evidence(g)),
+                    f"edit{n}",
+                )
+            )
+            for n, g in enumerate(groups)
+        ]
+
+        def merge(chosen: list[list[Op]], label: str) -> list[Op]:
+            shown = "\n\n".join(edit_text(e) for e in chosen)
+            return parse_edit(
+                s.chat(prompt("longscope_combine", skeleton=render(skeleton), edits=shown), label)
+            )
+
+        edits, edit_scores, layers = convolve(
+            edits,
+            lambda e: s.score(apply_edit(skeleton, e)),
+            merge,
+            args["layers"],
+            args["kernel_width"],
+            args["sets"],
+            args["top_k"],
+            args["seed"],
+        )
+        rounds = []
+        best = s.score(skeleton)
+        for r in range(args["rounds"]):
+            shown = "\n\n".join(edit_text(e) for e in edits)
+            ask = prompt("longscope_refine", skeleton=render(skeleton), edits=shown)
+            tries = [
+                parse_skeleton(s.chat(ask, f"refine{r}.{i}", attempt=i))
+                for i in range(args["best_of"])
+            ]
+            tried = [s.score(t) if t else -1.0 for t in tries]
+            pick = top_k(tried, 1)[0]
+            rounds.append({"round": r, "scores": tried, "kept": tried[pick] > best})
+            if tried[pick] > best:
+                skeleton, best = tries[pick], tried[pick]
+        digests = s.digests(skeleton, "final_digest")
+        text, words = _write(s, skeleton, digests)
+        structure = {
+            "groups": [[c.index for c in g] for g in groups],
+            "local_skeletons": local,
+            "merged_skeleton": render(parse_skeleton(merged)),
+            "first_digests": first_digests,
+            "edits": [edit_text(e) for e in edits],
+            "edit_scores": edit_scores,
+            "layers": layers,
+            "rounds": rounds,
+            "skeleton": render(skeleton),
+            "skeleton_score": best,
+            "section_words": words,
+            "embedder": run.embedder.label,
+        }
+        return Draft(text, plan=tuple(render(skeleton).splitlines()), structure=structure)
+
+    return write
+
+
+def _groups(run: Run, chunks: list[Chunk], k: int, seed: int) -> list[list[Chunk]]:
+    """The chunks grouped by k-means on their embeddings, groups in order of appearance."""
+    n = min(k, len(chunks))
+    if n < 2:
+        return [chunks]
+    labels = KMeans(n, init="k-means++", n_init=10, random_state=seed).fit_predict(
+        run.embedder.embed([c.text for c in chunks])
+    )
+    order = list(dict.fromkeys(labels.tolist()))
+    return [[c for c, lab in zip(chunks, labels, strict=True) if lab == g] for g in order]
+
+
+def _write(s: _Session, nodes: list[Node], digests: list[str]) -> tuple[str, dict[str, int]]:
+    """Bottom-up: leaves from the digests' matching parts, then each parent from its
+    children's text; assembled in reading order."""
+    leaf = set(leaves(nodes))
+    parents = [i for i in range(len(nodes)) if nodes[i].level > 1 and i not in leaf]
+    target = s.run.target_words
+    share = s.args["parent_share"] if parents else 0.0
+    words = dict(
+        zip(sorted(leaf), budgets(round(target * (1 - share)), [1.0] * len(leaf)), strict=True)
+    )
+    words |= dict(
+        zip(parents, budgets(target - sum(words.values()), [1.0] * len(parents)), strict=True)
+    )
+    parts = [_sections(d) for d in digests]
+    plan = render(nodes)
+    texts: dict[int, str] = {}
+    for i in sorted(leaf | set(parents), reverse=True):
+        node = nodes[i]
+        common = {
+            "brief": s.brief,
+            "context": plan,
+            "heading": node.heading,
+            "level": node.level,
+            "guide": node.guide,
+        }
+        if i in leaf:
+            shown = "\n\n".join(
+                f'<paper id="{p}">\n{part.get(heading_key(node.heading), "")}\n</paper>'
+                for p, part in enumerate(parts, 1)
+            )
+            texts[i] = _write_section(
+                s.chat, f"leaf{i}", words[i], s.args["section_max_words"], evidence=shown, **common
+            )
+        else:
+            kids = "\n\n".join(texts[j] for j in _children(nodes, i))
+            texts[i] = _write_section(
+                s.chat, f"parent{i}", words[i], s.args["section_max_words"], children=kids, **common
+            )
+    title = [f"# {n.heading}" for n in nodes[:1] if n.level == 1]
+    body = [texts[i] for i in range(len(nodes)) if i in texts]
+    return "\n\n".join([*title, *body]), {nodes[i].heading: w for i, w in words.items()}
+
+
+def _children(nodes: list[Node], i: int) -> list[int]:
+    out, j = [], i + 1
+    while j < len(nodes) and nodes[j].level > nodes[i].level:
+        out.append(j)
+        j += 1
+    return out
+
+
+def _sections(digest: str) -> dict[str, str]:
+    """A digest's text under each heading, by the heading's normalised words."""
+    out: dict[str, str] = {}
+    key = ""
+    for line in digest.splitlines():
+        if line.lstrip().startswith("#"):
+            key = heading_key(line.lstrip("#"))
+        elif line.strip():
+            out[key] = (out.get(key, "") + "\n" + line).strip()
+    return out

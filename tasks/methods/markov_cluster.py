@@ -1,0 +1,111 @@
+"""Markov-cluster (DESIGN §15; Markov-enhanced clustering, arXiv 2506.18036), lite variant on
+the three papers: chunk, embed, cluster with K-Means++ (k by silhouette), summarise each
+cluster from the chunks nearest its centroid, then write one section per cluster in the
+order of the most probable path through the clusters' transition matrix, each section
+with a share of the length proportional to its cluster's size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tasks.config import Settings
+from tasks.methods._lite import brief, budgets, evidence, prompt, word_chunks, write_section
+from tasks.methods._markov import (
+    best_path,
+    cluster,
+    first_appearance,
+    kendall_tau,
+    transition_matrix,
+)
+from tasks.methods.base import Draft, Run, Writer, method
+
+__all__ = ["markov_cluster"]
+
+
+def _args(settings: Settings) -> dict[str, Any]:
+    return {
+        **settings.generate.markov.model_dump(),
+        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
+        "temperature": settings.llm.temperature,
+        "max_tokens": settings.generate.step_max_tokens,
+    }
+
+
+@method("markov_cluster", args=_args)
+def markov_cluster(**args: Any) -> Writer:
+    def write(run: Run) -> Draft:
+        def chat(text: str, label: str) -> str:
+            return run.chat(
+                text, label, temperature=args["temperature"], max_tokens=args["max_tokens"]
+            )
+
+        chunks = word_chunks(
+            [p.text for p in run.papers], args["chunk_words"], args["overlap_words"]
+        )
+        vectors = run.embedder.embed([c.text for c in chunks])
+        labels, k = cluster(vectors, args["k_min"], args["k_max"], args["seed"])
+        members = [[i for i, label in enumerate(labels) if label == j] for j in range(k)]
+        task = brief(run)
+        summaries = []
+        for j, idx in enumerate(members):
+            centroid = vectors[idx].mean(axis=0)
+            distance = np.linalg.norm(vectors[idx] - centroid, axis=1)
+            near = [idx[i] for i in np.lexsort((idx, distance))[: args["top_k"]]]
+            text = prompt(
+                "markov_summary",
+                brief=task,
+                words=args["summary_words"],
+                evidence=evidence([chunks[i] for i in near]),
+            )
+            summaries.append(_summary(chat(text, f"cluster{j}")))
+        order = first_appearance(labels.tolist())
+        matrix = transition_matrix(labels.tolist(), k)
+        path, exact = best_path(matrix, args["max_path_clusters"], order)
+        source = sorted(range(k), key=lambda j: (float(np.mean(members[j])), j))
+        plan = [f"{n}. {summaries[j][0]}" for n, j in enumerate(path, 1)]
+        words = budgets(run.target_words, [len(members[j]) for j in path])
+        sections = [
+            write_section(
+                chat,
+                f"section{j}",
+                w,
+                args["section_max_words"],
+                brief=task,
+                context="\n".join(plan),
+                evidence=evidence([chunks[i] for i in members[j]]),
+                heading=summaries[j][0],
+                level=2,
+                guide=summaries[j][1],
+            )
+            for j, w in zip(path, words, strict=True)
+        ]
+        structure = {
+            "chunks": len(chunks),
+            "k": k,
+            "labels": labels.tolist(),
+            "sizes": [len(m) for m in members],
+            "summaries": [f"## {h}\n{s}" for h, s in summaries],
+            "transitions": [[round(p, 6) for p in row] for row in matrix],
+            "path": path,
+            "path_exact": exact,
+            "source_order": source,
+            "kendall_tau": round(kendall_tau(path, source), 6),
+            "section_words": words,
+            "embedder": run.embedder.label,
+        }
+        return Draft("\n\n".join(s for s in sections if s), plan=tuple(plan), structure=structure)
+
+    return write
+
+
+def _summary(reply: str) -> tuple[str, str]:
+    """(heading, summary) from a reply whose first line is the heading; a reply without one
+    is headed by its first words."""
+    lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+    if not lines:
+        return "Part of the papers", ""
+    if lines[0].startswith("#"):
+        return lines[0].lstrip("#").strip() or "Part of the papers", " ".join(lines[1:])
+    return " ".join(lines[0].split()[:8]), " ".join(lines)

@@ -105,25 +105,45 @@ def _strip_percent_comments(text: str) -> str:
 
 def _hide_verbatim_percents(text: str) -> str:
     """`text` with each `%` inside a live verbatim-like span replaced by NUL; `text` itself
-    (the same object) when there is none. Spans keep their length, so positions hold."""
-    hidden = text
+    (the same object) when there is none. One pass: the text is rebuilt once at the end."""
     if not any(hint in text for hint in _VERBATIM_HINTS):
-        return hidden
+        return text
+    spans: list[tuple[int, int]] = []  # live spans holding a `%`
     covered = 0
     for match in _VERBATIM.finditer(text):
         start = match.start()
-        if start < covered:
+        if start < covered or _commented_out(text, start, spans):
             continue
-        line_start = hidden.rfind("\n", 0, start) + 1
-        if _LIVE.match(hidden, line_start).end() < start:  # type: ignore[union-attr]
-            continue  # the command itself is commented out
         end = _span_end(text, match)
         if end is None:
             continue
         covered = end
         if "%" in text[start:end]:
-            hidden = hidden[:start] + text[start:end].replace("%", _HIDDEN) + hidden[end:]
-    return hidden
+            spans.append((start, end))
+    if not spans:
+        return text
+    pieces: list[str] = []
+    pos = 0
+    for start, end in spans:
+        pieces += [text[pos:start], text[start:end].replace("%", _HIDDEN)]
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _commented_out(text: str, start: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether a `%` comment begins on the line before `start`, not counting the `%`s of
+    the verbatim `spans` found earlier on that line."""
+    line_start = text.rfind("\n", 0, start) + 1
+    prefix = text[line_start:start]
+    if "%" not in prefix:
+        return False
+    for span_start, span_end in reversed(spans):
+        if span_end <= line_start:
+            break
+        first, last = max(span_start - line_start, 0), span_end - line_start
+        prefix = prefix[:first] + prefix[first:last].replace("%", _HIDDEN) + prefix[last:]
+    return _LIVE.match(prefix).end() < len(prefix)  # type: ignore[union-attr]
 
 
 def _span_end(text: str, match: re.Match[str]) -> int | None:

@@ -130,7 +130,7 @@ def _bibitem(key: str, label: str, body: str) -> BblEntry:
         venue=venue,
         year=year.group(1) if year else "",
         doi=doi.group(0).rstrip(".)") if doi else "",
-        url=next((u.strip() for u in urls if "doi.org" not in u), ""),
+        url=next((u.strip() for u in urls if "doi.org" not in u), ""),  # a doi.org link is the DOI
         text=body,
     )
 

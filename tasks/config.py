@@ -229,60 +229,6 @@ class LongScopeSettings(_Section):
     seed: int = 0
 
 
-class MarkovSettings(_Section):
-    """Markov-cluster (DESIGN §15): the authors' chunking (500 words, 20 overlap), k by
-    silhouette over 5..10, the paper's top_k of 5 chunks per cluster summary."""
-
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
-    k_min: int = Field(5, ge=2)
-    k_max: int = Field(10, ge=2)
-    top_k: int = Field(5, gt=0)
-    summary_words: int = Field(150, gt=0)
-    # Exact DP is O(n^2 2^n); past this many clusters the path is the order of first
-    # appearance (recorded with the generation).
-    max_path_clusters: int = Field(16, gt=0)
-    # One reply cannot hold a 4k-16k-word text: a longer section is written in parts.
-    section_max_words: int = Field(1000, gt=0)
-    seed: int = 0
-
-
-class RapidSettings(_Section):
-    """RAPID-style (DESIGN §15): retrieval of the top 5 chunks per attribute."""
-
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
-    top_k: int = Field(5, gt=0)
-    max_attributes: int = Field(12, gt=0)
-    # Evidence chunks shown per section, at most.
-    section_chunks: int = Field(10, gt=0)
-    # The introduction's share of the length; the rest is split over the outline's sections.
-    intro_share: float = Field(0.1, gt=0.0, lt=1.0)
-    section_max_words: int = Field(1000, gt=0)
-
-
-class LongScopeSettings(_Section):
-    """LongScope-style (DESIGN §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
-    kernel width 3, 10 sampled sets, top_k 6, best-of-3 for 3 rounds. `preset = "quick"`
-    runs 1 layer of 2 sets, best-of-1 for 1 round (the values used are recorded)."""
-
-    preset: Literal["paper", "quick"] = "paper"
-    groups: int = Field(3, gt=0)
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
-    layers: int = Field(6, ge=0)
-    kernel_width: int = Field(3, gt=0)
-    sets: int = Field(10, gt=0)
-    top_k: int = Field(6, gt=0)
-    best_of: int = Field(3, gt=0)
-    rounds: int = Field(3, ge=0)
-    # Parents (sections with subsections) share this part of the length; leaves the rest.
-    parent_share: float = Field(0.1, ge=0.0, lt=1.0)
-    digest_words: int = Field(1200, gt=0)
-    section_max_words: int = Field(1000, gt=0)
-    seed: int = 0
-
-
 class GenerateSettings(_Section):
     # Names in the method registry (tasks/methods/); checked before a run starts.
     methods: tuple[_Name, ...] = Field(
@@ -306,9 +252,6 @@ class GenerateSettings(_Section):
     # Used by Compress only when `llmlingua` is installed and this model is in the local cache.
     llmlingua_model: str = "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"
     ral: RALSettings = RALSettings()
-    markov: MarkovSettings = MarkovSettings()
-    rapid: RapidSettings = RapidSettings()
-    longscope: LongScopeSettings = LongScopeSettings()
     markov: MarkovSettings = MarkovSettings()
     rapid: RapidSettings = RapidSettings()
     longscope: LongScopeSettings = LongScopeSettings()
@@ -436,9 +379,18 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
         from_env = Settings().model_dump(mode="python", exclude_defaults=True)
     except SettingsError as exc:
         raise ConfigError(_env_problem(exc)) from exc
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        problems = "; ".join(f"{_variable(e['loc'])}: {e['msg']}" for e in errors)
+        shapes = {"tuple_type", "list_type", "dict_type", "model_type"}
+        hint = f" ({_JSON_HINT})" if any(e["type"] in shapes for e in errors) else ""
+        raise ConfigError(problems + hint) from exc
     # Explicit values beat the environment in pydantic-settings, so re-apply the environment.
     settings = _from_file(path) if path else Settings()
     return settings.with_overrides(from_env).with_overrides(overrides or {})
+
+
+_JSON_HINT = """lists and sections are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""
 
 
 def _from_file(path: Path) -> Settings:
@@ -481,14 +433,16 @@ def _line_of(text: str, loc: tuple[int | str, ...]) -> int:
     return found
 
 
+def _variable(loc: tuple[int | str, ...]) -> str:
+    """The LILO_* variable that sets a setting, e.g. LILO_LLM__CONCURRENCY."""
+    return "LILO_" + "__".join(str(k) for k in loc if isinstance(k, str)).upper()
+
+
 def _env_problem(exc: SettingsError) -> str:
     """Which LILO_* variable pydantic-settings could not parse, and the format it wants."""
     field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
     names = sorted(k for k in os.environ if k.upper().startswith(f"LILO_{field.upper()}"))
-    return (
-        f"{' or '.join(names) or 'a LILO_* variable'} is not valid JSON: lists and sections "
-        """are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""
-    )
+    return f"{' or '.join(names) or 'a LILO_* variable'} is not valid JSON ({_JSON_HINT})"
 
 
 def _nest(flat: dict[str, Any]) -> dict[str, Any]:

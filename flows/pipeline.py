@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from prefect import flow
 
+from flows._preflight import preflight
 from flows._run import recorded_run
 from flows._stage import open_warehouse
 from flows.clean import clean_flow
@@ -74,6 +75,7 @@ def run_pipeline(settings: Settings) -> dict[str, Any]:
             "no surveys to build from: pass `surveys` (arXiv ids), set LILO_SURVEYS='[\"id\"]' "
             "on the worker, or `surveys = [...]` in the LILO_CONFIG file"
         )
+    preflight(settings)
     with recorded_run(settings, "lilo-pipeline") as run:
         for stage_flow in STAGES:
             run.add(stage_flow(settings, run.run_id))
@@ -98,6 +100,7 @@ def lilo_run_dataset(
 
 
 def run_dataset(settings: Settings) -> dict[str, Any]:
+    preflight(settings, arxiv=False)
     with open_warehouse(settings) as wh:
         known = [
             r[0]

@@ -1,0 +1,104 @@
+"""Checks before a run does any work: the methods it names exist, and the arXiv and model
+endpoints it needs answer. A run that would fail at its generate stage, or after minutes of
+retries, fails here in seconds, before the warehouse is touched (issue 14)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from tasks.config import Settings
+
+__all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
+
+# One quick look per endpoint: long enough for a slow TLS handshake, short enough that an
+# unreachable host fails the run at once instead of after the stages' own retries.
+_TIMEOUT_S = 10.0
+
+
+class PreflightError(RuntimeError):
+    """A run that cannot work with these settings; the message says what to change."""
+
+
+def check_names(settings: Settings) -> None:
+    """Every method named in the settings is registered (tasks/methods/)."""
+    from tasks.methods import available_methods
+
+    known = available_methods()
+    wanted = {"generate.methods (--methods)": list(settings.generate.methods)}
+    if settings.winrate_against:
+        wanted["winrate_against"] = [settings.winrate_against]
+    for where, names in wanted.items():
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise PreflightError(
+                f"unknown method {', '.join(unknown)} in {where}: known are {', '.join(known)}"
+            )
+
+
+def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
+    """arXiv's API (when the run fetches) and each OpenAI-compatible endpoint the settings
+    use (model, judge, embeddings) answer at all; any HTTP status counts as an answer."""
+    if arxiv:
+        _check_http(settings.arxiv.api_url, "arXiv", "LILO_ARXIV__API_URL")
+    llm, judge, embedding = settings.llm, settings.judge, settings.embedding
+    if llm.backend == "openai":
+        _check_openai("llm", llm.base_url or os.environ.get("OPENAI_BASE_URL"), llm.api_key)
+    if judge.backend == "openai":
+        _check_openai("judge", judge.base_url, judge.api_key)
+    if embedding.backend == "openai" and embedding.base_url:
+        _check_openai("embedding", embedding.base_url, embedding.api_key)
+
+
+def preflight(settings: Settings, *, arxiv: bool = True) -> None:
+    """Both checks; raises PreflightError naming the first problem."""
+    check_names(settings)
+    check_endpoints(settings, arxiv=arxiv)
+
+
+def _check_http(url: str, name: str, variable: str) -> None:
+    import requests
+
+    try:
+        requests.head(url, timeout=_TIMEOUT_S, allow_redirects=False)
+    except requests.RequestException as exc:
+        raise PreflightError(
+            f"{name} at {url} is unreachable ({_reason(exc)}): check the network or {variable}"
+        ) from exc
+
+
+def _check_openai(section: str, base_url: str | None, api_key: str | None) -> None:
+    """`models.list()`: a server without that route still answers (404), which is enough;
+    a refused connection, a timeout or a rejected key is not."""
+    import openai
+
+    variable = f"LILO_{section.upper()}"
+    key = api_key or os.environ.get(f"{variable}__API_KEY") or os.environ.get("OPENAI_API_KEY")
+    client = openai.OpenAI(
+        base_url=base_url, api_key=key or "not-needed", max_retries=0, timeout=_TIMEOUT_S
+    )
+    where = client.base_url
+    try:
+        client.models.list()
+    except openai.APIConnectionError as exc:
+        raise PreflightError(
+            f"{section} endpoint {where} is unreachable ({_reason(exc)}): start the server, "
+            f"fix {variable}__BASE_URL, or use {variable}__BACKEND=offline"
+        ) from exc
+    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+        raise PreflightError(
+            f"{section} endpoint {where} rejected the API key ({exc.status_code}): "
+            f"set {variable}__API_KEY"
+        ) from exc
+    except openai.APIStatusError:
+        pass
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause in a few words (`[Errno 111] Connection refused`), not the
+    chain of wrappers requests and httpx put around it."""
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    text = str(exc)
+    match = re.search(r"\[Errno -?\d+\][^')\]]*", text)
+    return match.group(0).strip() if match else text.split(":")[-1].strip() or type(exc).__name__

@@ -280,9 +280,10 @@ class Settings(BaseSettings):
     qa: QASettings = QASettings()
     generate: GenerateSettings = GenerateSettings()
     judge: JudgeSettings = JudgeSettings()
-    # Pairwise win-rate (DESIGN §8): each other method against this one, on the win-rate
-    # checklist, both orders; empty: off.
-    winrate_against: str = "ral_writer"
+    # Pairwise win-rate (DESIGN §8): each other method against this one (e.g. "ral_writer"),
+    # on the win-rate checklist, both orders. Off by default: it costs 2 judge calls per
+    # aspect per pair, as many as S_q itself for each method compared.
+    winrate_against: str = ""
 
     @field_validator("data_dir")
     @classmethod

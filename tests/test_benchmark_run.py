@@ -63,6 +63,7 @@ def run(tmp_path_factory, prefect_harness) -> tuple[Path, int, int]:
     assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
     args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
     args += ["--target-words", "1000", "--set", "judge.backend=offline"]
+    args += ["--set", "winrate_against=ral_writer"]
     first = main(args)
     second = main(args)
     return data, first, second

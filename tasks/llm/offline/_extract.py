@@ -34,6 +34,7 @@ __all__ = [
     "paragraphs",
     "query_terms",
     "select",
+    "states_length",
     "strip_latex",
     "target_words",
     "title",
@@ -143,6 +144,10 @@ def keywords(sentences: Iterable[str], n: int, exclude: Iterable[str] = ()) -> l
     skip = set(exclude) | {_RESULT_TERM}
     counts = Counter(t for s in sentences for t in sorted(query_terms(s)) if t not in skip)
     return [word for word, _ in counts.most_common(n)]
+
+
+def states_length(prompt: str) -> bool:
+    return _TARGET_RE.search(prompt) is not None
 
 
 def target_words(prompt: str) -> int:

@@ -6,8 +6,6 @@ before 8k-16k words: that is why Single scores low on length for long targets.""
 
 from __future__ import annotations
 
-import re
-
 from tasks.config import Settings
 from tasks.llm.client import Message
 from tasks.llm.offline._extract import (
@@ -18,6 +16,7 @@ from tasks.llm.offline._extract import (
     paragraphs,
     query_terms,
     select,
+    states_length,
     target_words,
     title,
 )
@@ -25,11 +24,10 @@ from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 
 PRIORITY = 9
-_TARGET_RE = re.compile(r"about (\d+) words")
 
 
 def matches(prompt: str) -> bool:
-    return bool(_TARGET_RE.search(prompt)) and bool(parse_paper_blocks(prompt))
+    return states_length(prompt) and bool(parse_paper_blocks(prompt))
 
 
 # Share of the length per section; the papers' own sections split theirs equally.

@@ -106,18 +106,23 @@ def settings_for(data_dir: Path, neglect: float, extra: dict[str, Any] | None = 
             "llm.offline.middle_neglect": neglect,
             "judge.backend": "offline",
             "qa.single_per_paper": 6,
-            "generate.longscope.preset": "quick",
             **(extra or {}),
         },
     )
 
 
 def run(
-    root: Path, methods: tuple[str, ...], lengths: tuple[int, ...], neglect: float, score: bool
+    root: Path,
+    methods: tuple[str, ...],
+    lengths: tuple[int, ...],
+    neglect: float,
+    score: bool,
+    preset: str = "paper",
 ) -> dict[tuple[str, int], dict[str, Any]]:
+    """Each method at each length on one triplet; LongScope-style with `preset`."""
     topic, papers, facts = triplet(root)
     located = locate(papers, facts)
-    settings = settings_for(root / "data", neglect)
+    settings = settings_for(root / "data", neglect, {"generate.longscope.preset": preset})
     llm, embedder, pack = make_client(settings), Embedder(settings), lilo_pack()
     sample = Sample(
         "s1",
@@ -152,6 +157,7 @@ def _measure(
     if gen.error:
         raise RuntimeError(f"{gen.method} failed: {gen.error}")
     row: dict[str, Any] = {
+        "generation": gen,
         "words": gen.words,
         "calls": gen.llm_calls,
         "tokens_in": gen.tokens_in,
@@ -171,7 +177,7 @@ def _measure(
 
 
 def _table(results: dict[tuple[str, int], dict[str, Any]], columns: list[str]) -> str:
-    lines = ["| method | words | " + " | ".join(columns) + " |"]
+    lines = ["| method | length | " + " | ".join(columns) + " |"]
     lines.append("|---|---|" + "---|" * len(columns))
     for (method, length), row in results.items():
         cells = [_cell(row.get(c)) for c in columns]
@@ -191,16 +197,22 @@ def main() -> None:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--neglect", type=float, default=1.0)
     parser.add_argument("--no-score", action="store_true", help="skip S_single (faster)")
+    parser.add_argument("--longscope-preset", default="paper", choices=("paper", "quick"))
     args = parser.parse_args()
     lengths = tuple(int(x) for x in args.lengths.split(","))
     with tempfile.TemporaryDirectory() as tmp:
         results = run(
-            Path(tmp), tuple(args.methods.split(",")), lengths, args.neglect, not args.no_score
+            Path(tmp),
+            tuple(args.methods.split(",")),
+            lengths,
+            args.neglect,
+            not args.no_score,
+            args.longscope_preset,
         )
     recall = [f"recall_{b}" for b in BINS]
     scores = [] if args.no_score else ["s_pos1", "s_pos2", "s_pos3"]
     print(f"## Position (middle_neglect={args.neglect})\n")
-    print(_table(results, ["words", *recall, *scores, "kendall_tau"][1:]))
+    print(_table(results, ["words", *recall, *scores, "kendall_tau"]))
     print("\n## Cost per summary\n")
     print(_table(results, ["calls", "tokens_in", "tokens_out"]))
 

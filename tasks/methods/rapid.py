@@ -168,10 +168,10 @@ def rapid(**args: Any) -> Writer:
             "outline": plan,
             "aspects": {a: idx for a, idx in found.items()},
             "aspect_section": {a: s + 1 for a, s in owner.items()},
-            "dependencies": {n: depends.get(n, []) for n in range(1, len(sections) + 1)},
+            "dependencies": {str(n): depends.get(n, []) for n in range(1, len(sections) + 1)},
             "order": order,
             "order_acyclic": acyclic,
-            "evidence": evidence_of,
+            "evidence": {str(n): idx for n, idx in evidence_of.items()},
             "section_words": [intro_words, *words],
             "embedder": run.embedder.label,
         }

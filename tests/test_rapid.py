@@ -1,0 +1,33 @@
+"""RAPID-style's pure parts against hand-computed values (DESIGN §15)."""
+
+from __future__ import annotations
+
+from tasks.methods._lite import abstract
+from tasks.methods._toposort import topological_order
+from tasks.methods.rapid import parse_dependencies, structures
+
+
+def test_topological_order_is_stable_in_outline_order():
+    # 2 needs 3, 4 needs everything: 1 and 3 are ready first, 1 comes first in the outline
+    assert topological_order([1, 2, 3, 4], {4: [1, 2, 3], 2: [3]}) == ([1, 3, 2, 4], True)
+    assert topological_order([1, 2, 3], {}) == ([1, 2, 3], True)
+    # a section depending on itself or on an unknown section: ignored
+    assert topological_order([1, 2], {1: [1, 9], 2: [1]}) == ([1, 2], True)
+
+
+def test_a_cycle_falls_back_to_the_outline_order():
+    assert topological_order([1, 2, 3], {1: [2], 2: [1]}) == ([1, 2, 3], False)
+    assert topological_order([1, 2, 3], {1: [3], 2: [1], 3: [2]}) == ([1, 2, 3], False)
+
+
+def test_dependency_replies_in_several_shapes():
+    reply = "1: None\n2) 1\n**3.** 1, 2\nSection 4: 2 and 3\n7: 1\nnoise"
+    assert parse_dependencies(reply, 3) == {1: [], 2: [1], 3: [1, 2]}
+
+
+def test_papers_own_structure_and_abstract():
+    text = "\\begin{abstract}\nWe study X.\n\\end{abstract}\n\\section{Intro}\n\\subsection*{Setup}"
+    assert structures([text]) == "Paper 1:\n## Intro\n### Setup"
+    assert abstract(text) == "We study X."
+    body = "Short.\n\n" + "word " * 25
+    assert abstract(body) == ("word " * 25).strip()

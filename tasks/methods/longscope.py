@@ -152,16 +152,13 @@ def longscope(**args: Any) -> Writer:
             prompt("longscope_merge", brief=s.brief, skeletons="\n\n".join(local)), "merge"
         )
         skeleton = parse_skeleton(merged) or parse_skeleton(local[0])
-        first_digests = s.digests(skeleton, "digest")
-        edits = [
-            parse_edit(
-                s.chat(
-                    prompt("longscope_edit", skeleton=render(skeleton), evidence=evidence(g)),
-                    f"edit{n}",
-                )
-            )
-            for n, g in enumerate(groups)
-        ]
+        # Each group proposes edits from the digests of the papers its chunks come from.
+        first = s.digests(skeleton, "digest")
+        edits = []
+        for n, g in enumerate(groups):
+            shown = paper_blocks_of(first, {c.paper for c in g})
+            ask = prompt("longscope_edit", skeleton=render(skeleton), evidence=shown)
+            edits.append(parse_edit(s.chat(ask, f"edit{n}")))
 
         def merge(chosen: list[list[Op]], label: str) -> list[Op]:
             shown = "\n\n".join(edit_text(e) for e in chosen)
@@ -199,7 +196,7 @@ def longscope(**args: Any) -> Writer:
             "groups": [[c.index for c in g] for g in groups],
             "local_skeletons": local,
             "merged_skeleton": render(parse_skeleton(merged)),
-            "first_digests": first_digests,
+            "digests": digests,
             "edits": [edit_text(e) for e in edits],
             "edit_scores": edit_scores,
             "layers": layers,
@@ -212,6 +209,11 @@ def longscope(**args: Any) -> Writer:
         return Draft(text, plan=tuple(render(skeleton).splitlines()), structure=structure)
 
     return write
+
+
+def paper_blocks_of(texts: list[str], papers: set[int]) -> str:
+    """`texts[i - 1]` in paper i's numbered tag, for each paper in `papers`."""
+    return "\n\n".join(f'<paper id="{i}">\n{texts[i - 1]}\n</paper>' for i in sorted(papers))
 
 
 def _groups(run: Run, chunks: list[Chunk], k: int, seed: int) -> list[list[Chunk]]:

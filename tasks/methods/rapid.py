@@ -112,9 +112,10 @@ def rapid(**args: Any) -> Writer:
         aspects = aspects[: args["max_attributes"]]
         chunks = word_chunks(texts, args["chunk_words"], args["overlap_words"])
         vectors = run.embedder.embed([c.text for c in chunks])
+        aspect_vectors = run.embedder.embed(aspects)
         found = {
             a: _top(vectors @ v, args["top_k"])
-            for a, v in zip(aspects, run.embedder.embed(aspects), strict=True)
+            for a, v in zip(aspects, aspect_vectors, strict=True)
         }
         shown = "\n".join(
             f"- {a} (papers {', '.join(str(p) for p in sorted({chunks[i].paper for i in idx}))}): "
@@ -133,10 +134,7 @@ def rapid(**args: Any) -> Writer:
         depends = parse_dependencies(reply, len(sections))
         order, acyclic = topological_order(list(range(1, len(sections) + 1)), depends)
         heads = run.embedder.embed([_describe(s, subs) for s, subs in sections])
-        owner = {
-            a: int(np.argmax(heads @ v))
-            for a, v in zip(aspects, run.embedder.embed(aspects), strict=True)
-        }
+        owner = {a: int(np.argmax(heads @ v)) for a, v in zip(aspects, aspect_vectors, strict=True)}
         words = budgets(run.target_words - intro_words, [1 + len(subs) for _, subs in sections])
         plan = render(outline)
         written: dict[int, str] = {}
@@ -166,7 +164,7 @@ def rapid(**args: Any) -> Writer:
         structure = {
             "outline_draft": render(draft),
             "outline": plan,
-            "aspects": {a: idx for a, idx in found.items()},
+            "aspects": dict(found),
             "aspect_section": {a: s + 1 for a, s in owner.items()},
             "dependencies": {str(n): depends.get(n, []) for n in range(1, len(sections) + 1)},
             "order": order,

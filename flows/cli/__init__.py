@@ -13,6 +13,9 @@ import logging
 import os
 import pkgutil
 import sys
+from typing import Any
+
+from flows.cli._common import CLIError, Parser
 
 __all__ = ["main"]
 
@@ -34,10 +37,11 @@ def _quiet_prefect() -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lilo",
         description="Long-In, Long-Out: build long-input/long-output benchmarks and score methods.",
     )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if not info.name.startswith("_"):
@@ -46,19 +50,56 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pydantic import ValidationError
-
-    from warehouse import WarehouseBusy
-
-    args = _parser().parse_args(argv)
+    """Run one command. A mistake is one `lilo: ...` line on stderr and a non-zero exit
+    (2 for bad input, 1 for a run or lookup that failed); `--debug` raises instead."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage mistake already printed as one line
+        return int(exc.code or 0)
     _quiet_prefect()
     try:
         return int(args.func(args))
-    except ValidationError as exc:
+    except KeyboardInterrupt:
+        print("lilo: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        message, code = _explain(exc)
+        print(f"lilo: {' '.join(message.split())}", file=sys.stderr)
+        return code
+
+
+def _explain(exc: Exception) -> tuple[str, int]:
+    """The line to print for an error, and the exit code."""
+    from pydantic import ValidationError
+
+    from flows._preflight import PreflightError
+    from tasks.config import ConfigError
+    from warehouse import WarehouseBusy
+
+    if isinstance(exc, CLIError):
+        return str(exc), exc.code
+    if isinstance(exc, ValidationError):
+        errors = exc.errors(include_url=False)
+        # An item out of range also empties its list: the item's error says it all.
         problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+            _problem(e)
+            for e in errors
+            if not (e["type"] == "too_short" and any(len(o["loc"]) > len(e["loc"]) for o in errors))
         )
-        print(f"lilo: invalid settings: {problems} (see tasks/config.py)", file=sys.stderr)
-    except WarehouseBusy as exc:
-        print(f"lilo: {exc}", file=sys.stderr)
-    return 2
+        return f"invalid settings: {problems} (see tasks/config.py)", 2
+    if isinstance(exc, ConfigError):
+        return str(exc), 2
+    if isinstance(exc, (PreflightError, WarehouseBusy)):
+        return str(exc), 1
+    return f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)", 1
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(map(str, error["loc"]))
+    value = error.get("input")
+    shown = (
+        f" = {value!r}" if isinstance(value, int | float | str) and len(repr(value)) < 40 else ""
+    )
+    return f"{where}{shown}: {error['msg'].removeprefix('Value error, ')}"

@@ -1,67 +1,205 @@
-"""What the command modules share: settings options, running the pipeline, printing results."""
+"""What the command modules share: their options, settings from them, mistakes as one line,
+running the pipeline, printing results."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import shlex
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from tasks.config import Settings, load_settings
 
 __all__ = [
+    "CLIError",
+    "Parser",
+    "add_common_args",
+    "add_pipeline_args",
     "add_settings_args",
+    "check_names",
     "print_leaderboard",
     "print_summary",
+    "progress",
+    "require_warehouse",
     "run_pipeline_flow",
+    "running_flows",
     "settings_from_args",
 ]
 
+T = TypeVar("T")
+
 _QUERY_HINT = (
-    'python -c "import duckdb; '
+    '{python} -c "import duckdb; '
     "print(duckdb.connect('{path}', read_only=True).sql('SELECT * FROM leaderboard'))\""
 )
 
 
-def add_settings_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", help="TOML settings file")
-    p.add_argument("--data-dir", help="where the warehouse, archives and caches live")
-    p.add_argument("--review", choices=("auto", "manual"), help="QA review mode")
-    p.add_argument("--target-words", help="comma-separated target lengths, e.g. 4000,8000,16000")
-    p.add_argument("--methods", help="comma-separated methods, e.g. single,ral_writer")
+class CLIError(Exception):
+    """A mistake the user can fix: printed as one `lilo: ...` line, exit `code`."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage mistakes as one line on stderr that names the help to read; exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"lilo: {message} (see `{self.prog} --help`)\n")
+
+
+def add_common_args(p: argparse.ArgumentParser) -> None:
+    """Where the data lives and how settings are given: every command takes these. Defaults
+    are suppressed so that an option given before a sub-command is not reset after it."""
     p.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="any setting, e.g. llm.model=gpt-4o"
+        "--data-dir",
+        default=argparse.SUPPRESS,
+        help="where the warehouse, archives and caches live (default: lilo-data)",
+    )
+    p.add_argument("--config", default=argparse.SUPPRESS, help="TOML settings file")
+    p.add_argument(
+        "--set",
+        action="append",
+        type=_key_value,
+        default=argparse.SUPPRESS,
+        metavar="KEY=VALUE",
+        help="any setting, e.g. llm.model=gpt-4o (repeatable)",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of an error",
     )
 
 
-def _parse_list(value: str | None, cast: type = str) -> list[Any] | None:
-    return [cast(v.strip()) for v in value.split(",") if v.strip()] if value else None
+# The name `lilo report` (flows/cli/report.py) was written against; it takes common options.
+add_settings_args = add_common_args
+
+
+def add_pipeline_args(p: argparse.ArgumentParser) -> None:
+    """What a run computes: for the commands that run the pipeline."""
+    p.add_argument("--review", choices=("auto", "manual"), help="QA review mode")
+    p.add_argument(
+        "--target-words",
+        type=_lengths,
+        help="comma-separated target lengths, e.g. 4000,8000,16000",
+    )
+    p.add_argument("--methods", type=_names, help="comma-separated methods, e.g. single,ral_writer")
+
+
+def _lengths(value: str) -> list[int]:
+    try:
+        return [int(v) for v in _names(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not comma-separated whole numbers, e.g. 4000,8000,16000"
+        ) from None
+
+
+def _names(value: str) -> list[str]:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{value!r} names nothing")
+    return names
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{item!r} is not KEY=VALUE, e.g. llm.model=gpt-4o")
+    return key.strip(), value.strip()
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     """Defaults < TOML file < LILO_* environment < command-line options."""
     found: dict[str, Any] = {}
-    if args.data_dir:
-        found["data_dir"] = args.data_dir
-    if args.review:
-        found["qa.review"] = args.review
-    if target := _parse_list(args.target_words, int):
-        found["generate.target_words"] = target
-    if methods := _parse_list(args.methods):
-        found["generate.methods"] = methods
-    for item in args.set or []:
-        key, _, value = item.partition("=")
-        found[key.strip()] = value.strip()
-    return load_settings(Path(args.config) if args.config else None, {**found, **extra})
+    for option, key in (
+        ("data_dir", "data_dir"),
+        ("review", "qa.review"),
+        ("target_words", "generate.target_words"),
+        ("methods", "generate.methods"),
+    ):
+        if getattr(args, option, None):
+            found[key] = getattr(args, option)
+    found.update(getattr(args, "set", None) or [])
+    config = getattr(args, "config", None)
+    return load_settings(Path(config) if config else None, {**found, **extra})
 
 
-def run_pipeline_flow(settings: Settings, dataset: bool = False) -> dict[str, Any]:
-    """Run the pipeline flow (or, with `dataset`, the run on an existing dataset version)
-    with heartbeats off (fine for one-off runs, DESIGN §13)."""
+def check_names(settings: Settings) -> None:
+    """The methods the settings name exist: a typo fails here, not at the generate stage."""
+    from flows._preflight import PreflightError
+    from flows._preflight import check_names as check
+
+    try:
+        check(settings)
+    except PreflightError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def require_warehouse(settings: Settings) -> None:
+    """Commands that read results never create a warehouse: a mistyped --data-dir says so."""
+    if not settings.db_path.exists():
+        raise CLIError(
+            f"no warehouse at {settings.db_path}: pass the --data-dir that holds lilo.duckdb, "
+            "or create one with `lilo demo`, `lilo run` or `lilo import`"
+        )
+
+
+def progress(items: Sequence[T], description: str) -> Iterable[T]:
+    """`items` with a progress bar on stderr while it is a terminal; as they are otherwise
+    (nothing in pipes, logs and tests)."""
+    from rich.console import Console
+    from rich.progress import track
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return items
+    return track(items, description=description, console=console, transient=True)
+
+
+@contextmanager
+def running_flows(debug: bool) -> Iterator[None]:
+    """Flows run from a terminal: heartbeats off (fine for one-off runs, DESIGN §13) and,
+    unless `debug`, no tracebacks on the console: a failure is the one line `main` prints,
+    and its traceback still reaches the run's logs in the Prefect UI."""
+    from prefect.logging.configuration import ensure_logging_setup
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    from flows.pipeline import lilo_pipeline, lilo_run_dataset
+    ensure_logging_setup()
+    quiet = _NoTraceback()
+    handlers = [] if debug else list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
 
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+
+class _NoTraceback(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.exc_info is None
+
+
+def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[str, Any]:
+    """Run the pipeline flow (or, with `dataset`, the run on an existing dataset version),
+    after a quick look at the endpoints it needs: an unreachable one fails here at once,
+    before Prefect starts (the flow checks again, for deployment runs)."""
+    from flows._preflight import check_endpoints
+
+    check_endpoints(settings, arxiv=not dataset)
+    with running_flows(debug):
+        from flows.pipeline import lilo_pipeline, lilo_run_dataset
+
         if dataset:
             return lilo_run_dataset(settings.dataset_version, overrides=settings.flow_parameters())
         return lilo_pipeline(overrides=settings.flow_parameters())
@@ -70,7 +208,7 @@ def run_pipeline_flow(settings: Settings, dataset: bool = False) -> dict[str, An
 def print_leaderboard(published: Path) -> bool:
     """The latest leaderboard as the paper's Table 2: a row per method variant (and backbone,
     when there are several), S_l/S_c/S_q and n scored/expected per length, the judge in the
-    title; a partial version says so. False when nothing is published yet."""
+    title; a partial version says so. False, printing nothing, when nothing is published."""
     import duckdb
     from rich.console import Console
     from rich.markup import escape
@@ -78,21 +216,21 @@ def print_leaderboard(published: Path) -> bool:
 
     console = Console(width=max(Console().width, 110))
     if not published.exists():
-        console.print(
-            f"no published results yet at {published}: runs publish once summaries are scored"
-        )
         return False
     con = duckdb.connect(str(published), read_only=True)
     try:
-        version, partial = con.execute(
+        latest = con.execute(
             "SELECT version, partial FROM res_versions ORDER BY version DESC LIMIT 1"
-        ).fetchall()[0]
+        ).fetchall()
         rows = con.execute(
             "SELECT variant, target_words, backbone, judge, scored, expected, s_l, s_c, s_q "
             "FROM leaderboard"
         ).fetchall()
     finally:
         con.close()
+    if not latest:
+        return False
+    version, partial = latest[0]
     lengths = sorted({r[1] for r in rows})
     backbones = sorted({r[2] for r in rows})
     judges = sorted({j for r in rows if r[3] for j in r[3].split(", ")})
@@ -146,7 +284,10 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
             str(sum(s["rows_added"].values())),
         )
     console.print(stages)
-    print_leaderboard(Path(result["published_path"]))
+    published = Path(result["published_path"])
+    has_results = print_leaderboard(published)
+    if not has_results:
+        console.print("No results published yet: runs publish once summaries are scored.")
     made, cached = result["llm_calls_made"], result["llm_calls_cached"]
     added = sum(result["rows_added"].values())
     if made == 0 and added == 0:
@@ -156,13 +297,14 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
         )
     else:
         console.print(f"{made} LLM calls made, {cached} served from cache; {added} rows added.")
-    published = Path(result["published_path"])
     console.print(f"Warehouse (written by runs): {Path(result['db_path']).resolve()}")
-    console.print(
-        f"Published copy for analysts (read-only, safe during runs): {published.resolve()}"
-    )
-    console.print("Query it:", soft_wrap=True)
-    console.print("  " + _QUERY_HINT.format(path=published.resolve()), soft_wrap=True, markup=False)
+    if has_results:
+        console.print(
+            f"Published copy for analysts (read-only, safe during runs): {published.resolve()}"
+        )
+        hint = _QUERY_HINT.format(python=shlex.quote(sys.executable), path=published.resolve())
+        console.print("Query it:", soft_wrap=True)
+        console.print("  " + hint, soft_wrap=True, markup=False)
     _print_review_hint(console, result)
 
 

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_settings_args, settings_from_args
+from flows.cli._common import add_common_args, settings_from_args
 
 __all__ = ["register"]
 
@@ -69,5 +69,5 @@ def register(sub: Any) -> None:
     )
     clean.add_argument("path", help="a source folder, or an e-print (.tar.gz, .tar, .gz, .tex)")
     clean.add_argument("--json", action="store_true", help="one JSON object instead of the text")
-    add_settings_args(clean)
+    add_common_args(clean)
     clean.set_defaults(func=cmd_clean)

@@ -6,21 +6,29 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from flows.cli._common import add_common_args, settings_from_args
+
 __all__ = ["register"]
+
+
+def _corpus(args: argparse.Namespace, given: str | None) -> Path:
+    """The folder given, else the demo's own (`DATA_DIR/demo-corpus`)."""
+    return Path(given) if given else settings_from_args(args).data_dir / "demo-corpus"
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
     from tasks.synthetic import write_corpus
 
-    manifest = write_corpus(Path(args.out))
-    print(f"wrote {len(manifest.items)} e-prints and manifest.json to {args.out}")
+    out = _corpus(args, args.out)
+    manifest = write_corpus(out)
+    print(f"wrote {len(manifest.items)} e-prints and manifest.json to {out}")
     return 0
 
 
 def cmd_mirror(args: argparse.Namespace) -> int:
     from tasks.synthetic import serve_forever, write_corpus
 
-    corpus = Path(args.corpus)
+    corpus = _corpus(args, args.corpus)
     if not (corpus / "manifest.json").exists():
         write_corpus(corpus)
         print(f"wrote the synthetic corpus to {corpus}")
@@ -40,11 +48,13 @@ def cmd_mirror(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     corpus = sub.add_parser("corpus", help="write the synthetic demo corpus to a folder")
-    corpus.add_argument("out")
+    corpus.add_argument("out", nargs="?", help="the folder (default: DATA_DIR/demo-corpus)")
+    add_common_args(corpus)
     corpus.set_defaults(func=cmd_corpus)
 
     mirror = sub.add_parser("mirror", help="serve a corpus as a loopback arXiv mirror")
-    mirror.add_argument("--corpus", default="lilo-data/demo-corpus", help="corpus folder")
+    mirror.add_argument("--corpus", help="corpus folder (default: DATA_DIR/demo-corpus)")
     mirror.add_argument("--host", default="127.0.0.1")
     mirror.add_argument("--port", type=int, default=8008)
+    add_common_args(mirror)
     mirror.set_defaults(func=cmd_mirror)

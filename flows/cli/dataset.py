@@ -4,20 +4,27 @@ surveys found by id or by an arXiv query."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from flows.cli._common import add_settings_args, settings_from_args
+from flows.cli._common import (
+    CLIError,
+    add_common_args,
+    add_pipeline_args,
+    require_warehouse,
+    running_flows,
+    settings_from_args,
+)
 
 __all__ = ["register"]
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    require_warehouse(settings)
     import duckdb
 
     from flows.samples import load_dataset_stats
 
-    settings = settings_from_args(args)
     version = args.version or settings.dataset_version
     # The warehouse if no run holds it, else the published copy (DESIGN §10).
     for path in (settings.db_path, settings.published_path):
@@ -37,8 +44,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
             _print_stats(stats)
             return 0
         break
-    print(f"no dataset {version} in {settings.data_dir}: run `lilo demo` or `lilo discover`")
-    return 1
+    raise CLIError(
+        f"no dataset {version} in {settings.data_dir}: run `lilo demo` or `lilo discover`",
+        code=1,
+    )
 
 
 def _print_stats(stats: Any) -> None:
@@ -79,17 +88,17 @@ def _print_stats(stats: Any) -> None:
 
 
 def cmd_discover(args: argparse.Namespace) -> int:
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
     from flows.discover import discover_flow
 
     if not (args.survey or args.query):
-        print("give --survey ARXIV_ID (repeatable) or --query 'arXiv query'", file=sys.stderr)
-        return 2
-    extra = {"samples.target_samples": args.target} if args.target else {}
+        raise CLIError("give --survey ARXIV_ID (repeatable) or --query 'arXiv query'")
+    extra: dict[str, Any] = {"samples.target_samples": args.target} if args.target else {}
+    if args.survey:
+        extra["surveys"] = args.survey  # checked and put in their normal form
     settings = settings_from_args(args, **extra)
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        found = discover_flow(settings, args.survey, args.query)
+    surveys = list(settings.surveys) if args.survey else None
+    with running_flows(args.debug):
+        found = discover_flow(settings, surveys, args.query)
     print(
         f"dataset {found.dataset_version}: {found.samples} samples (target {found.target}) "
         f"from {len(found.kept)} surveys: {' '.join(found.kept) or '-'}"
@@ -104,7 +113,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     stats = sub.add_parser("stats", help="a dataset version's statistics")
     stats.add_argument("--version", help="dataset version (default: the configured one)")
-    add_settings_args(stats)
+    add_common_args(stats)
     stats.set_defaults(func=cmd_stats)
 
     discover = sub.add_parser(
@@ -116,5 +125,6 @@ def register(sub: Any) -> None:
     discover.add_argument("--survey", action="append", help="a survey's arXiv id (repeatable)")
     discover.add_argument("--query", help="an arXiv query, e.g. 'ti:survey AND cat:cs.CL'")
     discover.add_argument("--target", type=int, help="samples wanted (samples.target_samples)")
-    add_settings_args(discover)
+    add_common_args(discover)
+    add_pipeline_args(discover)
     discover.set_defaults(func=cmd_discover)

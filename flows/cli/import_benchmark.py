@@ -9,14 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_settings_args, settings_from_args
+from flows.cli._common import add_common_args, running_flows, settings_from_args
 
 __all__ = ["register"]
 
 
 def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
     from flows.import_benchmark import import_benchmark_flow
     from tasks.benchmark import BenchmarkError, locate_dataset
 
@@ -27,7 +25,7 @@ def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
         print(f"lilo import: {exc}", file=sys.stderr)
         return 2
     settings = settings_from_args(args)
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+    with running_flows(args.debug):
         result = import_benchmark_flow(str(path), args.name, settings)
     if result.error:
         print(f"lilo import: {result.error}", file=sys.stderr)
@@ -89,5 +87,5 @@ def register(sub: Any) -> None:
     bench.add_argument(
         "--name", default="longinoutbench", help="dataset version (default: longinoutbench)"
     )
-    add_settings_args(bench)
+    add_common_args(bench)
     bench.set_defaults(func=cmd_import_longinoutbench)

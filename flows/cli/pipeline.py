@@ -8,9 +8,13 @@ import time
 from typing import Any
 
 from flows.cli._common import (
-    add_settings_args,
+    CLIError,
+    add_common_args,
+    add_pipeline_args,
+    check_names,
     print_leaderboard,
     print_summary,
+    require_warehouse,
     run_pipeline_flow,
     settings_from_args,
 )
@@ -22,6 +26,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from tasks.synthetic import Mirror, write_corpus
 
     settings = settings_from_args(args)
+    check_names(settings)
     corpus_dir = settings.data_dir / "demo-corpus"
     manifest = write_corpus(corpus_dir)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
@@ -37,7 +42,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             }
         )
         print(f"loopback arXiv mirror at {mirror.base_url}; running the pipeline ...")
-        return _run(settings)
+        return _run(settings, args.debug)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -46,13 +51,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {"surveys": args.survey} if args.survey else {}
     settings = settings_from_args(args, **extra)
     if not settings.surveys:
-        print(
+        raise CLIError(
             "no surveys to start from: pass --survey ARXIV_ID (repeatable), set LILO_SURVEYS, "
-            "or try `lilo demo` for the offline demo corpus",
-            file=sys.stderr,
+            "or try `lilo demo` for the offline demo corpus"
         )
-        return 2
-    return _run(settings)
+    check_names(settings)
+    return _run(settings, args.debug)
 
 
 def _run_dataset(args: argparse.Namespace) -> int:
@@ -61,39 +65,42 @@ def _run_dataset(args: argparse.Namespace) -> int:
     if args.samples is not None:
         extra["generate.samples"] = args.samples
     settings = settings_from_args(args, **extra)
-    if not settings.db_path.exists():
-        print(
-            f"lilo: no warehouse at {settings.db_path}: import a benchmark first "
-            "(`lilo import longinoutbench PATH`) or pass the right --data-dir",
-            file=sys.stderr,
-        )
-        return 2
+    require_warehouse(settings)
+    check_names(settings)
     try:
-        return _run(settings, dataset=True)
-    except ValueError as exc:
-        print(f"lilo: {exc}", file=sys.stderr)
-        return 2
+        return _run(settings, args.debug, dataset=True)
+    except ValueError as exc:  # no such dataset version: the message lists the known ones
+        raise CLIError(str(exc)) from exc
 
 
-def _run(settings: Any, dataset: bool = False) -> int:
+def _run(settings: Any, debug: bool, dataset: bool = False) -> int:
     started = time.perf_counter()
-    result = run_pipeline_flow(settings, dataset=dataset)
+    result = run_pipeline_flow(settings, dataset, debug)
     print_summary(result, time.perf_counter() - started)
     return 0 if result["status"] == "completed" else 1
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    return 0 if print_leaderboard(settings_from_args(args).published_path) else 1
+    settings = settings_from_args(args)
+    require_warehouse(settings)
+    if not print_leaderboard(settings.published_path):
+        raise CLIError(
+            f"no published results in {settings.data_dir}: runs publish once summaries are "
+            "scored; `lilo run` or `lilo demo` makes some",
+            code=1,
+        )
+    return 0
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
     """Every failed generation or score of the published results, with its reason."""
     import duckdb
 
-    published = settings_from_args(args).published_path
+    settings = settings_from_args(args)
+    require_warehouse(settings)
+    published = settings.published_path
     if not published.exists():
-        print(f"lilo: no published results at {published}: run the pipeline first", file=sys.stderr)
-        return 1
+        raise CLIError(f"no published results at {published}: run the pipeline first", code=1)
     con = duckdb.connect(str(published), read_only=True)
     try:
         rows = con.execute(
@@ -115,11 +122,13 @@ def register(sub: Any) -> None:
         "every stage against it with the offline engine. Run it twice: the second run makes no "
         "LLM calls and adds no rows but its run record.",
     )
-    add_settings_args(demo)
+    add_common_args(demo)
+    add_pipeline_args(demo)
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser("run", help="the pipeline from real surveys (arXiv ids)")
-    add_settings_args(run)
+    add_common_args(run)
+    add_pipeline_args(run)
     run.add_argument("--survey", action="append", help="a survey's arXiv id (repeatable)")
     run.add_argument(
         "--dataset",
@@ -132,11 +141,11 @@ def register(sub: Any) -> None:
     run.set_defaults(func=cmd_run)
 
     board = sub.add_parser("leaderboard", help="print the latest published leaderboard")
-    add_settings_args(board)
+    add_common_args(board)
     board.set_defaults(func=cmd_leaderboard)
 
     failures = sub.add_parser(
         "failures", help="every failed generation or score of the published results, and why"
     )
-    add_settings_args(failures)
+    add_common_args(failures)
     failures.set_defaults(func=cmd_failures)

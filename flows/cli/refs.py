@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_settings_args, settings_from_args
+from flows.cli._common import add_common_args, settings_from_args
 
 __all__ = ["register"]
 
@@ -75,5 +75,5 @@ def register(sub: Any) -> None:
     )
     refs.add_argument("path", help="a survey's source folder or e-print archive")
     refs.add_argument("--offline", action="store_true", help="no title search: no network")
-    add_settings_args(refs)
+    add_common_args(refs)
     refs.set_defaults(func=cmd_refs)

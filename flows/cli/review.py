@@ -13,31 +13,110 @@ import argparse
 import functools
 import getpass
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_settings_args, settings_from_args
+from flows.cli._common import (
+    CLIError,
+    add_common_args,
+    progress,
+    require_warehouse,
+    running_flows,
+    settings_from_args,
+)
 
 __all__ = ["register"]
 
+# Ids are shown cut to a unique prefix of at least this many characters, as git shows
+# commits, and any unique prefix is taken back: a table of them fits 80 columns.
+_SHORT = 7
 
-def _pairs(args: argparse.Namespace, statuses: tuple[str, ...]) -> list[Any]:
+
+def _settings(args: argparse.Namespace) -> Any:
+    """The settings, for a warehouse that must exist (review never creates one)."""
+    settings = settings_from_args(args)
+    require_warehouse(settings)
+    return settings
+
+
+def _known(settings: Any) -> tuple[list[str], list[str]]:
+    """The dataset version's sample ids and QA pair ids."""
+    from flows._stage import open_warehouse
+
+    with open_warehouse(settings) as wh:
+        samples = wh.con.execute(
+            "SELECT sample_id FROM dim_samples WHERE dataset_version = ? ORDER BY 1",
+            [settings.dataset_version],
+        ).fetchall()
+        pairs = wh.con.execute(
+            "SELECT q.qa_id FROM fct_qa_pairs q JOIN dim_samples s USING (sample_id) "
+            "WHERE s.dataset_version = ? ORDER BY 1",
+            [settings.dataset_version],
+        ).fetchall()
+    return [r[0] for r in samples], [r[0] for r in pairs]
+
+
+def _resolve(given: list[str], known: list[str], what: str, settings: Any) -> list[str]:
+    """Each id given, whole or as a unique prefix; any unknown or ambiguous one is a
+    CLIError naming it, before anything is written."""
+    found, unknown = [], []
+    for g in given:
+        matches = [k for k in known if k == g] or [k for k in known if k.startswith(g)]
+        if len(matches) > 1:
+            raise CLIError(
+                f"{what} {g} is ambiguous: it starts {', '.join(matches[:3])}...; "
+                "give more characters"
+            )
+        if matches:
+            found.append(matches[0])
+        else:
+            unknown.append(g)
+    if unknown:
+        raise CLIError(
+            f"no {what} {', '.join(unknown)} in dataset {settings.dataset_version} "
+            f"({settings.db_path}): `lilo review list --status pending,approved,rejected` "
+            "shows the ids"
+        )
+    return found
+
+
+def _sample(args: argparse.Namespace, settings: Any) -> str | None:
+    """The --sample given, resolved to its full id."""
+    if not getattr(args, "sample", None):
+        return None
+    return _resolve([args.sample], _known(settings)[0], "sample", settings)[0]
+
+
+def _short(ids: list[str]) -> dict[str, str]:
+    """Each id cut to its shortest prefix of at least _SHORT characters that no other id
+    shares (neighbours in sorted order share the longest prefixes)."""
+    ordered = sorted(set(ids))
+    short = {}
+    for i, full in enumerate(ordered):
+        neighbours = ordered[max(i - 1, 0) : i] + ordered[i + 1 : i + 2]
+        shared = max((len(os.path.commonprefix([full, n])) for n in neighbours), default=0)
+        short[full] = full[: max(_SHORT, shared + 1)]
+    return short
+
+
+def _pairs(args: argparse.Namespace, settings: Any, statuses: tuple[str, ...]) -> list[Any]:
     from flows._stage import open_warehouse
     from flows.review import reviewable_pairs
 
-    settings = settings_from_args(args)
+    sample = _sample(args, settings)
     with open_warehouse(settings) as wh:
-        return reviewable_pairs(wh, settings.dataset_version, statuses, args.sample)
+        return reviewable_pairs(wh, settings.dataset_version, statuses, sample)
 
 
-def _record(args: argparse.Namespace, verdicts: list[Any], channel: str = "cli") -> int:
+def _record(
+    args: argparse.Namespace, settings: Any, verdicts: list[Any], channel: str = "cli"
+) -> int:
     """Write verdicts; print what was recorded and what was not. 1 if anything failed."""
     from flows.review import record_verdicts
 
-    decisions, problems = record_verdicts(
-        settings_from_args(args), verdicts, args.reviewer, channel
-    )
+    decisions, problems = record_verdicts(settings, verdicts, args.reviewer, channel)
     for d in decisions:
         print(f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}")
     for problem in problems:
@@ -46,16 +125,24 @@ def _record(args: argparse.Namespace, verdicts: list[Any], channel: str = "cli")
     return 1 if problems else 0
 
 
+def _qa_ids(settings: Any, given: list[str]) -> list[str]:
+    return _resolve(given, _known(settings)[1], "QA pair", settings)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    pairs = _pairs(args, tuple(args.status.split(",")))
+    settings = _settings(args)
+    pairs = _pairs(args, settings, tuple(args.status.split(",")))
+    samples, qa_ids = _known(settings)
+    short = {**_short(samples), **_short(qa_ids)}
     table = Table(title=f"{len(pairs)} QA pairs ({args.status})")
-    for column in ("qa_id", "sample", "kind", "status", "question"):
-        table.add_column(column, overflow="fold")
+    for column in ("qa_id", "sample", "kind", "status"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("question", overflow="fold", ratio=1)
     for p in pairs:
-        table.add_row(p.qa_id, p.sample_id, p.kind, p.status, p.question)
+        table.add_row(short[p.qa_id], short[p.sample_id], p.kind, p.status, p.question)
     Console().print(table)
     return 0
 
@@ -64,39 +151,47 @@ def cmd_approve(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
     if not args.qa_ids and not args.sample:
-        print("name the pairs to approve (QA_ID ...) or a sample (--sample S)", file=sys.stderr)
-        return 2
-    ids = args.qa_ids or [p.qa_id for p in _pairs(args, ("pending",))]
-    return _record(args, [Verdict(qa_id=i, decision="approve") for i in ids])
+        raise CLIError("name the pairs to approve (QA_ID ...) or a sample (--sample S)")
+    settings = _settings(args)
+    if args.qa_ids:
+        ids = _qa_ids(settings, args.qa_ids)
+    else:
+        ids = [p.qa_id for p in _pairs(args, settings, ("pending",))]
+    return _record(args, settings, [Verdict(qa_id=i, decision="approve") for i in ids])
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
-    return _record(
-        args, [Verdict(qa_id=i, decision="reject", reason=args.reason) for i in args.qa_ids]
-    )
+    settings = _settings(args)
+    verdicts = [
+        Verdict(qa_id=i, decision="reject", reason=args.reason)
+        for i in _qa_ids(settings, args.qa_ids)
+    ]
+    return _record(args, settings, verdicts)
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
+    settings = _settings(args)
     verdict = Verdict(
-        qa_id=args.qa_id,
+        qa_id=_qa_ids(settings, [args.qa_id])[0],
         decision="edit",
         question=args.question,
         answer=args.answer,
         reason=args.reason,
     )
-    return _record(args, [verdict])
+    return _record(args, settings, [verdict])
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from tasks.qa import export_record
 
-    pairs = _pairs(args, tuple(args.status.split(",")))
+    settings = _settings(args)
+    pairs = _pairs(args, settings, tuple(args.status.split(",")))
     with Path(args.file).open("w", encoding="utf-8") as out:
-        for pair in pairs:
+        for pair in progress(pairs, "exporting"):
             out.write(json.dumps(export_record(pair), ensure_ascii=False) + "\n")
     print(
         f'wrote {len(pairs)} pairs to {args.file}: set each line\'s "decision" to approve, '
@@ -111,8 +206,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from tasks.qa import FileVerdict
 
+    path = Path(args.file)
+    if not path.is_file():
+        raise CLIError(f"{path}: no such file: give the JSONL file `lilo review export` wrote")
+    settings = _settings(args)
     verdicts, bad = [], []
-    for n, line in enumerate(Path(args.file).read_text(encoding="utf-8").splitlines(), 1):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in progress(list(enumerate(lines, 1)), "reading"):
         if not line.strip():
             continue
         try:
@@ -124,7 +224,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             bad.append(f"{args.file}:{n}: {errors}")
     for problem in bad:
         print(f"skipped {problem}", file=sys.stderr)
-    status = _record(args, verdicts, channel="file")
+    status = _record(args, settings, verdicts, channel="file")
     return 1 if bad else status
 
 
@@ -137,7 +237,8 @@ def cmd_interactive(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
     console = Console()
-    pairs = _pairs(args, ("pending",))
+    settings = _settings(args)
+    pairs = _pairs(args, settings, ("pending",))
     if not pairs:
         console.print("no QA pairs wait for review")
         return 0
@@ -169,7 +270,7 @@ def cmd_interactive(args: argparse.Namespace) -> int:
                 question=Prompt.ask("question", default=p.question),
                 answer=Prompt.ask("answer", default=p.answer),
             )
-        if _record(args, [verdict]) == 0:
+        if _record(args, settings, [verdict]) == 0:
             done += 1
     console.print(f"{done} decisions recorded this session.")
     return 0
@@ -182,7 +283,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from tasks.qa import quality_report
     from tasks.synthetic import load_manifest
 
-    settings = settings_from_args(args)
+    settings = _settings(args)
     corpus = Path(args.corpus) if args.corpus else settings.data_dir / "demo-corpus"
     facts = load_manifest(corpus).facts if (corpus / "manifest.json").exists() else ()
     with open_warehouse(settings) as wh:
@@ -203,18 +304,31 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from flows.review import qa_review
 
     if not get_current_settings().api.url:
-        print(
-            "No Prefect API is configured: the form would live on a temporary server no "
-            "browser can reach. Run `prefect server start`, then "
-            "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`, and try again.",
-            file=sys.stderr,
+        raise CLIError(
+            "no Prefect API is configured: the form would live on a temporary server no "
+            "browser can reach; run `prefect server start`, then "
+            "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`, and try again"
         )
-        return 2
-    settings = settings_from_args(args)
-    print("review the pending pairs in the Prefect UI: the qa-review run waits for its form")
-    totals = qa_review(sample=args.sample, overrides=settings.flow_parameters())
+    settings = _settings(args)
+    sample = _sample(args, settings)
+    with running_flows(args.debug):
+        flow = qa_review.with_options(on_running=[_print_address])
+        totals = flow(sample=sample, overrides=settings.flow_parameters())
     print(f"{totals['decisions']} decisions recorded in {totals['batches']} forms")
     return 0
+
+
+def _print_address(flow: Any, flow_run: Any, state: Any) -> None:
+    """Where the paused run's form is: PREFECT_UI_URL, else the API's host (its UI)."""
+    from prefect.settings import get_current_settings
+
+    current = get_current_settings()
+    base = current.ui_url or str(current.api.url).rstrip("/").removesuffix("/api")
+    print(
+        "review the pending pairs in the Prefect UI; the run waits for its form at "
+        f"{base.rstrip('/')}/runs/flow-run/{flow_run.id}",
+        flush=True,
+    )
 
 
 def register(sub: Any) -> None:
@@ -276,8 +390,8 @@ def register(sub: Any) -> None:
 
 
 def _common_args(p: argparse.ArgumentParser, status: str | None = None, top: bool = False) -> None:
-    add_settings_args(p)
-    p.add_argument("--sample", help="only this sample's pairs")
+    add_common_args(p)
+    p.add_argument("--sample", help="only this sample's pairs (its id or a unique prefix)")
     p.add_argument(
         "--reviewer",
         default=getpass.getuser() if top else argparse.SUPPRESS,

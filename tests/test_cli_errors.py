@@ -1,0 +1,267 @@
+"""Mistakes at the `lilo` command line (issue 14): each one is a single `lilo: ...` line on
+stderr and a non-zero exit (2 for bad input), found before any work starts, and the warehouse
+is left as it was (or never created). Endpoints are loopback ports nothing listens on."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+
+from flows.cli import main
+from flows.cli._common import CLIError
+from flows.cli.review import _print_address, _resolve, _short
+from tasks.config import Settings, load_settings
+from warehouse import Warehouse
+
+SURVEY = ["run", "--survey", "2301.00001"]
+
+
+def _error(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one stderr line, checked to be one line that starts with `lilo: `."""
+    err = capsys.readouterr().err
+    assert err.startswith("lilo: ") and err.count("\n") == 1, err
+    return err
+
+
+def _closed_port() -> int:
+    """A loopback port with nothing listening on it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _counts(data: Path) -> dict[str, int]:
+    con = duckdb.connect(str(data / "lilo.duckdb"), read_only=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    """A data folder with an empty, migrated warehouse and nothing published."""
+    data = tmp_path / "data"
+    Warehouse(data / "lilo.duckdb").close()
+    return data
+
+
+# -- settings: files, environment, ranges ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"[llm\nmodel = 1\n", "config.toml: not valid TOML: Expected ']'"),
+        (b"\x89PNG\r\n\x1a\n\x00\xff", "config.toml: not a text file"),
+        (b"[llm]\nmodel = 'm'\nconcurrency = 0\n", "config.toml:3: llm.concurrency"),
+        (b"[generate]\ntarget_words = [4000, 5]\n", "config.toml:2: generate.target_words.1"),
+    ],
+    ids=["malformed", "binary", "out-of-range", "list-item"],
+)
+def test_a_bad_config_file_names_itself_and_the_line(tmp_path, capsys, content, expected):
+    config = tmp_path / "config.toml"
+    config.write_bytes(content)
+    data = tmp_path / "data"
+    assert main([*SURVEY, "--config", str(config), "--data-dir", str(data)]) == 2
+    assert expected in _error(capsys)
+    assert not data.exists()
+
+
+def test_a_config_that_is_missing_or_a_folder(tmp_path, capsys):
+    assert main([*SURVEY, "--config", str(tmp_path / "nope.toml")]) == 2
+    assert "nope.toml: no such config file" in _error(capsys)
+    assert main([*SURVEY, "--config", str(tmp_path)]) == 2
+    assert "is a folder" in _error(capsys)
+
+
+def test_lists_in_the_environment_are_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LILO_SURVEYS", "2301.00001,2301.00002")
+    assert main(["run", "--data-dir", str(tmp_path / "data")]) == 2
+    assert "LILO_SURVEYS is not valid JSON" in _error(capsys)
+    monkeypatch.setenv("LILO_SURVEYS", "2301.00001")  # valid JSON, but a number
+    assert main(["run", "--data-dir", str(tmp_path / "data")]) == 2
+    assert "LILO_SURVEYS: Input should be a valid tuple" in _error(capsys)
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--target-words", "4000,abc"], "'4000,abc' is not comma-separated whole numbers"),
+        (["--target-words", "0"], "generate.target_words.0 = 0: Input should be greater"),
+        (["--target-words=-5"], "generate.target_words.0 = -5: Input should be greater"),
+        (["--target-words", "200000"], "Input should be less than or equal to 100000"),
+        (["--set", "llm.concurrency=0"], "llm.concurrency = '0': Input should be greater"),
+        (["--set", "llm.concurrency"], "'llm.concurrency' is not KEY=VALUE"),
+        (["--set", "no.such=1"], "no: Extra inputs are not permitted"),
+        (["--methods", "nosuch"], "unknown method nosuch in generate.methods (--methods): known"),
+        (["--survey", "not-an-id"], "surveys: not an arXiv id: 'not-an-id'"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else "",
+)
+def test_bad_run_options_are_rejected_at_once(tmp_path, capsys, options, expected):
+    data = tmp_path / "data"
+    started = time.perf_counter()
+    assert main([*SURVEY, *options, "--data-dir", str(data)]) == 2
+    assert expected in _error(capsys)
+    assert time.perf_counter() - started < 30  # no retries, no Prefect server
+    assert not data.exists()
+
+
+def test_a_data_dir_that_is_a_file(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert main([*SURVEY, "--data-dir", str(afile)]) == 2
+    assert "is a file: give the folder that holds lilo.duckdb" in _error(capsys)
+
+
+def test_survey_ids_in_every_arxiv_form_are_taken_in_their_normal_form():
+    given = ["2301.00001", "2301.00002v2", "astro-ph/9911436", "math.gt/0309136v1", "0704.0001"]
+    settings = load_settings(None, {"surveys": given})
+    assert settings.surveys == (
+        "2301.00001",
+        "2301.00002",
+        "astro-ph/9911436",
+        "math.GT/0309136",
+        "0704.0001",
+    )
+    assert Settings().surveys == ()
+
+
+# -- commands that read an existing warehouse --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["review", "list"],
+        ["review", "approve", "--sample", "S"],
+        ["review", "export", "out.jsonl"],
+        ["leaderboard"],
+        ["failures"],
+        ["stats"],
+        ["run", "--dataset", "longinoutbench"],
+    ],
+    ids=" ".join,
+)
+def test_a_mistyped_data_dir_creates_no_warehouse(tmp_path, capsys, command):
+    typo = tmp_path / "lilo-dta"
+    assert main([*command, "--data-dir", str(typo)]) == 2
+    assert f"no warehouse at {typo / 'lilo.duckdb'}" in _error(capsys)
+    assert not typo.exists()
+
+
+def test_approving_an_unknown_sample_or_pair_names_it_and_writes_nothing(warehouse, capsys):
+    before = _counts(warehouse)
+    common = ["--data-dir", str(warehouse)]
+    assert main(["review", "approve", "--sample", "UNKNOWN", *common]) == 2
+    assert "no sample UNKNOWN in dataset v1" in _error(capsys)
+    assert main(["review", "reject", "deadbeef", "--reason", "r", *common]) == 2
+    assert "no QA pair deadbeef in dataset v1" in _error(capsys)
+    assert _counts(warehouse) == before
+
+
+def test_leaderboard_without_results_exits_1(warehouse, capsys):
+    assert main(["leaderboard", "--data-dir", str(warehouse)]) == 1
+    assert "no published results in" in _error(capsys)
+
+
+def test_ids_are_shown_as_unique_prefixes_and_taken_back():
+    ids = ["0715105b17c0", "0715105c0000", "184f798aa", "25b7eb0ff"]
+    assert _short(ids) == {
+        "0715105b17c0": "0715105b",
+        "0715105c0000": "0715105c",
+        "184f798aa": "184f798",
+        "25b7eb0ff": "25b7eb0",
+    }
+    settings = Settings()
+    assert _resolve(["184f798", "0715105c"], ids, "QA pair", settings) == [ids[2], ids[1]]
+    with pytest.raises(CLIError, match="ambiguous"):
+        _resolve(["0715105"], ids, "QA pair", settings)
+
+
+# -- per-command options, --debug --------------------------------------------------------
+
+
+def test_each_command_lists_only_its_own_options(capsys):
+    for command, has_pipeline_options in (("demo", True), ("leaderboard", False)):
+        assert main([command, "--help"]) == 0
+        out = capsys.readouterr().out
+        assert ("--target-words" in out) is has_pipeline_options
+        assert "--data-dir" in out and "--debug" in out
+    for command in ("corpus", "mirror"):
+        assert main([command, "--help"]) == 0
+        assert "--config" in capsys.readouterr().out
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    from pydantic import ValidationError
+
+    for argv in (["--debug", *SURVEY], [*SURVEY, "--debug"]):
+        with pytest.raises(ValidationError):
+            main([*argv, "--target-words", "5", "--data-dir", str(tmp_path / "data")])
+
+
+# -- unreachable endpoints ---------------------------------------------------------------
+
+
+def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys):
+    api = f"http://127.0.0.1:{_closed_port()}/api/query"
+    data = tmp_path / "data"
+    assert main([*SURVEY, "--set", f"arxiv.api_url={api}", "--data-dir", str(data)]) == 1
+    err = _error(capsys)
+    assert f"arXiv at {api} is unreachable" in err and "LILO_ARXIV__API_URL" in err
+    assert not data.exists()
+
+
+def test_an_unreachable_llm_fails_a_dataset_run_and_leaves_the_warehouse(warehouse, capsys):
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    before = _counts(warehouse)
+    argv = ["run", "--dataset", "v1", "--data-dir", str(warehouse)]
+    assert main([*argv, "--set", "llm.backend=openai", "--set", f"llm.base_url={url}"]) == 1
+    assert f"llm endpoint {url}/ is unreachable" in _error(capsys)
+    assert _counts(warehouse) == before
+
+
+def test_a_deployment_run_with_an_unreachable_endpoint_is_failed_in_prefect(
+    tmp_path, prefect_harness
+):
+    """The flow checks too (a deployment has no CLI before it): its run ends `Failed`
+    with the message, and nothing is written."""
+    from prefect import get_client
+
+    from flows._preflight import PreflightError
+    from flows.pipeline import lilo_pipeline
+
+    overrides = {
+        "data_dir": str(tmp_path / "data"),
+        "arxiv.api_url": f"http://127.0.0.1:{_closed_port()}/api/query",
+    }
+    name = f"preflight-{tmp_path.name}"  # to find the run below
+    with pytest.raises(PreflightError, match="arXiv at .* is unreachable"):
+        lilo_pipeline.with_options(flow_run_name=name)(surveys=["2301.00001"], overrides=overrides)
+    with get_client(sync_client=True) as client:
+        runs = [r for r in client.read_flow_runs() if r.name == name]
+    assert [r.state.type.value for r in runs] == ["FAILED"]
+    assert "unreachable" in runs[0].state.message
+    assert not (tmp_path / "data").exists()
+
+
+def test_review_ui_prints_the_address_of_the_paused_run(capsys):
+    from prefect.settings import PREFECT_API_URL, PREFECT_UI_URL, temporary_settings
+
+    run = SimpleNamespace(id="0b5e")
+    api = {PREFECT_API_URL: "http://127.0.0.1:4200/api"}
+    with temporary_settings(updates={**api, PREFECT_UI_URL: None}):
+        _print_address(None, run, None)
+    assert "http://127.0.0.1:4200/runs/flow-run/0b5e" in capsys.readouterr().out
+    with temporary_settings(updates={**api, PREFECT_UI_URL: "https://ui.example/"}):
+        _print_address(None, run, None)
+    assert "https://ui.example/runs/flow-run/0b5e" in capsys.readouterr().out

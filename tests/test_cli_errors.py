@@ -16,6 +16,7 @@ from flows.cli import main
 from flows.cli._common import CLIError
 from flows.cli.review import _print_address, _resolve, _short
 from tasks.config import Settings, load_settings
+from tasks.records import QAPair, Sample
 from warehouse import Warehouse
 
 SURVEY = ["run", "--survey", "2301.00001"]
@@ -265,3 +266,23 @@ def test_review_ui_prints_the_address_of_the_paused_run(capsys):
     with temporary_settings(updates={**api, PREFECT_UI_URL: "https://ui.example/"}):
         _print_address(None, run, None)
     assert "https://ui.example/runs/flow-run/0b5e" in capsys.readouterr().out
+
+
+def test_review_list_fits_80_columns_and_takes_its_short_ids_back(warehouse, capsys):
+    sample = Sample("5f3a9c1e" * 3, "v1", ("2601.00001",), "Kernels", "2601.00000", 40, "command")
+    question = " ".join(["How does the RMSE reported for Passengers compare with the density?"] * 2)
+    pairs = [
+        QAPair(f"0715105{c}" + "e" * 16, sample.sample_id, "single", sample.paper_ids, question,
+               "It is lower.", (), "pending", 1, "", "", "", "offline")
+        for c in "ab"
+    ]  # fmt: skip
+    with Warehouse(warehouse / "lilo.duckdb") as wh:
+        wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "seed"})
+        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+    common = ["--data-dir", str(warehouse)]
+    assert main(["review", "list", *common]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert sum("0715105a" in line and "5f3a9c1" in line for line in lines) == 1
+    assert main(["review", "approve", "0715105a", "--reviewer", "ana", *common]) == 0
+    assert f"approve  {pairs[0].qa_id}" in capsys.readouterr().out

@@ -54,6 +54,7 @@ class _Backend(Protocol):
 
 
 _LOAD_LOCK = threading.Lock()
+_ENCODE_LOCK = threading.Lock()
 
 
 def _load(model_name: str) -> Any:
@@ -119,17 +120,21 @@ class _Local:
         return {"backend": "local", "model": self.model_name, "pooling": _POOLING}
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        """Windows of each text, encoded and pooled. One thread at a time: a fast tokenizer
+        keeps its padding and truncation settings as shared state, so a window split in one
+        thread while another encodes a batch breaks that batch's padding."""
         model = _load(self.model_name)
-        limit = model.max_seq_length - model.tokenizer.num_special_tokens_to_add(pair=False)
-        windows = [token_windows(model.tokenizer, t, limit) for t in texts]
-        flat = [span for spans in windows for span, _ in spans]
-        vectors = model.encode(
-            flat,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32)
+        with _ENCODE_LOCK:
+            limit = model.max_seq_length - model.tokenizer.num_special_tokens_to_add(pair=False)
+            windows = [token_windows(model.tokenizer, t, limit) for t in texts]
+            flat = [span for spans in windows for span, _ in spans]
+            vectors = model.encode(
+                flat,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32)
         rows, first = [], 0
         for spans in windows:
             weights = np.array([max(n, 1) for _, n in spans], dtype=np.float32)

@@ -11,6 +11,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import ready_samples
+from flows._report import publish_report
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.llm import make_client
@@ -87,4 +88,5 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             ),
             description="Leaderboard and position curve",
         )
+        report.note(f"report: {publish_report(wh, settings, result.version)}")
     return report

@@ -23,23 +23,10 @@ def markdown_table(df: pd.DataFrame) -> str:
 
 
 def plot_position_curve(curve: pd.DataFrame, path: Path) -> Path:
-    """S_single against the position of the paper a question is about, one line per
-    method and length: the "lost in the middle" U (or its absence)."""
-    import matplotlib
+    """S_single against the position of the paper a question is about, a panel per target
+    length and a line per method (the report's figure): the "lost in the middle" U."""
+    from tasks.report import position_curve_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=110)
-    for (method, target), group in curve.groupby(["method", "target_words"], sort=True):
-        ax.plot(group["position"], group["s_single"], marker="o", label=f"{method} @ {target}")
-    ax.set_xlabel("position of the paper in the input")
-    ax.set_ylabel("S_single (x100)")
-    ax.set_xticks(sorted(curve["position"].unique()))
-    ax.set_title("Single-context consistency by paper position")
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    path.write_bytes(position_curve_png(curve))
     return path

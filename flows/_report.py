@@ -1,0 +1,60 @@
+"""The report of a result version and the run's artifacts, from a warehouse connection:
+the glue between the pure `tasks.report` and what only flows may read (dataset statistics,
+QA decisions). `lilo report` uses it on the published copy, the materialize stage on the
+warehouse it holds."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import duckdb
+
+from flows._load import load_qa, load_samples
+from flows.review import load_decisions
+from flows.samples import load_dataset_stats
+from tasks.config import Settings
+from tasks.qa import quality_report
+from tasks.report import ReportData, create_run_artifacts, read_report_data, render_html
+from warehouse import Warehouse
+
+__all__ = ["publish_report", "report_path", "write_report"]
+
+
+def report_path(results: Path, version: int) -> Path:
+    """Next to the version's Parquet: `results/version=NNNN/report.html`."""
+    return results / f"version={version:04d}" / "report.html"
+
+
+def _read(con: duckdb.DuckDBPyConnection, version: int | None) -> ReportData:
+    data = read_report_data(con, version)
+    return replace(data, stats=load_dataset_stats(con, data.dataset_version))
+
+
+def _write(data: ReportData, results: Path) -> Path:
+    path = report_path(results, data.version)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(render_html(data), encoding="utf-8")
+    os.replace(tmp, path)  # a reader never sees half a page
+    return path
+
+
+def write_report(con: duckdb.DuckDBPyConnection, results: Path, version: int | None) -> Path:
+    """Write result version `version`'s (default: the latest) report under `results`.
+    LookupError when there is no such version."""
+    return _write(_read(con, version), results)
+
+
+def publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
+    """The materialize stage's report of `version` next to its published Parquet, and the
+    run's artifacts (tables, figures, QA quality, a summary linking them)."""
+    data = _read(wh.con, version)
+    path = _write(data, settings.published_path.parent / "results")
+    ds = settings.dataset_version
+    quality = quality_report(
+        load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), settings
+    ).as_markdown()
+    create_run_artifacts(data, path, quality)
+    return path

@@ -1,0 +1,44 @@
+"""`lilo report`: a result version as one static HTML page (leaderboard, position curves,
+lengths, S_c, cost, dataset statistics, failures), written next to its published Parquet."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from flows.cli._common import CLIError, add_common_args, require_warehouse, settings_from_args
+
+__all__ = ["register"]
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from flows._report import write_report
+
+    settings = settings_from_args(args)
+    require_warehouse(settings)
+    published = settings.published_path
+    if not published.exists():
+        raise CLIError(f"no published results at {published}: run the pipeline first", code=1)
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        path = write_report(con, published.parent / "results", args.version)
+    except LookupError as exc:
+        raise CLIError(str(exc), code=1) from exc
+    finally:
+        con.close()
+    print(path.resolve())
+    return 0
+
+
+def register(sub: Any) -> None:
+    report = sub.add_parser(
+        "report",
+        help="a result version as one static HTML page; prints its path",
+        description="Writes published/results/version=NNNN/report.html (plots embedded, "
+        "nothing fetched) from the published copy and prints where it is.",
+    )
+    report.add_argument("--version", type=int, help="result version (default: the latest)")
+    add_common_args(report)
+    report.set_defaults(func=cmd_report)

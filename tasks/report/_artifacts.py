@@ -1,0 +1,119 @@
+"""A run's results in the Prefect UI: tables, the figures as Markdown images (`data:` URIs,
+shown where the UI's Markdown allows them) and a summary linking the rest.
+
+Artifact keys allow lowercase letters, digits and dashes; a keyed artifact keeps its
+history across runs, so the same key per dataset or result kind lets the UI compare runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.settings import PREFECT_UI_URL
+
+from tasks.report._data import ReportData
+from tasks.report._html import data_uri
+from tasks.report._plots import histogram_png, position_curve_png
+from tasks.reporting import markdown_table
+from tasks.samples.stats import stats_markdown
+
+__all__ = ["create_run_artifacts"]
+
+
+def _key(*parts: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (NaN as null)."""
+    return [
+        {str(k): v for k, v in r.items()}
+        for r in df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    ]
+
+
+def create_run_artifacts(
+    data: ReportData, report: Path, qa_quality: str | None = None
+) -> dict[str, str]:
+    """Create the run's artifacts; returns {key: what it holds}, the summary's links. The
+    `leaderboard` table and `results` Markdown are the materialize stage's own."""
+    made: dict[str, str] = {
+        "leaderboard": "leaderboard (table)",
+        "results": "leaderboard, position curve and win-rates (Markdown)",
+    }
+    v = f"result version {data.version}"
+    if not data.position_curve.empty:
+        create_table_artifact(
+            _records(data.position_curve),
+            key="position-curve",
+            description=f"S_single by paper position, {v}",
+        )
+        made["position-curve"] = "S_single by paper position (table)"
+        image = data_uri(position_curve_png(data.position_curve))
+        create_markdown_artifact(
+            f"# S_single by paper position, {v}\n\n![position curve]({image})\n",
+            key="position-curve-plot",
+            description=f"Position curve plot, {v}",
+        )
+        made["position-curve-plot"] = "the position curve (image)"
+    if data.stats is not None:
+        key = _key("dataset", data.stats.dataset_version, "stats")
+        histogram = (
+            f"\n![input words per sample]({data_uri(histogram_png(data.stats))})\n"
+            if data.stats.samples
+            else ""
+        )
+        create_markdown_artifact(
+            stats_markdown(data.stats) + histogram,
+            key=key,
+            description=f"Dataset {data.stats.dataset_version} statistics",
+        )
+        made[key] = "dataset statistics with the histogram"
+    if qa_quality:
+        key = _key("qa-quality", data.dataset_version)
+        create_markdown_artifact(
+            qa_quality, key=key, description=f"QA quality, dataset {data.dataset_version}"
+        )
+        made[key] = "QA quality"
+    create_table_artifact(
+        _records(data.cost), key="cost", description=f"Tokens per summary by method, length; {v}"
+    )
+    made["cost"] = "tokens per summary by method and length (table)"
+    create_table_artifact(
+        _records(data.failures) or [{"failures": "none"}],
+        key="failures",
+        description="Every failed generation or score, with its reason",
+    )
+    made["failures"] = f"{len(data.failures)} failed generations or scores (table)"
+    create_markdown_artifact(
+        _summary(data, report, made), key="run-summary", description=f"Run summary, {v}"
+    )
+    return made
+
+
+def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:
+    base = (PREFECT_UI_URL.value() or "").rstrip("/")
+    lb = data.leaderboard
+    cells = f"{int(lb['scored'].sum())}/{int(lb['expected'].sum())}" if not lb.empty else "0/0"
+    lines = [
+        f"# lilo run: result version {data.version}",
+        "",
+        f"Dataset **{data.dataset_version}**; summaries scored/expected: **{cells}**"
+        + (" (**partial**: see failures)" if data.partial else "")
+        + ".",
+        "",
+        markdown_table(lb[["variant", "target_words", "scored", "expected", "s_l", "s_c", "s_q"]])
+        if not lb.empty
+        else "_(no leaderboard rows)_",
+        "",
+        "| artifact | what it holds |",
+        "|---|---|",
+        *(f"| [{key}]({base}/artifacts/key/{key}) | {what} |" for key, what in made.items()),
+        "",
+        f"Static report (self-contained HTML): `{report}`",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,167 @@
+"""The report's figures as PNG bytes. Every figure draws a method with the same colour and
+marker, so a reader matches lines across plots; several lengths are facets, never one
+tangle of lines."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from tasks.samples.stats import DatasetStats
+
+__all__ = [
+    "consistency_png",
+    "cost_png",
+    "histogram_png",
+    "lengths_png",
+    "position_curve_png",
+]
+
+_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _styles(methods: Iterable[str]) -> dict[str, dict[str, str]]:
+    """A colour and a marker per method, in sorted order (stable across figures)."""
+    return {
+        m: {"color": _COLOURS[i % len(_COLOURS)], "marker": _MARKERS[i % len(_MARKERS)]}
+        for i, m in enumerate(sorted(set(methods)))
+    }
+
+
+def _png(fig: Any, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> bytes:
+    """The figure as PNG bytes, laid out within `rect` (room left for a figure legend)."""
+    buffer = io.BytesIO()
+    try:
+        fig.tight_layout(rect=rect)
+        fig.savefig(buffer, format="png")
+    finally:
+        _plt().close(fig)
+    return buffer.getvalue()
+
+
+def _length_label(n: int) -> str:
+    return f"{n // 1000}k words" if n >= 1000 and n % 1000 == 0 else f"{n} words"
+
+
+def position_curve_png(curve: pd.DataFrame) -> bytes:
+    """S_single by the position of the paper a question is about: one panel per target
+    length, one line per method (the "lost in the middle" U, or its absence)."""
+    plt = _plt()
+    lengths = sorted(curve["target_words"].unique())
+    styles = _styles(curve["method"])
+    fig, axes = plt.subplots(
+        1,
+        len(lengths),
+        figsize=(3.6 * len(lengths) + 0.6, 3.8),
+        dpi=100,
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, target in zip(axes[0], lengths, strict=True):
+        for method, group in curve[curve["target_words"] == target].groupby("method"):
+            ax.plot(group["position"], group["s_single"], label=method, **styles[str(method)])
+        ax.set_title(_length_label(int(target)))
+        ax.set_xlabel("paper position in the input")
+        ax.set_xticks(sorted(curve["position"].unique()))
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("S_single (x100)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    return _png(fig, rect=(0, 0.08, 1, 1))
+
+
+def lengths_png(lengths: pd.DataFrame) -> bytes:
+    """Generated against required words per summary; dashed bars mark the required length."""
+    plt = _plt()
+    styles = _styles(lengths["method"])
+    targets = sorted(lengths["target_words"].unique())
+    fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=100)
+    offsets = {m: (i - (len(styles) - 1) / 2) * 0.02 for i, m in enumerate(styles)}
+    for method, group in lengths.groupby("method"):
+        x = group["target_words"] * (1 + offsets[str(method)])  # side by side, not on top
+        ax.scatter(x, group["words"], label=method, alpha=0.75, s=26, **styles[str(method)])
+    for i, t in enumerate(targets):  # the required length, as a bar across its column
+        ax.hlines(
+            t,
+            t * 0.85,
+            t * 1.15,
+            colors="grey",
+            linestyles="--",
+            linewidth=1,
+            label="required" if i == 0 else None,
+        )
+    ax.set_xscale("log")
+    ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
+    ax.minorticks_off()
+    ax.set_xlabel("required length")
+    ax.set_ylabel("generated words")
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def consistency_png(leaderboard: pd.DataFrame) -> bytes:
+    """Mean S_c of each method (variant) by target length, as in the leaderboard."""
+    plt = _plt()
+    scored = leaderboard.dropna(subset=["s_c"])
+    styles = _styles(scored["variant"])
+    targets = sorted(scored["target_words"].unique())
+    fig, ax = plt.subplots(figsize=(6.5, 4), dpi=100)
+    for variant, group in scored.groupby("variant"):
+        ax.plot(group["target_words"], group["s_c"], label=variant, **styles[str(variant)])
+    ax.set_xscale("log")
+    ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
+    ax.minorticks_off()
+    ax.set_xlabel("required length")
+    ax.set_ylabel("S_c (x100)")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def cost_png(cost: pd.DataFrame) -> bytes:
+    """Input and output tokens per summary, by method and target length."""
+    plt = _plt()
+    styles = _styles(cost["method"])
+    targets = sorted(cost["target_words"].unique())
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=100)
+    for ax, column, title in (
+        (axes[0], "tokens_in_per_summary", "input tokens per summary"),
+        (axes[1], "tokens_out_per_summary", "output tokens per summary"),
+    ):
+        for method, group in cost.groupby("method"):
+            ax.plot(group["target_words"], group[column], label=method, **styles[str(method)])
+        ax.set_xscale("log")
+        ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
+        ax.minorticks_off()
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=8, frameon=False)
+    return _png(fig)
+
+
+def histogram_png(stats: DatasetStats) -> bytes:
+    """Input words per sample of the dataset version."""
+    plt = _plt()
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(6, 3.4), dpi=100)
+    ax.hist(stats.input_words, bins=min(20, max(1, stats.samples)), color="#4878a8")
+    ax.set_xlabel("input words per sample")
+    ax.set_ylabel("samples")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(f"Dataset {stats.dataset_version}: {stats.samples} samples")
+    return _png(fig)

@@ -1,0 +1,178 @@
+"""`lilo report` and the run's artifacts: the page's numbers are the warehouse's views',
+the page needs nothing from outside, and the materialize stage leaves both behind."""
+
+from __future__ import annotations
+
+import math
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from flows.cli import main
+
+DEMO = ["--methods", "single,ral_writer", "--target-words", "1000,2000"]
+
+
+class _Tables(HTMLParser):
+    """Each <table id=...> of a page as its header and rows of cell text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.images: list[str] = []
+        self.external: list[str] = []
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attr = dict(attrs)
+        if tag == "table":
+            self._table = attr["id"]
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table:
+            self._cell = []
+        elif tag == "img":
+            self.images.append(attr.get("src") or "")
+        if tag in ("script", "link", "iframe") or any(
+            (v or "").startswith(("http:", "https:", "//")) for k, v in attrs if k != "href"
+        ):
+            self.external.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self._table:
+            self.tables[self._table][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+
+def _page(path: Path) -> _Tables:
+    parser = _Tables()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _same(shown: str, value: object) -> bool:
+    """A cell's text against the view's value: the same number, word or nothing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return shown == "–"
+    if isinstance(value, bool):
+        return shown == ("yes" if value else "no")
+    if isinstance(value, int | float):
+        return math.isclose(float(shown), float(value), abs_tol=1e-9)
+    return shown == str(value)
+
+
+def _assert_table_is_view(page: _Tables, table: str, view: pd.DataFrame) -> None:
+    header, *rows = page.tables[table]
+    assert header == list(view.columns)
+    assert len(rows) == len(view) > 0
+    for shown, record in zip(rows, view.astype(object).to_dict(orient="records"), strict=True):
+        for text, (column, value) in zip(shown, record.items(), strict=True):
+            assert _same(text, value), (table, column, text, value)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory, prefect_harness) -> Path:
+    data = tmp_path_factory.mktemp("report") / "data"
+    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
+    return data
+
+
+@pytest.fixture(scope="module")
+def views(demo) -> dict[str, pd.DataFrame]:
+    con = duckdb.connect(str(demo / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        return {
+            v: con.execute(f"SELECT * FROM {v}").df()
+            for v in ("leaderboard", "position_curve", "cost", "failures", "res_versions")
+        }
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def report(demo) -> Path:
+    """What `lilo report` printed: the page's path."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", "--data-dir", str(demo)]) == 0
+    return Path(out.getvalue().strip())
+
+
+def test_the_page_sits_next_to_the_versions_parquet(report, views, demo):
+    version = int(views["res_versions"]["version"].max())
+    folder = demo / "published" / "results" / f"version={version:04d}"
+    assert report == (folder / "report.html").resolve()
+    assert (folder / "res_scores.parquet").exists()
+
+
+def test_leaderboard_position_curve_and_cost_equal_the_views(report, views):
+    page = _page(report)
+    for table in ("leaderboard", "position_curve", "cost"):
+        _assert_table_is_view(page, table, views[table])
+    assert {"judge", "scored", "expected", "partial"} <= set(page.tables["leaderboard"][0])
+
+
+def test_dataset_statistics_equal_the_warehouse(report, demo):
+    con = duckdb.connect(str(demo / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        (samples, words_max) = con.execute(
+            "SELECT count(*), max(input_words) FROM dim_samples"
+        ).fetchall()[0]
+    finally:
+        con.close()
+    text = report.read_text(encoding="utf-8")
+    assert f'<span id="stats-samples">{samples}</span>' in text
+    header, row = _page(report).tables["stats-words"]
+    assert float(row[header.index("max")]) == words_max
+
+
+def test_the_page_is_self_contained(report):
+    page = _page(report)
+    assert page.external == []
+    # position curve, lengths, S_c, cost and the histogram, all embedded
+    assert len(page.images) == 5
+    assert all(src.startswith("data:image/png;base64,") for src in page.images)
+
+
+def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
+    from prefect import get_client
+
+    assert report.exists() and report.stat().st_size > 10_000
+    with get_client(sync_client=True) as client:
+        keys = {a.key for a in client.read_artifacts() if a.key}
+    assert {
+        "leaderboard",
+        "position-curve",
+        "position-curve-plot",
+        "dataset-v1-stats",
+        "qa-quality-v1",
+        "cost",
+        "failures",
+        "run-summary",
+    } <= keys
+
+
+def test_an_unknown_version_is_one_line_and_exit_1(demo, capsys):
+    assert main(["report", "--data-dir", str(demo), "--version", "99"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lilo: no result version 99: there are 1") and err.count("\n") == 1
+
+
+def test_a_folder_without_a_warehouse_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["report", "--data-dir", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"lilo: no warehouse at {tmp_path}")
+    assert not (tmp_path / "lilo.duckdb").exists()

@@ -1,7 +1,9 @@
 """Offline handler for the section writer of Markov-cluster, RAPID-style and LongScope-style
 (DESIGN §9, §15): the heading as given, then sentences from the passages shown that match
 the heading and its guide, up to the section's word budget, none already written. A parent
-section with no passages of its own opens with the lead sentences of its subsections."""
+section with no passages of its own opens with the lead sentences of its subsections. The
+prompt asks to keep the passages' data, so sentences reporting numbers count as matching
+(the "results" term every such candidate carries)."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def respond(messages: list[Message], settings: Settings) -> str:
     head = [heading] if "Continue without a heading" not in prompt else []
     budget = min(int(_field(_WORDS_RE, prompt) or 0), cap) - count_words("\n".join(head))
     done = " ".join(between(prompt, tag) for tag in ("written", "depends", "children"))
-    query = query_terms(f"{heading} {guide}")
+    query = query_terms(f"{heading} {guide} results")
     chosen = select(candidates(prompt, settings.llm.offline), query, budget, cap, skip=done)
     if chosen:
         return "\n\n".join([*head, paragraphs(chosen)])

@@ -11,18 +11,20 @@ import json
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from prefect import flow
+from prefect.artifacts import create_table_artifact
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from prefect.runtime import flow_run
+from pydantic import Field, create_model
 
 from flows._load import load_qa
 from flows._stage import log, open_warehouse
 from tasks.config import Settings, load_settings
-from tasks.qa.review import QADecision, Verdict, apply_verdicts
+from tasks.qa.review import QADecision, Verdict, apply_verdicts, pair_decision_model
 from tasks.records import QAPair, Quarantine
 from warehouse import Warehouse
 
@@ -32,15 +34,47 @@ __all__ = [
     "pending_count",
     "qa_review",
     "record_verdicts",
+    "review_form",
     "reviewable_pairs",
 ]
 
 
 class ReviewForm(RunInput):
-    """The Prefect UI form: who reviews, and a verdict per pair (prefilled as pending)."""
+    """The Prefect UI form: the reviewer's name once, then one fixed entry per pair
+    (`pair_01`, `pair_02`, ...; see `review_form`). Fields, not a list: a list would let
+    the UI add, remove and reorder entries, and the pairs' ids would be editable."""
 
-    reviewer: str
-    verdicts: list[Verdict]
+    reviewer: str = Field(
+        title="Your name",
+        min_length=1,
+        description="Recorded with every decision in this form.",
+    )
+    qa_ids: ClassVar[tuple[str, ...]] = ()
+
+    def verdicts(self) -> list[Verdict]:
+        """One verdict per pair, in the form's order."""
+        return [getattr(self, _field(n)).verdict(qa_id) for n, qa_id in enumerate(self.qa_ids, 1)]
+
+
+def _field(n: int) -> str:
+    return f"pair_{n:02d}"
+
+
+def review_form(pairs: list[QAPair], titles: dict[str, str]) -> type[ReviewForm]:
+    """The form of one batch: a required decision per pair, its question, answer and
+    evidence (with each paper's title) beside it, the text prefilled for edits."""
+    fields: dict[str, Any] = {}
+    for n, pair in enumerate(pairs, 1):
+        model, field = pair_decision_model(n, len(pairs), pair, titles)
+        fields[_field(n)] = (model, Field(**field))
+    form = create_model("ReviewForm", __base__=ReviewForm, **fields)
+    form.qa_ids = tuple(p.qa_id for p in pairs)
+    form._description = (
+        f"Review {len(pairs)} QA pairs. Give your name once, then for each pair read the "
+        "question, the answer and the evidence, and choose approve, reject (with a reason) "
+        "or edit (change the question or answer). Every pair needs a decision."
+    )
+    return form
 
 
 def reviewable_pairs(
@@ -107,21 +141,6 @@ def record_verdicts(
     return decisions, problems
 
 
-def _describe(pairs: list[QAPair]) -> str:
-    """The form's description: each pair with its evidence, as the reviewer should see it."""
-    parts = [
-        f"# Review {len(pairs)} QA pairs\n\nFor each row set `decision` to approve, reject "
-        "(with a `reason`) or edit (change `question`/`answer`); pending leaves it for later."
-    ]
-    for i, p in enumerate(pairs, 1):
-        quotes = "\n".join(f"> [{e['paper_id']}] {e['quote']}" for e in p.evidence)
-        parts.append(
-            f"## {i}. {p.kind} · sample {p.sample_id} · `{p.qa_id}`\n\n"
-            f"**Q:** {p.question}\n\n**A:** {p.answer}\n\n{quotes}"
-        )
-    return "\n\n".join(parts)
-
-
 @flow(name="qa-review", log_prints=True)
 def qa_review(
     sample: str | None = None,
@@ -143,14 +162,10 @@ def qa_review(
                 for p in reviewable_pairs(wh, settings.dataset_version, sample_id=sample)
                 if p.qa_id not in shown
             ][: settings.qa.review_batch]
-        if not batch:
-            break
+            if not batch:
+                break
+            form = review_form(batch, _titles(wh, batch))
         shown |= {p.qa_id for p in batch}
-        form = ReviewForm.with_initial_data(
-            description=_describe(batch),
-            reviewer="",
-            verdicts=[Verdict(qa_id=p.qa_id, question=p.question, answer=p.answer) for p in batch],
-        )
         try:
             answer = pause_flow_run(
                 wait_for_input=form,
@@ -165,15 +180,48 @@ def qa_review(
             totals["timed_out"] = True
             break
         decisions, problems = record_verdicts(
-            settings, answer.verdicts, answer.reviewer, "ui", run_id
+            settings, answer.verdicts(), answer.reviewer, "ui", run_id
         )
         totals["batches"] += 1
         totals["decisions"] += len(decisions)
         totals["problems"] += problems
-        log.info(
-            "qa-review: batch %s: %s decisions, %s problems",
-            totals["batches"],
-            len(decisions),
-            len(problems),
-        )
+        _log_batch(totals["batches"], decisions, problems)
     return totals
+
+
+def _titles(wh: Warehouse, pairs: list[QAPair]) -> dict[str, str]:
+    """Titles of the papers the pairs' evidence quotes."""
+    ids = sorted({e["paper_id"] for p in pairs for e in p.evidence})
+    rows = wh.rows("SELECT paper_id, title FROM dim_papers WHERE list_contains(?, paper_id)", [ids])
+    return {r["paper_id"]: r["title"] or "" for r in rows}
+
+
+def _log_batch(batch: int, decisions: list[QADecision], problems: list[str]) -> None:
+    """Each decision in the run's logs, and the batch's decisions as an artifact."""
+    for d in decisions:
+        log.info("qa-review: %s %s (sample %s) by %s", d.action, d.qa_id, d.sample_id, d.reviewer)
+    for problem in problems:
+        log.warning("qa-review: not recorded: %s", problem)
+    log.info(
+        "qa-review: batch %s: %s decisions recorded, %s not", batch, len(decisions), len(problems)
+    )
+    rejected = [
+        {"qa_id": p.split(":", 1)[0], "decision": "not recorded", "reason": p} for p in problems
+    ]
+    create_table_artifact(
+        [
+            {
+                "qa_id": d.qa_id,
+                "sample": d.sample_id,
+                "decision": d.action,
+                "reviewer": d.reviewer,
+                "question": d.question,
+                "answer": d.answer,
+                "reason": d.reason,
+            }
+            for d in decisions
+        ]
+        + rejected,
+        key=f"qa-review-batch-{batch}",
+        description=f"QA review, batch {batch}: the decisions recorded",
+    )

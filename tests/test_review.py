@@ -59,6 +59,29 @@ def test_bad_verdicts_are_problems_not_crashes():
     assert "needs a reason" in problems[0] and "filtered" in problems[1]
 
 
+def test_the_ui_form_has_one_required_entry_per_pair():
+    from pydantic import ValidationError
+
+    from flows.review import review_form
+
+    form = review_form([_pair(), QAPair(**{**_pair().__dict__, "qa_id": "q2"})], {})
+    with pytest.raises(ValidationError):  # an entry missing
+        form(reviewer="ana", pair_01={"decision": "approve"})
+    with pytest.raises(ValidationError):  # a decision missing
+        form(reviewer="ana", pair_01={}, pair_02={"decision": "approve"})
+    with pytest.raises(ValidationError):  # an invented entry
+        form(reviewer="ana", **{f"pair_0{i}": {"decision": "approve"} for i in (1, 2, 3)})
+    answer = form(
+        reviewer="ana",
+        pair_01={"decision": "approve"},
+        pair_02={"decision": "edit", "answer": "An RMSE of 0.635."},
+    )
+    assert [(v.qa_id, v.decision, v.answer) for v in answer.verdicts()] == [
+        ("q1", "approve", "0.635"),
+        ("q2", "edit", "An RMSE of 0.635."),
+    ]
+
+
 # -- manual mode end to end --------------------------------------------------------------
 
 
@@ -170,32 +193,59 @@ def test_review_flow_form_resumed_like_the_ui(data):
         key = paused.state.state_details.run_input_keyset
         description = json.loads(client.read_flow_run_input(paused.id, key["description"]))
         schema = json.loads(client.read_flow_run_input(paused.id, key["schema"]))
-    # The UI shows the description and a form prefilled from the schema's defaults.
-    rows = schema["properties"]["verdicts"]["default"]
-    assert {r["decision"] for r in rows} == {"pending"}
-    assert rows[0]["question"] in description and "> [" in description  # evidence quoted
-    rows[0]["decision"] = "approve"
-    rows[1].update(decision="reject", reason="trivial")
-    rows[2].update(decision="edit", question="Edited? " + rows[2]["question"])
-    resume_flow_run(paused.id, run_input={"reviewer": "carla", "verdicts": rows})
-    runner.join(timeout=120)
-    assert result and result[0]["decisions"] == 3 and result[0]["problems"] == []
-    decisions = _sql(
-        data,
-        "SELECT qa_id, action, reviewer, channel, question, original_question "
-        "FROM fct_qa_decisions ORDER BY action",
-    )
-    assert [d[1:4] for d in decisions] == [
-        ("approve", "carla", "ui"),
-        ("edit", "carla", "ui"),
-        ("reject", "carla", "ui"),
+    # One required entry per pair, each its own field (no list: nothing to add, remove or
+    # reorder, no id to edit); the context sits in the decision's description.
+    pairs = [k for k in schema["properties"] if k.startswith("pair_")]
+    assert schema["required"] == ["reviewer", *pairs] and "Review" in description
+    entries = [
+        schema["definitions"][f"Pair{i:02d}"]["properties"] for i in range(1, len(pairs) + 1)
     ]
-    edit = decisions[1]
-    assert edit[4] == "Edited? " + edit[5]
-    statuses = dict(
-        _sql(data, f"SELECT qa_id, status FROM fct_qa_pairs WHERE sample_id = '{sample}'")
+    assert all(set(e) == {"decision", "question", "answer", "reason"} for e in entries)
+    assert all(e["decision"]["enum"] == ["approve", "reject", "edit"] for e in entries)
+    assert "default" not in entries[0]["decision"]
+    assert entries[0]["question"]["default"] in entries[0]["decision"]["description"]
+    assert "EVIDENCE 1 from" in entries[0]["decision"]["description"]
+    assert "QA " in schema["properties"]["pair_01"]["title"]
+    # As the UI sends it: every entry whole, its text as prefilled unless edited.
+    answer: dict = {"reviewer": "carla"} | {
+        k: {"decision": "approve"} | {f: e[f]["default"] for f in ("question", "answer", "reason")}
+        for k, e in zip(pairs, entries, strict=True)
+    }
+    answer["pair_02"].update(decision="reject", reason="trivial")
+    edited = "Edited? " + entries[2]["question"]["default"]
+    answer["pair_03"].update(decision="edit", question=edited)
+    resume_flow_run(paused.id, run_input=answer)
+    runner.join(timeout=120)
+    assert result and result[0]["decisions"] == len(pairs) and result[0]["problems"] == []
+    actions = dict(
+        _sql(
+            data,
+            "SELECT action, count(*) FROM fct_qa_decisions WHERE reviewer = 'carla' "
+            "AND channel = 'ui' GROUP BY 1",
+        )
     )
-    assert statuses[rows[1]["qa_id"]] == "rejected" and statuses[rows[3]["qa_id"]] == "pending"
+    assert actions == {"approve": len(pairs) - 2, "reject": 1, "edit": 1}
+    (edit,) = _sql(
+        data, "SELECT question, original_question FROM fct_qa_decisions WHERE action = 'edit'"
+    )
+    assert edit == (edited, entries[2]["question"]["default"])
+    statuses = dict(
+        _sql(
+            data,
+            f"SELECT status, count(*) FROM fct_qa_pairs WHERE sample_id = '{sample}' "
+            "AND status IN ('pending', 'approved', 'rejected') GROUP BY 1",
+        )
+    )
+    assert statuses == {"approved": len(pairs) - 1, "rejected": 1}
+    # The run leaves the decisions as an artifact.
+    with get_client(sync_client=True) as client:
+        (artifact,) = [a for a in client.read_artifacts() if a.key == "qa-review-batch-1"]
+    rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
+    assert len(rows) == len(pairs) and {r["decision"] for r in rows} == {
+        "approve",
+        "reject",
+        "edit",
+    }
 
 
 def test_interactive_review_saves_each_decision_and_resumes(data, monkeypatch, capsys):

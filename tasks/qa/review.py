@@ -11,13 +11,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from tasks.records import QAPair, content_id
 
 __all__ = [
     "REVIEWABLE",
     "FileVerdict",
+    "PairDecision",
     "QADecision",
     "ReviewError",
     "Verdict",
@@ -25,6 +26,8 @@ __all__ = [
     "auto_decisions",
     "decide",
     "export_record",
+    "pair_context",
+    "pair_decision_model",
 ]
 
 # A human may decide (or change their mind on) these; filtered, duplicate and invalid pairs
@@ -59,7 +62,7 @@ class Verdict(BaseModel):
     """One pair's verdict as a reviewer gives it; `pending` leaves the pair for later.
 
     `question`/`answer` carry the text as the reviewer left it: a change makes an approval
-    an edit. This is the schema of the Prefect UI form's rows.
+    an edit. The CLI and JSONL files give these; the UI form's entries become these.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -69,6 +72,81 @@ class Verdict(BaseModel):
     question: str | None = None
     answer: str | None = None
     reason: str = ""
+
+
+def _text_required(schema: dict[str, Any]) -> None:
+    """The form marks the prefilled question and answer required (a UI labels a field
+    with a default "Optional", and neither may be emptied); the model keeps the defaults."""
+    schema["required"] = ["decision", "question", "answer"]
+
+
+class PairDecision(BaseModel):
+    """One pair's entry in the review form: a decision is required; the question and
+    answer come prefilled, and changing them makes the approval an edit."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_text_required)
+
+    decision: Action
+    question: str
+    answer: str
+    reason: str = ""
+
+    def verdict(self, qa_id: str) -> Verdict:
+        return Verdict(
+            qa_id=qa_id,
+            decision=self.decision,
+            question=self.question,
+            answer=self.answer,
+            reason=self.reason,
+        )
+
+
+def pair_context(pair: QAPair, titles: dict[str, str]) -> str:
+    """What a reviewer reads before deciding: the question, the answer and each evidence
+    quote under its paper's title. Paragraphs only, no Markdown marks: one UI renders
+    descriptions as Markdown, the other as plain text."""
+    parts = [f"QUESTION: {pair.question}", f"ANSWER: {pair.answer}"]
+    for i, e in enumerate(pair.evidence, 1):
+        title = titles.get(e["paper_id"]) or "untitled"
+        parts.append(f'EVIDENCE {i} from "{title}" ({e["paper_id"]}): “{e["quote"]}”')
+    return "\n\n".join(parts)
+
+
+def pair_decision_model(
+    n: int, total: int, pair: QAPair, titles: dict[str, str]
+) -> tuple[type[PairDecision], dict[str, Any]]:
+    """The form entry of the `n`th of `total` pairs: a PairDecision subclass whose
+    decision carries the pair's context, and the keyword arguments of its form field
+    (title, description). The pair's ids are in the title: shown, never editable."""
+    kind = "single-paper" if pair.kind == "single" else "cross-paper"
+    model = create_model(
+        f"Pair{n:02d}",
+        __base__=PairDecision,
+        decision=(
+            Action,
+            Field(title=f"Decision on pair {n}", description=pair_context(pair, titles)),
+        ),
+        question=(
+            str,
+            Field(
+                default=pair.question,
+                min_length=1,
+                title="Question (change it to edit)",
+            ),
+        ),
+        answer=(
+            str,
+            Field(
+                default=pair.answer,
+                min_length=1,
+                title="Answer (change it to edit)",
+            ),
+        ),
+        reason=(str, Field(default="", title="Reason (required to reject)")),
+    )
+    return model, {
+        "title": f"Pair {n} of {total} · {kind} · sample {pair.sample_id} · QA {pair.qa_id}"
+    }
 
 
 class FileVerdict(Verdict):

@@ -1,0 +1,272 @@
+"""Seen as a person sees it: a real headless Chromium fills the QA review form of a paused
+run in a local Prefect server's UI, and opens the `lilo report` page.
+
+Needs Debian's `chromium` (`apt-get install chromium`; `.ci/run` installs it) or the binary
+named by LILO_CHROMIUM; skipped, saying so, where there is none. Screenshots go to
+LILO_SCREENSHOTS when set (else the test's temporary folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+import pytest
+
+from flows.cli import main
+
+CHROMIUM = Path(os.environ.get("LILO_CHROMIUM", "/usr/bin/chromium"))
+# No network, no first-run or background work: the machine may have no internet at all.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REPO = Path(__file__).resolve().parent.parent
+DEMO = ["--review", "manual", "--methods", "single", "--target-words", "4000"]
+SERVER_START_S = 600  # a cold `prefect server start` migrates its database first
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason=f"no browser: {CHROMIUM} is missing (apt-get install chromium, or set LILO_CHROMIUM)",
+)
+
+
+def _sql(data: Path, query: str) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(data / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    folder = Path(os.environ.get("LILO_SCREENSHOTS") or tmp_path_factory.mktemp("shots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def prefect_env(tmp_path_factory) -> dict[str, str]:
+    """The environment of a Prefect server with its UI, and of the processes using it."""
+    home = tmp_path_factory.mktemp("prefect-ui")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
+    return {
+        **env,
+        "PREFECT_HOME": str(home),
+        "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{home / 'prefect.db'}",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+        "PREFECT_UI_URL": f"http://127.0.0.1:{port}",
+        "LILO_UI_PORT": str(port),
+    }
+
+
+@pytest.fixture(scope="module")
+def ui(prefect_env, tmp_path_factory) -> Iterator[str]:
+    """`prefect server start` on a free loopback port, PREFECT_HOME in a temporary folder."""
+    log = tmp_path_factory.mktemp("prefect-log") / "server.log"
+    port = prefect_env["LILO_UI_PORT"]
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [Path(sys.executable).parent / "prefect", "server", "start"]
+            + ["--host", "127.0.0.1", "--port", port],
+            env=prefect_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = prefect_env["PREFECT_UI_URL"]
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/api/health", timeout=5).status_code == 200:
+                    break
+            assert server.poll() is None, log.read_text(errors="replace")[-2000:]
+            assert time.monotonic() < deadline, "the Prefect server did not start"
+            time.sleep(1)
+        yield base
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory, prefect_harness) -> Path:
+    """`lilo demo --review manual`: pairs wait for a reviewer, nothing is summarized yet."""
+    folder = tmp_path_factory.mktemp("browser") / "data"
+    assert main(["demo", *DEMO, "--data-dir", str(folder)]) == 0
+    return folder
+
+
+def _field(page: Any, label: str) -> Any:
+    """The form field whose label is exactly `label` (a pair's, or one inside it)."""
+    return page.locator(
+        "xpath=//span[contains(@class, 'schema-form-property__label') and "
+        f"normalize-space(.) = '{label}']/ancestor::div[contains(concat(' ', @class, ' '), "
+        "' schema-form-property ')][1]"
+    )
+
+
+def _choose(page: Any, field: Any, option: str) -> None:
+    field.locator(".p-select-button__control").first.click()
+    page.keyboard.press("ArrowDown")  # opens the option list
+    page.locator(".p-select-option", has_text=option).first.click()
+
+
+def _paused_run(api: str, timeout_s: float = 300) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = httpx.post(
+            f"{api}/flow_runs/filter",
+            json={"flow_runs": {"state": {"type": {"any_": ["PAUSED"]}}}},
+            timeout=30,
+        ).json()
+        if runs:
+            return str(runs[0]["id"])
+        time.sleep(1)
+    raise AssertionError("the review flow never paused for its form")
+
+
+def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, shots):
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    overrides = {
+        "data_dir": str(data),
+        "qa.review_poll_s": 1,
+        "qa.review_batch": 50,
+        "qa.review_timeout_s": 600,
+    }
+    review = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys; from flows.review import qa_review; "
+            "print(json.dumps(qa_review(sample=sys.argv[1], overrides=json.loads(sys.argv[2]))))",
+            sample,
+            json.dumps(overrides),
+        ],
+        cwd=REPO,
+        env=prefect_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        run_id = _paused_run(prefect_env["PREFECT_API_URL"])
+        page = browser.new_page(viewport={"width": 1280, "height": 2400})
+        page.goto(f"{ui}/runs/flow-run/{run_id}", wait_until="networkidle", timeout=120_000)
+        page.get_by_role("button", name="Resume").first.click()
+        _field(page, "Your name").locator("textarea, input").first.fill("carla")
+        n = page.locator(".schema-form-property__label", has_text="Decision on pair").count()
+        pending = _sql(
+            data,
+            f"SELECT count(*) FROM fct_qa_pairs WHERE sample_id = '{sample}' "
+            "AND status = 'pending'",
+        )[0][0]
+        assert n == pending >= 3  # one fixed entry per pair
+        # Nothing to add, remove or reorder, and no id to edit: a pair's ids are its title.
+        modal = page.locator(".p-modal__card")
+        assert modal.get_by_text("Add item").count() == 0
+        assert modal.locator(".schema-form-property-array-item").count() == 0
+        assert modal.get_by_text("QUESTION:").count() == n
+        assert modal.get_by_text("EVIDENCE 1 from").count() >= n
+        for i in range(1, n + 1):
+            _choose(page, _field(page, f"Decision on pair {i}"), "approve")
+        _choose(page, _field(page, "Decision on pair 2"), "reject")
+        pair2 = _field(page, next(t for t in _pair_titles(page) if t.startswith("Pair 2 of")))
+        _field(pair2, "Reason (required to reject) (Optional)").locator("textarea").fill(
+            "not answerable from the papers"
+        )
+        _choose(page, _field(page, "Decision on pair 3"), "edit")
+        pair3 = _field(page, next(t for t in _pair_titles(page) if t.startswith("Pair 3 of")))
+        question = _field(pair3, "Question (change it to edit)").locator("textarea")
+        question.fill("Edited: " + question.input_value())
+        page.screenshot(path=str(shots / "review-form.png"))
+        modal.get_by_role("button", name="Submit").click()
+        out, _ = review.communicate(timeout=300)
+    finally:
+        if review.poll() is None:
+            review.kill()
+    totals = json.loads(out.strip().splitlines()[-1])
+    assert (totals["decisions"], totals["problems"], totals["timed_out"]) == (n, [], False)
+    decisions = dict(
+        _sql(
+            data,
+            "SELECT action, count(*) FROM fct_qa_decisions WHERE reviewer = 'carla' "
+            "AND channel = 'ui' GROUP BY 1",
+        )
+    )
+    assert decisions == {"approve": n - 2, "reject": 1, "edit": 1}
+    (edited,) = _sql(
+        data, "SELECT question, original_question FROM fct_qa_decisions WHERE action = 'edit'"
+    )
+    assert edited[0] == "Edited: " + edited[1]
+
+
+def _pair_titles(page: Any) -> list[str]:
+    return [
+        t.strip()
+        for t in page.locator(".schema-form-property__label").all_inner_texts()
+        if t.strip().startswith("Pair ")
+    ]
+
+
+def test_report_page_in_chromium(data, browser, shots):
+    samples = [r[0] for r in _sql(data, "SELECT sample_id FROM dim_samples ORDER BY 1")]
+    common = ["--data-dir", str(data), "--reviewer", "dee"]
+    assert main(["review", "approve", "--sample", samples[-1], *common]) == 0
+    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["report", "--data-dir", str(data)]) == 0
+    report = Path(out.getvalue().strip())
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    # Nothing fetched: the page is one file.
+    page.on(
+        "request", lambda r: None if r.url.startswith(("file:", "data:")) else errors.append(r.url)
+    )
+    page.goto(report.as_uri(), wait_until="load")
+    widths = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.complete && i.naturalWidth)")
+    page.screenshot(path=str(shots / "report.png"), full_page=True)
+    assert errors == []
+    assert len(widths) >= 4 and all(w and w > 0 for w in widths), widths
+    assert page.locator("#leaderboard tbody tr").count() >= 1

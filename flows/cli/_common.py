@@ -19,7 +19,6 @@ __all__ = [
     "Parser",
     "add_common_args",
     "add_pipeline_args",
-    "add_settings_args",
     "check_names",
     "print_leaderboard",
     "print_summary",
@@ -76,10 +75,6 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="show the traceback of an error",
     )
-
-
-# The name `lilo report` (flows/cli/report.py) was written against; it takes common options.
-add_settings_args = add_common_args
 
 
 def add_pipeline_args(p: argparse.ArgumentParser) -> None:

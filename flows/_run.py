@@ -1,8 +1,12 @@
-"""A run's record in the `runs` table: written when the run starts, completed (or marked
-failed, with why) when it ends, with what its stages reported (DESIGN §10)."""
+"""A run's record in the `runs` table: written when the run starts (with the process that
+runs it), and at the end `completed`, `partial` (some units failed: failed generations,
+`llm_error`/`judge_unusable` quarantine rows) or `failed` (with why), with what its stages
+reported (DESIGN §10). A run killed before its end is marked `crashed` by the next start."""
 
 from __future__ import annotations
 
+import os
+import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,12 +15,14 @@ from typing import Any
 
 from prefect.runtime import flow_run
 
-from flows._stage import StageReport, log, open_warehouse
+from flows._stage import StageReport, fold_call_logs, log, open_warehouse
 from tasks.config import Settings
 from tasks.llm import make_client
 from tasks.provenance import code_version
+from warehouse import Warehouse
+from warehouse.db import pid_alive, remove_stale_temp
 
-__all__ = ["RunRecord", "recorded_run"]
+__all__ = ["RunRecord", "mark_crashed", "recorded_run"]
 
 
 def _now() -> datetime:
@@ -35,6 +41,8 @@ class RunRecord:
             "flow": flow_name,
             "started_at": _now(),
             "status": "running",
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
             "config_hash": settings.config_hash(),
             "code_version": code_version(),
             "backbone": make_client(settings).backbone,
@@ -81,6 +89,22 @@ class RunRecord:
         with open_warehouse(self.settings) as wh:
             wh.upsert("runs", [self.row], ("run_id",), update=True)
 
+    def failures(self) -> str:
+        """What failed in this run's units, in words; empty when nothing did."""
+        with open_warehouse(self.settings) as wh:
+            generations, first = wh.con.execute(
+                "SELECT count(*), min(error) FROM fct_generations WHERE run_id = ? AND error <> ''",
+                [self.run_id],
+            ).fetchall()[0]
+            held = wh.con.execute(
+                "SELECT reason, count(*) FROM quarantine WHERE run_id = ? "
+                "AND reason IN ('llm_error', 'judge_unusable') GROUP BY ALL ORDER BY ALL",
+                [self.run_id],
+            ).fetchall()
+        parts = [f"{generations} failed generations ({first[:200]})"] if generations else []
+        parts += [f"{n} quarantined {reason}" for reason, n in held]
+        return "; ".join(parts)
+
     def summary(self) -> dict[str, Any]:
         """The run row with its stages and where the results are, for the caller to show."""
         return {
@@ -91,15 +115,52 @@ class RunRecord:
         }
 
 
+def mark_crashed(wh: Warehouse, run_id: str) -> int:
+    """Mark `crashed` the `running` rows of this machine whose process is gone (killed, or
+    the machine restarted), and those from before runs recorded their process; returns how
+    many. A row from another machine is left alone: its process cannot be seen from here."""
+    host = socket.gethostname()
+    running = wh.con.execute(
+        "SELECT run_id, pid, host FROM runs WHERE status = 'running' AND run_id <> ?", [run_id]
+    ).fetchall()
+    gone = [
+        r
+        for r, pid, h in running
+        if pid is None or (h == host and pid != os.getpid() and not pid_alive(pid))
+    ]
+    if gone:
+        wh.con.execute(
+            "UPDATE runs SET status = 'crashed', message = ? WHERE list_contains(?, run_id)",
+            [f"its process was gone when run {run_id} started: killed or crashed", gone],
+        )
+        log.warning("runs %s were killed or crashed: marked crashed", ", ".join(gone))
+    return len(gone)
+
+
 @contextmanager
 def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
-    """The run row is written first (status `running`), then completed or marked failed
-    with the exception, which is re-raised."""
+    """The run row is written first (status `running`, with this process), after marking
+    the runs whose process is gone `crashed`, folding their call logs into the ledger and
+    removing the temp files they left; a fresh warehouse is published at once, so analysts
+    have a copy from the first minute. At the end the run is `completed`, `partial` (some
+    units failed) or `failed` with the exception, which is re-raised."""
     run = RunRecord(settings, flow_name)
+    for path in remove_stale_temp(settings.published_path.parent):
+        log.warning("removed %s, left by a killed publish", path)
+    with open_warehouse(settings) as wh:
+        mark_crashed(wh, run.run_id)
+        if folded := fold_call_logs(wh, settings.data_dir):
+            log.warning("%d LLM calls of killed runs added to the ledger", folded)
+        if not settings.published_path.exists():
+            wh.publish(settings.published_path)
     run.save("running")
     try:
         yield run
     except BaseException as exc:
         run.save("failed", f"{type(exc).__name__}: {exc}")
         raise
-    run.save("completed")
+    failures = run.failures()
+    if failures:
+        run.save("partial", f"{failures}: `lilo failures` lists them; the next run retries them")
+    else:
+        run.save("completed")

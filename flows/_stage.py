@@ -1,20 +1,31 @@
-"""What every stage flow shares: its report, and how LLM calls reach the warehouse."""
+"""What every stage flow shares: its report, how LLM calls reach the warehouse, and how a
+stage writes without holding the warehouse while it works (DESIGN §10)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import warehouse
 from tasks.config import Settings
+from tasks.llm.ledger import CallLog, call_log_path, read_calls
 from tasks.records import LLMCall
-from warehouse import Warehouse
+from warehouse import Warehouse, WarehouseBusy
 
-__all__ = ["StageReport", "log", "open_warehouse", "stage"]
+__all__ = [
+    "StageReport",
+    "StageWriter",
+    "fold_call_logs",
+    "log",
+    "open_warehouse",
+    "stage",
+    "unheld_stage",
+]
 
 log = logging.getLogger("lilo")
 
@@ -66,7 +77,8 @@ class StageReport:
         log.info("%s: %s", self.stage, message)
 
     def save_calls(self, wh: Warehouse, calls: list[LLMCall]) -> None:
-        """Every call goes into the `fct_llm_calls` ledger; new responses into `llm_cache`."""
+        """Every call goes into the `fct_llm_calls` ledger; new responses into `llm_cache`.
+        A call's `seq` is its rank in the stage, as in its call log."""
         ledger = [
             {
                 "stage": self.stage,
@@ -106,19 +118,90 @@ class StageReport:
         self.write(wh, "fct_llm_calls", ledger, ("run_id", "stage", "seq"))
 
 
-def open_warehouse(settings: Settings) -> Warehouse:
-    """The warehouse, waiting up to `db_wait_s` while another process (a reviewer's CLI,
-    another run) holds the file."""
-    return warehouse.open_warehouse(settings.db_path, settings.db_wait_s)
+def open_warehouse(settings: Settings, wait_s: float | None = None) -> Warehouse:
+    """The warehouse, waiting up to `db_wait_s` (or `wait_s`) while another process (a
+    reviewer's CLI, another run, an analyst who opened it) holds the file."""
+    return warehouse.open_warehouse(
+        settings.db_path, settings.db_wait_s if wait_s is None else wait_s
+    )
 
 
 @contextmanager
 def stage(name: str, settings: Settings, run_id: str) -> Iterator[tuple[StageReport, Warehouse]]:
-    """A timed stage with its warehouse connection, closed when the stage ends."""
+    """A timed stage with its warehouse connection, closed when the stage ends: for stages
+    that make no LLM call while they hold it."""
+    with unheld_stage(name, run_id) as report, open_warehouse(settings) as wh:
+        yield report, wh
+
+
+@contextmanager
+def unheld_stage(name: str, run_id: str) -> Iterator[StageReport]:
+    """A timed stage that opens the warehouse only for short reads and writes."""
     report = StageReport(stage=name, run_id=run_id)
     started = time.perf_counter()
     try:
-        with open_warehouse(settings) as wh:
-            yield report, wh
+        yield report
     finally:
         report.seconds = round(time.perf_counter() - started, 3)
+
+
+class StageWriter:
+    """A stage's writes while its work runs with the warehouse closed (DESIGN §10): the
+    calls from the stage's call log and the queued writes go in together, in one short
+    transaction, at most every `every_s` seconds; a write that finds the file held keeps
+    its rows for the next one, and the last one waits up to `db_wait_s`."""
+
+    def __init__(self, report: StageReport, settings: Settings, every_s: float = 2.0) -> None:
+        self.report = report
+        self.settings = settings
+        self.every_s = every_s
+        self.log = CallLog(call_log_path(settings.data_dir, report.run_id, report.stage))
+        self._folded = 0
+        self._queued: list[Callable[[Warehouse], None]] = []
+        self._last = time.monotonic()
+
+    def queue(self, write: Callable[[Warehouse], None]) -> None:
+        self._queued.append(write)
+
+    def flush(self, *, final: bool = False) -> None:
+        if not final and time.monotonic() - self._last < self.every_s:
+            return
+        try:
+            wh = open_warehouse(self.settings, None if final else 0.0)
+        except WarehouseBusy as exc:
+            if final:
+                raise
+            log.info("%s: writes wait: %s", self.report.stage, exc)
+            return
+        with wh:
+            calls, self._folded = read_calls(self.log.path, self._folded)
+            with wh.transaction():
+                self.report.save_calls(wh, calls)
+                for write in self._queued:
+                    write(wh)
+        self._queued = []
+        self._last = time.monotonic()
+        if final:
+            self.log.path.unlink(missing_ok=True)
+
+
+def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
+    """Fold the call logs that killed runs left (those of runs no longer `running`) into the
+    ledger and the cache table, then remove them; returns the calls folded. Lines the run
+    itself folded add nothing again (same run, stage and seq)."""
+    running = {
+        r[0] for r in wh.con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
+    }
+    folded = 0
+    for path in sorted((data_dir / "runs").glob("*/*.jsonl")):
+        run_id, stage_name = path.parent.name, path.stem
+        if run_id in running:
+            continue
+        calls, _ = read_calls(path)
+        with wh.transaction():
+            StageReport(stage=stage_name, run_id=run_id).save_calls(wh, calls)
+        folded += len(calls)
+        path.unlink()
+        if not any(path.parent.iterdir()):
+            path.parent.rmdir()
+    return folded

@@ -1,58 +1,83 @@
 """Generate stage: ready samples x methods x target lengths on the configured backbone (§7),
-and, for the permutation experiment, every cyclic order of each sample's papers (§8)."""
+and, for the permutation experiment, every cyclic order of each sample's papers (§8).
+
+Every unit (sample x method x length x order) goes into one fan-out under the endpoint's
+concurrency and rate limits, so multi-step methods interleave; the warehouse is read
+first, closed while the units run, and each finished batch is written in a short
+transaction (DESIGN §10, §12)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import load_pack, load_papers, ready_samples
-from flows._stage import StageReport, stage
+from flows._progress import StageProgress
+from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
+from tasks.llm.ledger import CallLog
 from tasks.methods import Unit, get_method
-from tasks.parallel import map_threads
+from tasks.parallel import fan_out
 from tasks.prompts import PromptPack
 from tasks.provenance import code_version
-from tasks.records import Generation, LLMCall
+from tasks.records import Generation
 
 __all__ = ["generate_flow"]
+
+Work = tuple[str, Unit]
 
 
 @task(name="generate", cache_policy=NO_CACHE)
 def generate_task(
-    method_name: str, work: list[Unit], pack: PromptPack, settings: Settings
-) -> tuple[list[Generation], list[LLMCall], int, int]:
-    llm = make_client(settings)
+    work: list[Work],
+    pack: PromptPack,
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[Work, Generation]]], None],
+) -> tuple[int, int]:
+    """Every unit of work on one client (one endpoint limit); `on_done` gets the finished
+    generations as they come. Returns the embeddings computed and served from cache."""
+    llm = make_client(settings, log)
     embedder = Embedder(settings)
-    method = get_method(method_name, settings)
-    generations = map_threads(
-        lambda unit: method.run(unit, llm, embedder, pack), work, workers=settings.llm.concurrency
+    methods = {name: get_method(name, settings) for name in {name for name, _ in work}}
+    # Twice the endpoint's slots: a unit between two calls (planning, retrieval) leaves
+    # its slot to another.
+    fan_out(
+        lambda item: methods[item[0]].run(item[1], llm, embedder, pack),
+        work,
+        workers=2 * settings.llm.concurrency,
+        on_done=on_done,
     )
-    return generations, llm.take_calls(), embedder.computed, embedder.cached
+    llm.take_calls()
+    return embedder.computed, embedder.cached
 
 
 @flow(name="generate", log_prints=True)
 def generate_flow(settings: Settings, run_id: str) -> StageReport:
     """Run every configured method at every target length on each ready sample, once."""
-    with stage("generate", settings, run_id) as (report, wh):
-        papers = load_papers(wh)
-        ready, _ = ready_samples(wh, settings)
-        pack = load_pack(wh, settings.dataset_version)
+    with unheld_stage("generate", run_id) as report:
+        with open_warehouse(settings) as wh:
+            papers = load_papers(wh)
+            ready, _ = ready_samples(wh, settings)
+            pack = load_pack(wh, settings.dataset_version)
+            # Failed generations (error recorded) are tried again and replaced when they
+            # succeed.
+            done = {
+                r[0]
+                for r in wh.con.execute(
+                    "SELECT generation_id FROM fct_generations WHERE error = ''"
+                ).fetchall()
+            }
         llm = make_client(settings)
-        # Failed generations (error recorded) are tried again and replaced when they succeed.
-        done = {
-            r[0]
-            for r in wh.con.execute(
-                "SELECT generation_id FROM fct_generations WHERE error = ''"
-            ).fetchall()
-        }
         provenance = {"config_hash": settings.config_hash(), "code_version": code_version()}
         rotations = range(
             settings.samples.papers_per_sample if settings.generate.permutations else 1
         )
-        made = failed = 0
+        work: list[Work] = []
         for name in settings.generate.methods:
             spec = get_method(name, settings)
             for target in settings.generate.target_words:
@@ -61,14 +86,18 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
                     for s in ready
                     for r in rotations
                 ]
-                work = [u for u in units if spec.generation_id(u, llm, pack) not in done]
-                if not work:
-                    continue
-                generations, calls, emb_made, emb_cached = generate_task(name, work, pack, settings)
-                report.save_calls(wh, calls)
-                report.embeddings_made += emb_made
-                report.embeddings_cached += emb_cached
-                report.write(
+                work += [(name, u) for u in units if spec.generation_id(u, llm, pack) not in done]
+        if not work:
+            report.note("nothing new to generate")
+            return report
+        writer = StageWriter(report, settings)
+        failed = 0
+
+        def finished(batch: list[tuple[Work, Generation]]) -> None:
+            nonlocal failed
+            generations = [g for _, g in batch]
+            writer.queue(
+                lambda wh: report.write(
                     wh,
                     "fct_generations",
                     generations,
@@ -76,15 +105,23 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
                     update=True,
                     extra=provenance,
                 )
-                made += len(generations)
-                for g in generations:
-                    if g.error:
-                        failed += 1
-                        report.note(f"{g.variant} @ {target} on {g.sample_id} failed: {g.error}")
+            )
+            for (_, unit), g in batch:
+                if g.error:
+                    failed += 1
+                    report.note(
+                        f"{g.variant} @ {unit.target_words} on {g.sample_id} failed: {g.error}"
+                    )
+            writer.flush()
+            progress.advance(len(batch), sum(bool(g.error) for g in generations))
+
+        with StageProgress(report, len(work)) as progress:
+            report.embeddings_made, report.embeddings_cached = generate_task(
+                work, pack, settings, writer.log, finished
+            )
+            writer.flush(final=True)
         report.note(
-            f"{made} generations ({failed} failed) for {len(ready)} ready samples, "
+            f"{len(work)} generations ({failed} failed) for {len(ready)} ready samples, "
             f"prompts: {pack.name}"
-            if made
-            else "nothing new to generate"
         )
     return report

@@ -36,7 +36,13 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             settings.generate.target_words,
             make_client(settings).backbone,
         )
-        result = materialize_results(wh, settings.dataset_version, run_id, expected)
+        result = materialize_results(
+            wh,
+            settings.dataset_version,
+            run_id,
+            expected,
+            publish_partial=settings.publish_partial,
+        )
         if result is None:
             report.note("no scores yet: nothing to materialize")
             return report
@@ -49,7 +55,13 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         if result.partial:
             report.note(
                 f"result version {result.version} is PARTIAL: some expected summaries failed "
-                "or are unscored (`lilo failures` lists them)"
+                "or are unscored (`lilo failures` lists them); "
+                + (
+                    "published as the default leaderboard (publish_partial)"
+                    if result.published
+                    else "the default leaderboard keeps the last complete version "
+                    "(publish_partial=true publishes partial ones)"
+                )
             )
         published = wh.publish(settings.published_path)
         leaderboard = wh.df("SELECT * FROM leaderboard")

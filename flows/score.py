@@ -4,36 +4,46 @@ prompts and checklists."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import load_generations, load_pack, load_papers, ready_samples
-from flows._stage import StageReport, stage
+from flows._progress import StageProgress
+from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from tasks.config import Settings
 from tasks.llm import LLMError, make_judge_client
-from tasks.parallel import map_threads
+from tasks.llm.ledger import CallLog
+from tasks.parallel import fan_out, map_threads
 from tasks.prompts import PromptPack
-from tasks.records import Generation, LLMCall, PaperText, QAPair, Quarantine, Sample, ScoreRow
+from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from tasks.scoring import available_scorers, get_scorer
 from tasks.scoring.winrate import judge_pair
+from warehouse import Warehouse
 
 __all__ = ["score_flow"]
 
 Work = tuple[Generation, Sample, list[PaperText], list[QAPair]]
+Scored = tuple[list[ScoreRow], Quarantine | None]
 
 
 @task(name="score", cache_policy=NO_CACHE)
 def score_task(
-    work: list[Work], pack: PromptPack, settings: Settings
-) -> tuple[list[ScoreRow], list[Quarantine], list[LLMCall]]:
-    """Score rows, and a quarantine record per generation not fully scored: `llm_error`
-    (no rows at all, so the next run retries it) or `judge_unusable` (the scores left out)."""
-    judge = make_judge_client(settings)
+    work: list[Work],
+    pack: PromptPack,
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[Work, Scored]]], None],
+) -> None:
+    """Score rows per generation, with a quarantine record when it is not fully scored:
+    `llm_error` (no rows at all, so the next run retries it) or `judge_unusable` (the
+    scores left out); `on_done` gets them as generations finish."""
+    judge = make_judge_client(settings, log)
     scorers = [get_scorer(name, settings) for name in available_scorers()]
 
-    def score_one(item: Work) -> tuple[list[ScoreRow], Quarantine | None]:
+    def score_one(item: Work) -> Scored:
         generation, sample, papers, qa = item
         try:
             scored = [s.score(generation, sample, papers, qa, judge, pack) for s in scorers]
@@ -45,17 +55,15 @@ def score_task(
             return rows, Quarantine(generation.generation_id, "score", "judge_unusable", unscored)
         return rows, None
 
-    results = map_threads(score_one, work, workers=settings.judge.concurrency)
-    rows = [row for batch, _ in results for row in batch]
-    failed = [failure for _, failure in results if failure]
-    return rows, failed, judge.take_calls()
+    fan_out(score_one, work, workers=2 * settings.judge.concurrency, on_done=on_done)
+    judge.take_calls()
 
 
 @task(name="winrate", cache_policy=NO_CACHE)
 def winrate_task(
-    pairs: list[tuple[Generation, Generation]], pack: PromptPack, settings: Settings
-) -> tuple[list[dict[str, Any]], list[Quarantine], list[LLMCall]]:
-    judge = make_judge_client(settings)
+    pairs: list[tuple[Generation, Generation]], pack: PromptPack, settings: Settings, log: CallLog
+) -> tuple[list[dict[str, Any]], list[Quarantine]]:
+    judge = make_judge_client(settings, log)
 
     def one(pair: tuple[Generation, Generation]) -> tuple[list[dict[str, Any]], list[str]]:
         try:
@@ -64,6 +72,7 @@ def winrate_task(
             return [], [str(exc)]
 
     results = map_threads(one, pairs, workers=settings.judge.concurrency)
+    judge.take_calls()
     rows = [row for batch, _ in results for row in batch]
     failed = [
         Quarantine(
@@ -72,29 +81,38 @@ def winrate_task(
         for (a, b), (_, f) in zip(pairs, results, strict=True)
         if f
     ]
-    return rows, failed, judge.take_calls()
+    return rows, failed
 
 
 @flow(name="score", log_prints=True)
 def score_flow(settings: Settings, run_id: str) -> StageReport:
     """Score each generation of the selected samples that has no scores yet. One whose
     scoring hit an LLM error gets no rows and is quarantined, so the next run retries it;
-    once fully scored, its quarantine row goes."""
-    with stage("score", settings, run_id) as (report, wh):
-        ready, qa = ready_samples(wh, settings)
-        samples = {s.sample_id: s for s in ready}
-        pack = load_pack(wh, settings.dataset_version)
+    once fully scored, its quarantine row goes. The warehouse is read first, closed while
+    the judge works, and each finished batch is written in a short transaction."""
+    with unheld_stage("score", run_id) as report:
+        with open_warehouse(settings) as wh:
+            ready, qa = ready_samples(wh, settings)
+            samples = {s.sample_id: s for s in ready}
+            pack = load_pack(wh, settings.dataset_version)
+            generations = load_generations(
+                wh, "error = '' AND list_contains(?, sample_id)", [list(samples)]
+            )
+            scored = {
+                r[0]
+                for r in wh.con.execute("SELECT DISTINCT generation_id FROM fct_scores").fetchall()
+            }
+            judged = {
+                (r[0], r[1])
+                for r in wh.con.execute(
+                    "SELECT DISTINCT generation_a, generation_b FROM fct_winrate"
+                ).fetchall()
+            }
+            papers = load_papers(wh)
         judge = make_judge_client(settings).backbone
         if settings.judge.backend is None:
             report.note(f"no judge configured: the generation backbone {judge} judges")
-        generations = load_generations(
-            wh, "error = '' AND list_contains(?, sample_id)", [list(samples)]
-        )
-        scored = {
-            r[0] for r in wh.con.execute("SELECT DISTINCT generation_id FROM fct_scores").fetchall()
-        }
         todo = [g for g in generations if g.generation_id not in scored]
-        papers = load_papers(wh)
         work = [
             (
                 g,
@@ -104,22 +122,31 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             )
             for g in todo
         ]
-        # Scores are written per batch of generations, so a crash keeps what was finished.
-        batch = max(1, settings.judge.concurrency * 4)
+        writer = StageWriter(report, settings)
         quarantined = 0
-        for start in range(0, len(work), batch):
-            chunk = work[start : start + batch]
-            rows, failed, calls = score_task(chunk, pack, settings)
-            report.save_calls(wh, calls)
-            with wh.transaction():
+
+        def finished(batch: list[tuple[Work, Scored]]) -> None:
+            nonlocal quarantined
+            rows = [row for _, (scores, _) in batch for row in scores]
+            failed = [f for _, (_, f) in batch if f]
+            bad = {f.item_id for f in failed}
+            cleared = [g.generation_id for (g, *_), _ in batch if g.generation_id not in bad]
+            quarantined += len(failed)
+
+            def write(wh: Warehouse) -> None:
                 report.write(wh, "fct_scores", rows, ("generation_id", "score"))
                 report.write(wh, "quarantine", failed, ("item_id", "stage"), update=True)
-                bad = {f.item_id for f in failed}
-                wh.clear_quarantine(
-                    "score", [g.generation_id for g, *_ in chunk if g.generation_id not in bad]
-                )
-            quarantined += len(failed)
-        quarantined += _winrates(report, wh, settings, generations, pack)
+                wh.clear_quarantine("score", cleared)
+
+            writer.queue(write)
+            writer.flush()
+            progress.advance(len(batch), len(failed))
+
+        with StageProgress(report, len(work)) as progress:
+            if work:
+                score_task(work, pack, settings, writer.log, finished)
+            quarantined += _winrates(report, writer, settings, generations, judged, pack)
+            writer.flush(final=True)
         report.note(
             f"{len(todo)} generations to score, {quarantined} quarantined; judge {judge}, "
             f"prompts {pack.name}"
@@ -129,9 +156,10 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
 
 def _winrates(
     report: StageReport,
-    wh: Any,
+    writer: StageWriter,
     settings: Settings,
     generations: list[Generation],
+    judged: set[tuple[str, str]],
     pack: PromptPack,
 ) -> int:
     """Each other method against `winrate_against`, per sample and length (papers in the
@@ -139,12 +167,6 @@ def _winrates(
     base = settings.winrate_against
     if not base:
         return 0
-    judged = {
-        (r[0], r[1])
-        for r in wh.con.execute(
-            "SELECT DISTINCT generation_a, generation_b FROM fct_winrate"
-        ).fetchall()
-    }
     cells: dict[tuple[str, int], list[Generation]] = {}
     for g in generations:
         if g.rotation == 0:
@@ -159,14 +181,16 @@ def _winrates(
     ]
     if not pairs:
         return 0
-    rows, failed, calls = winrate_task(pairs, pack, settings)
-    report.save_calls(wh, calls)
-    with wh.transaction():
+    rows, failed = winrate_task(pairs, pack, settings, writer.log)
+    bad = {f.item_id for f in failed}
+    ids = [f"{a.generation_id}|{b.generation_id}" for a, b in pairs]
+
+    def write(wh: Warehouse) -> None:
         report.write(
             wh, "fct_winrate", rows, ("generation_a", "generation_b", "aspect", "item", "shown")
         )
         report.write(wh, "quarantine", failed, ("item_id", "stage"), update=True)
-        bad = {f.item_id for f in failed}
-        ids = [f"{a.generation_id}|{b.generation_id}" for a, b in pairs]
         wh.clear_quarantine("winrate", [i for i in ids if i not in bad])
+
+    writer.queue(write)
     return len(failed)

@@ -267,8 +267,10 @@ class Settings(BaseSettings):
     data_dir: Path = Path("lilo-data")
     surveys: tuple[str, ...] = ()
     dataset_version: _Name = "v1"
-    # How long a process waits for the warehouse file while another one holds it.
-    db_wait_s: float = Field(60.0, ge=0.0)
+    # How long a process waits for the warehouse file while another one holds it. Runs hold
+    # it only for short writes, so a wait this long is someone's connection to the file (an
+    # analyst who opened it instead of the published copy): waiting costs less than failing.
+    db_wait_s: float = Field(600.0, ge=0.0)
     # A run whose units failed ends `partial`; its result version replaces the last complete
     # one as the default `leaderboard` only when this is set (`--set publish_partial=true`).
     publish_partial: bool = False

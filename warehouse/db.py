@@ -7,8 +7,10 @@ so a rerun adds nothing and a crash loses nothing that was already written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,7 +23,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-__all__ = ["Warehouse", "WarehouseBusy", "open_warehouse"]
+__all__ = ["Warehouse", "WarehouseBusy", "open_warehouse", "pid_alive", "remove_stale_temp"]
 
 _MODELS_ORDER = (
     "res_leaderboard",
@@ -67,9 +69,18 @@ class Warehouse:
                     self.con.execute(
                         "INSERT INTO schema_migrations (version) VALUES (?)", [entry.name]
                     )
+        # The views are made again only when their SQL changed: a flow opens the file for
+        # each short write, and remaking them costs more than the write.
         models = resources.files("warehouse") / "models"
-        for name in _MODELS_ORDER:
-            self.con.execute((models / f"{name}.sql").read_text())
+        sql = [(models / f"{name}.sql").read_text() for name in _MODELS_ORDER]
+        digest = hashlib.sha256("\n".join(sql).encode()).hexdigest()
+        self.con.execute("CREATE TABLE IF NOT EXISTS schema_models (sha256 VARCHAR)")
+        if self.scalar("SELECT max(sha256) FROM schema_models") != digest:
+            with self.transaction():
+                for statement in sql:
+                    self.con.execute(statement)
+                self.con.execute("DELETE FROM schema_models")
+                self.con.execute("INSERT INTO schema_models VALUES (?)", [digest])
 
     def tables(self) -> list[str]:
         rows = self.con.execute(
@@ -209,16 +220,34 @@ class Warehouse:
         """Atomically replace the serving copy analysts read (DESIGN §10).
 
         A file held read-write by this process cannot be opened by any other, so analysts
-        read a copy: ATTACH a temp file, COPY FROM DATABASE, DETACH, os.replace. A reader
-        that has the old copy open keeps reading it; the next open sees the new one.
+        read a copy: ATTACH a temp file, copy each table into it, recreate the views, DETACH,
+        os.replace. A reader that has the old copy open keeps reading it; the next open sees
+        the new one. The copy holds what analysts query: `llm_cache` without its `request`
+        column (every call's full prompt, the bulk of the file; it stays here and in the
+        content-addressed cache), so publishing is neither slow nor the run's memory peak.
         """
         published.parent.mkdir(parents=True, exist_ok=True)
         tmp = published.with_name(f".{published.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         source = self.scalar("SELECT current_database()")
+        views = self.con.execute(
+            "SELECT view_name, sql FROM duckdb_views() "
+            "WHERE NOT internal AND database_name = ? AND schema_name = 'main'",
+            [source],
+        ).fetchall()
         self.con.execute(f"ATTACH '{tmp}' AS lilo_publish")
         try:
-            self.con.execute(f'COPY FROM DATABASE "{source}" TO lilo_publish')
+            for table in self.tables():
+                columns = "* EXCLUDE (request)" if table == "llm_cache" else "*"
+                self.con.execute(
+                    f'CREATE TABLE lilo_publish.main."{table}" AS '
+                    f'SELECT {columns} FROM "{source}".main."{table}"'
+                )
+            self.con.execute("USE lilo_publish")
+            try:
+                _create_views(self.con, [sql for _, sql in views])
+            finally:
+                self.con.execute(f'USE "{source}"')
         finally:
             self.con.execute("DETACH lilo_publish")
         os.replace(tmp, published)
@@ -233,7 +262,7 @@ class Warehouse:
             if target.exists():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".tmp")
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             self.con.execute(
                 f"COPY (SELECT * FROM res_scores WHERE version = {int(version)} ORDER BY ALL) "
                 f"TO '{tmp}' (FORMAT parquet)"
@@ -241,22 +270,93 @@ class Warehouse:
             os.replace(tmp, target)
 
 
+def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
+    """Run CREATE VIEW statements whose views may read each other, in any order given: a
+    statement that fails for a view not made yet is tried again after the others."""
+    pending = statements
+    while pending:
+        failed = []
+        for sql in pending:
+            try:
+                con.execute(sql)
+            except duckdb.CatalogException:
+                failed.append(sql)
+        if len(failed) == len(pending):
+            con.execute(failed[0])  # raises the real error
+        pending = failed
+
+
+_TEMP = re.compile(r"^\..+\.(\d+)\.tmp$")
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temp(folder: Path) -> list[Path]:
+    """Remove the publish temp files (`.NAME.<pid>.tmp`, under `folder`) that a killed
+    process left behind; a live process's own are kept. Returns what was removed."""
+    removed = []
+    for path in folder.rglob(".*.tmp") if folder.exists() else ():
+        found = _TEMP.match(path.name)
+        if found and not pid_alive(int(found.group(1))):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 class WarehouseBusy(RuntimeError):
     """Another process held the warehouse file for longer than we were willing to wait."""
 
 
+_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
+
+
+def _describe_holder(exc: duckdb.IOException) -> str:
+    """Who holds the file, from DuckDB's lock error: a read-only connection (an analyst who
+    opened the warehouse instead of the published copy) or another writer, with its PID and
+    command line."""
+    message = str(exc)
+    found = _HOLDER.search(message)
+    if not found:
+        return f"another process ({message})"
+    pid = int(found.group(2))
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        command = found.group(1)
+    who = f"PID {pid}: {command[:120]}"
+    if "read-only mode" in message:  # DuckDB adds this when the holder only reads
+        return (
+            f"a read-only connection ({who}), not a lilo run: analysts should open the "
+            "published copy (published/lilo.duckdb), never the warehouse"
+        )
+    return f"another writer ({who}): a lilo run, a `lilo review`, or a read-write connection"
+
+
 def open_warehouse(path: Path, wait_s: float) -> Warehouse:
-    """The warehouse, waiting up to `wait_s` while another process holds the file: DuckDB
-    lets one process open it, so a reviewer's `lilo review` and a nightly run take turns
-    instead of failing each other."""
+    """The warehouse, waiting up to `wait_s` (with backoff, 0.05 s doubling up to 2 s) while
+    another process holds the file: DuckDB lets one process open it, so a reviewer's
+    `lilo review` and a run's short write transactions take turns instead of failing."""
     deadline = time.monotonic() + wait_s
+    delay = 0.05
     while True:
         try:
             return Warehouse(path)
         except duckdb.IOException as exc:
+            if "Conflicting lock" not in str(exc):
+                raise
             if time.monotonic() >= deadline:
                 raise WarehouseBusy(
-                    f"{path} is held by another lilo process ({exc}); try again when it "
-                    "finishes, or raise db_wait_s"
+                    f"{path} is held by {_describe_holder(exc)}; waited {wait_s:.0f} s: try "
+                    "again when it is released, or raise db_wait_s"
                 ) from exc
-            time.sleep(0.5)
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 2.0)

@@ -3,7 +3,9 @@ version in `res_scores`, with each leaderboard cell's account in `res_cells` (ex
 generated, failed, scored); content equal to the latest version's reuses it.
 
 A failed generation or an unscored one is a result, not an absence: a version whose cells
-miss anything is marked `partial`, and the leaderboard shows n scored / n expected.
+miss anything is marked `partial`, and the leaderboard shows n scored / n expected. A partial
+version is not `published` (it does not replace the last complete one as the default
+`leaderboard`) unless the run allows it (`publish_partial`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class ResultVersion:
     n_rows: int
     content_hash: str
     partial: bool
+    published: bool
 
 
 def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
@@ -102,7 +105,12 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
 
 
 def materialize_results(
-    wh: Warehouse, dataset_version: str, run_id: str, expected: Expected
+    wh: Warehouse,
+    dataset_version: str,
+    run_id: str,
+    expected: Expected,
+    *,
+    publish_partial: bool = False,
 ) -> ResultVersion | None:
     params = {"samples": expected.samples}
     found = wh.con.execute(
@@ -118,13 +126,19 @@ def materialize_results(
     cells_key = cells.to_csv(index=False)
     content_hash = str(wh.scalar("SELECT md5(? || ?)", [scores_hash, cells_key]))
     partial = bool((cells["n_scored"] < cells["n_expected"]).any())
+    published = not partial or publish_partial
     # Only the latest version is reused: were an older one with the same content reused,
     # the `leaderboard` view (the latest version) would show something else than now.
     latest = wh.con.execute(
-        "SELECT version, content_hash FROM res_versions ORDER BY version DESC LIMIT 1"
+        "SELECT version, content_hash, published FROM res_versions ORDER BY version DESC LIMIT 1"
     ).fetchall()
     if latest and latest[0][1] == content_hash:
-        return ResultVersion(int(latest[0][0]), False, n_rows, content_hash, partial)
+        version = int(latest[0][0])
+        if published and not latest[0][2]:  # a partial version now published on purpose
+            wh.con.execute("UPDATE res_versions SET published = true WHERE version = ?", [version])
+        return ResultVersion(
+            version, False, n_rows, content_hash, partial, published or bool(latest[0][2])
+        )
     version = int(wh.scalar("SELECT coalesce(max(version), 0) + 1 FROM res_versions"))
     cells.insert(0, "version", version)
     with wh.transaction():
@@ -140,8 +154,9 @@ def materialize_results(
         )
         wh.con.execute(
             "INSERT INTO res_versions (version, created_at, run_id, content_hash, "
-            "dataset_version, n_generations, n_rows, partial) SELECT ?, now(), ?, ?, ?, "
-            "(SELECT count(DISTINCT generation_id) FROM res_scores WHERE version = ?), ?, ?",
-            [version, run_id, content_hash, dataset_version, version, n_rows, partial],
+            "dataset_version, n_generations, n_rows, partial, published) SELECT ?, now(), ?, "
+            "?, ?, (SELECT count(DISTINCT generation_id) FROM res_scores WHERE version = ?), "
+            "?, ?, ?",
+            [version, run_id, content_hash, dataset_version, version, n_rows, partial, published],
         )
-    return ResultVersion(version, True, n_rows, content_hash, partial)
+    return ResultVersion(version, True, n_rows, content_hash, partial, published)

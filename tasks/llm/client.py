@@ -1,9 +1,11 @@
 """LLMClient: the one way lilo talks to a language model.
 
-Every call goes through the content-addressed cache, a per-endpoint concurrency limit and
-the backend's retries; each call (hit or miss) is kept as an `LLMCall` record that the
-task returns and the flow writes. A backend is anything with `name`, `model`,
-`fingerprint()` and `complete()`.
+Every call goes through the content-addressed cache, single flight (identical requests in
+flight at once share one call), a per-endpoint concurrency limit and rate limit (requests
+and tokens per minute) and the backend's retries; each call (hit or miss) is kept as an
+`LLMCall` record, appended to the run's call log when the client has one (the flow folds
+it into the warehouse) and kept for the task to return. A backend is anything with `name`,
+`model`, `fingerprint()` and `complete()`.
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
 from tasks.config import Settings
 from tasks.llm.cache import DiskCache, cache_key
+from tasks.llm.ledger import CallLog
 from tasks.records import LLMCall
 
 __all__ = [
@@ -56,24 +61,74 @@ class Backend(Protocol):
     ) -> Completion: ...
 
 
-_SEMAPHORES: dict[str, threading.BoundedSemaphore] = {}
-_SEMAPHORES_LOCK = threading.Lock()
+class RateLimit:
+    """Requests and tokens per minute over a sliding 60 s window (0: no limit). A call is
+    charged an estimate of its prompt's tokens when it starts and its real tokens (in and
+    out) when it returns."""
+
+    def __init__(self, rpm: int, tpm: int) -> None:
+        self.rpm, self.tpm = rpm, tpm
+        self._window: deque[list[float]] = deque()  # [start time, tokens]
+        self._lock = threading.Lock()
+
+    def acquire(self, tokens: int) -> list[float]:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                while self._window and self._window[0][0] <= now - 60.0:
+                    self._window.popleft()
+                used = sum(entry[1] for entry in self._window)
+                requests_ok = not self.rpm or len(self._window) < self.rpm
+                tokens_ok = not self.tpm or not self._window or used + tokens <= self.tpm
+                if requests_ok and tokens_ok:
+                    entry = [now, float(tokens)]
+                    self._window.append(entry)
+                    return entry
+                wait = self._window[0][0] + 60.0 - now
+            time.sleep(min(max(wait, 0.01), 1.0))
+
+    def settle(self, entry: list[float], tokens: int) -> None:
+        with self._lock:
+            entry[1] = float(tokens)
 
 
-def _endpoint_semaphore(endpoint: str, limit: int) -> threading.BoundedSemaphore:
-    with _SEMAPHORES_LOCK:
-        return _SEMAPHORES.setdefault(endpoint, threading.BoundedSemaphore(max(1, limit)))
+@dataclass
+class _Endpoint:
+    slots: threading.BoundedSemaphore
+    rate: RateLimit
+
+
+_ENDPOINTS: dict[str, _Endpoint] = {}
+_IN_FLIGHT: dict[str, Future[tuple[Completion, float]]] = {}
+_LOCK = threading.Lock()
+
+
+def _endpoint(name: str, settings: Settings) -> _Endpoint:
+    """One concurrency limit and one rate limit per endpoint, shared by every client in
+    this process (the first client's settings set them)."""
+    cfg = settings.llm
+    with _LOCK:
+        if name not in _ENDPOINTS:
+            slots = threading.BoundedSemaphore(max(1, cfg.concurrency))
+            _ENDPOINTS[name] = _Endpoint(slots, RateLimit(cfg.rpm, cfg.tpm))
+        return _ENDPOINTS[name]
 
 
 class LLMClient:
-    def __init__(self, backend: Backend, cache: DiskCache, settings: Settings) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        cache: DiskCache,
+        settings: Settings,
+        log: CallLog | None = None,
+    ) -> None:
         self.backend = backend
         self.cache = cache
         self.settings = settings
+        self.log = log
         self.calls: list[LLMCall] = []
         self._lock = threading.Lock()
-        endpoint = f"{backend.name}:{settings.llm.base_url or ''}"
-        self._slots = _endpoint_semaphore(endpoint, settings.llm.concurrency)
+        self._endpoint = _endpoint(f"{backend.name}:{settings.llm.base_url or ''}", settings)
 
     @property
     def backbone(self) -> str:
@@ -110,26 +165,55 @@ class LLMClient:
             completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
             self._record(key, purpose, request, completion, hit["latency_s"], cached=True)
             return completion.text
-        started = time.perf_counter()
-        with self._slots:
+        flight = f"{self.cache.root}:{key}"
+        with _LOCK:
+            shared = _IN_FLIGHT.get(flight)
+            if shared is None:
+                mine: Future[tuple[Completion, float]] = Future()
+                _IN_FLIGHT[flight] = mine
+        if shared is not None:  # the same request is in flight: share its reply
+            completion, latency = shared.result()
+            self._record(key, purpose, request, completion, latency, cached=True)
+            return completion.text
+        try:
+            completion, latency = self._call(messages, purpose, temperature, max_tokens)
+            self.cache.put_json(
+                key,
+                {
+                    "text": completion.text,
+                    "tokens_in": completion.tokens_in,
+                    "tokens_out": completion.tokens_out,
+                    "latency_s": latency,
+                },
+            )
+        except BaseException as exc:  # the callers sharing this call get the same error
+            mine.set_exception(exc)
+            raise
+        finally:
+            with _LOCK:
+                del _IN_FLIGHT[flight]
+        mine.set_result((completion, latency))
+        self._record(key, purpose, request, completion, latency, cached=False)
+        return completion.text
+
+    def _call(
+        self, messages: list[Message], purpose: str, temperature: float, max_tokens: int
+    ) -> tuple[Completion, float]:
+        """One request under the endpoint's rate and concurrency limits."""
+        estimate = sum(len(m.get("content", "")) for m in messages) // 4
+        charge = self._endpoint.rate.acquire(estimate)
+        with self._endpoint.slots:
+            started = time.perf_counter()
             try:
                 completion = self.backend.complete(
                     messages, temperature=temperature, max_tokens=max_tokens
                 )
             except Exception as exc:  # the backend already retried what is retryable
                 raise LLMError(f"{self.backbone} failed for {purpose}: {exc}") from exc
-        latency = time.perf_counter() - started
-        self.cache.put_json(
-            key,
-            {
-                "text": completion.text,
-                "tokens_in": completion.tokens_in,
-                "tokens_out": completion.tokens_out,
-                "latency_s": latency,
-            },
-        )
-        self._record(key, purpose, request, completion, latency, cached=False)
-        return completion.text
+            finally:
+                latency = time.perf_counter() - started
+        self._endpoint.rate.settle(charge, completion.tokens_in + completion.tokens_out)
+        return completion, latency
 
     def _record(
         self,
@@ -153,6 +237,8 @@ class LLMClient:
             request=json.dumps(request, ensure_ascii=False),
             response=completion.text,
         )
+        if self.log is not None:
+            self.log.append(call)
         with self._lock:
             self.calls.append(call)
 
@@ -178,6 +264,8 @@ def judge_settings(settings: Settings) -> Settings:
                 "api_key": judge.api_key,
                 "temperature": judge.temperature,
                 "concurrency": judge.concurrency,
+                "rpm": judge.rpm,
+                "tpm": judge.tpm,
                 "retries": judge.retries,
                 "timeout_s": judge.timeout_s,
                 "offline": judge.offline.model_dump(),
@@ -186,12 +274,12 @@ def judge_settings(settings: Settings) -> Settings:
     )
 
 
-def make_judge_client(settings: Settings) -> LLMClient:
-    return make_client(judge_settings(settings))
+def make_judge_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
+    return make_client(judge_settings(settings), log)
 
 
-def make_client(settings: Settings) -> LLMClient:
-    """The configured backend behind the shared cache."""
+def make_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
+    """The configured backend behind the shared cache; its calls appended to `log`."""
     backend: Backend
     if settings.llm.backend == "offline":
         from tasks.llm.offline import OfflineEngine
@@ -201,4 +289,4 @@ def make_client(settings: Settings) -> LLMClient:
         from tasks.llm.openai_backend import OpenAIBackend
 
         backend = OpenAIBackend(settings)
-    return LLMClient(backend, DiskCache(settings.cache_dir / "llm"), settings)
+    return LLMClient(backend, DiskCache(settings.cache_dir / "llm"), settings, log)

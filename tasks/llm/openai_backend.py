@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import time
+from typing import Any
 
 from tasks.config import Settings
 from tasks.llm.client import Completion, Message
@@ -10,12 +13,26 @@ from tasks.llm.client import Completion, Message
 __all__ = ["OpenAIBackend"]
 
 
+@functools.cache
+def _client(base_url: str, api_key: str, retries: int, timeout_s: float) -> Any:
+    """One `openai.OpenAI` per endpoint and process: each new one sets up its connections
+    again (TLS included, about 120 ms), and one is safe to share between threads."""
+    import openai
+
+    # It retries 408/409/429/5xx and connection errors with backoff, honouring Retry-After;
+    # lilo only sets how many times.
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=retries, timeout=timeout_s)
+
+
+class BadReply(RuntimeError):
+    """A 200 whose body is no usable completion: cut-off or non-JSON body, no choices, or
+    empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
+
+
 class OpenAIBackend:
     name = "openai"
 
     def __init__(self, settings: Settings) -> None:
-        import openai
-
         cfg = settings.llm
         base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL")
         api_key = cfg.api_key or os.environ.get("OPENAI_API_KEY")
@@ -27,14 +44,8 @@ class OpenAIBackend:
             )
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
-        # The client retries 408/409/429/5xx and connection errors with backoff, honouring
-        # Retry-After; lilo only sets how many times.
-        self._client = openai.OpenAI(
-            base_url=self.base_url,
-            api_key=api_key or "not-needed",
-            max_retries=cfg.retries,
-            timeout=cfg.timeout_s,
-        )
+        self.retries = cfg.retries
+        self._client = _client(self.base_url, api_key or "not-needed", cfg.retries, cfg.timeout_s)
 
     def fingerprint(self) -> dict[str, object]:
         """Two servers may serve different weights under one model name."""
@@ -43,13 +54,35 @@ class OpenAIBackend:
     def complete(
         self, messages: list[Message], *, temperature: float, max_tokens: int
     ) -> Completion:
-        response = self._client.chat.completions.create(
-            model=self.model,
-            messages=messages,  # type: ignore[arg-type]
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
-        text = response.choices[0].message.content or ""
+        """The reply; a bad one (see `BadReply`) is asked for again up to `retries` times,
+        with the same backoff as the client's (0.5 s doubling, at most 8 s)."""
+        for attempt in range(self.retries + 1):
+            try:
+                return self._complete(messages, temperature, max_tokens)
+            except BadReply:
+                if attempt == self.retries:
+                    raise
+                time.sleep(min(0.5 * 2**attempt, 8.0))
+        raise AssertionError("unreachable")
+
+    def _complete(self, messages: list[Message], temperature: float, max_tokens: int) -> Completion:
+        import openai
+
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+        except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
+            raise BadReply(f"unreadable reply: {exc}") from exc
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
+        text = choices[0].message.content or ""
+        if not text.strip():
+            raise BadReply("empty reply")
         usage = response.usage
         return Completion(
             text=text,

@@ -1,0 +1,77 @@
+"""A stage's progress, as it goes: a bar in the terminal (rich) and a Prefect progress
+artifact, each with units done / total, LLM calls, tokens, errors and the time left."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from uuid import UUID
+
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from flows._stage import StageReport, log
+
+__all__ = ["StageProgress"]
+
+
+class StageProgress:
+    """Call `advance` as units finish; the artifact is updated at most every `every_s`."""
+
+    def __init__(self, report: StageReport, total: int, every_s: float = 2.0) -> None:
+        self.report, self.total, self.every_s = report, total, every_s
+        self.done = self.errors = 0
+        self._started = self._last = time.monotonic()
+        self._bar = Progress(
+            TextColumn(f"{report.stage}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeRemainingColumn(),
+            disable=not sys.stderr.isatty(),
+            transient=True,
+        )
+        self._task = self._bar.add_task(report.stage, total=total, counts="")
+        self._artifact: UUID | None = None
+        try:
+            self._artifact = create_progress_artifact(
+                0.0, key=f"{report.stage}-progress", description=self._line()
+            )
+        except Exception as exc:  # no flow run context (a plain function call): bar only
+            log.debug("no progress artifact: %s", exc)
+
+    def __enter__(self) -> StageProgress:
+        self._bar.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._bar.stop()
+        self._update(force=True)
+
+    def _line(self) -> str:
+        r = self.report
+        calls = r.llm_made + r.llm_cached
+        elapsed = time.monotonic() - self._started
+        left = elapsed / self.done * (self.total - self.done) if self.done else None
+        eta = f", about {left:.0f} s left" if left is not None and self.done < self.total else ""
+        return (
+            f"{self.done}/{self.total} units, {calls} LLM calls ({r.llm_cached} cached), "
+            f"{r.tokens_in + r.tokens_out} tokens, {self.errors} errors{eta}"
+        )
+
+    def advance(self, n: int, errors: int = 0) -> None:
+        self.done += n
+        self.errors += errors
+        self._bar.update(self._task, advance=n, counts=self._line())
+        self._update()
+
+    def _update(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self._artifact is None or (not force and now - self._last < self.every_s):
+            return
+        self._last = now
+        share = 100.0 * self.done / self.total if self.total else 100.0
+        update_progress_artifact(self._artifact, share, description=self._line())

@@ -1,0 +1,117 @@
+"""Run records that never lie (issue 11): a killed run is marked `crashed` by the next start,
+which also folds its call log into the ledger and removes the temp files it left; a partial
+result version does not replace the last complete one as the default leaderboard unless
+published on purpose; a writer that finds the file held names who holds it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from flows._run import recorded_run
+from tasks.config import Settings
+from tasks.llm.ledger import CallLog, call_log_path
+from tasks.records import Generation, LLMCall, Sample, ScoreRow
+from warehouse import Warehouse, WarehouseBusy, open_warehouse
+from warehouse.results import Expected, materialize_results
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp_files(
+    tmp_path,
+):
+    settings = Settings(data_dir=tmp_path)
+    dead = _dead_pid()
+    with Warehouse(settings.db_path) as wh:
+        killed = {"run_id": "killed", "flow": "f", "started_at": "2026-01-01", "status": "running",
+                  "config_hash": "h", "code_version": "c", "backbone": "b",
+                  "dataset_version": "v1", "review_mode": "auto", "target_words": [1],
+                  "settings": {}, "pid": dead, "host": socket.gethostname()}  # fmt: skip
+        wh.upsert("runs", [killed], ("run_id",))
+    log = CallLog(call_log_path(tmp_path, "killed", "generate"))
+    for n in range(2):
+        log.append(LLMCall(f"k{n}", "openai", "m", "p", 1, 2, 0.1, False, "{}", "reply"))
+    with open(log.path, "ab") as handle:
+        handle.write(b'{"key": "cut sh')  # the line a kill interrupted
+    temp = settings.published_path.with_name(f".lilo.duckdb.{dead}.tmp")
+    temp.parent.mkdir(parents=True)
+    temp.write_bytes(b"half a copy")
+
+    with recorded_run(settings, "next") as run:
+        assert settings.published_path.exists()  # a copy for analysts from the start
+
+    assert not temp.exists() and not log.path.exists()
+    with Warehouse(settings.db_path) as wh:
+        statuses = dict(wh.con.execute("SELECT run_id, status FROM runs").fetchall())
+        assert statuses == {"killed": "crashed", run.run_id: "completed"}
+        ledger = wh.rows("SELECT key, seq, cached FROM fct_llm_calls ORDER BY seq")
+        assert [(r["key"], r["seq"], r["cached"]) for r in ledger] == [
+            ("k0", 0, False),
+            ("k1", 1, False),
+        ]
+        assert wh.count("llm_cache") == 2
+
+
+def _scores(wh: Warehouse, sample: str, value: float | None) -> None:
+    wh.upsert("dim_samples", [Sample(sample, "v1", ("a",), "t", "sv", 10, "command")],
+              ("sample_id",), extra={"run_id": "r"})  # fmt: skip
+    error = "" if value is not None else "LLMError: down"
+    gen = Generation(f"g{sample}", sample, "single", {}, 4000, "offline:m", "text", 1, error=error)
+    extra = {"run_id": "r", "config_hash": "h", "code_version": "c"}
+    wh.upsert("fct_generations", [gen], ("generation_id",), update=True, extra=extra)
+    if value is not None:
+        rows = [ScoreRow(gen.generation_id, s, value) for s in ("length", "consistency", "quality")]
+        wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
+
+
+@pytest.mark.parametrize("publish_partial", [False, True])
+def test_a_partial_version_replaces_the_complete_one_only_when_published_on_purpose(
+    tmp_path, publish_partial
+):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    _scores(wh, "s1", 50.0)
+    complete = materialize_results(
+        wh, "v1", "r1", Expected(["s1"], ["single"], [4000], "offline:m")
+    )
+    _scores(wh, "s2", None)  # the next run's generation failed
+    partial = materialize_results(
+        wh, "v1", "r2", Expected(["s1", "s2"], ["single"], [4000], "offline:m"),
+        publish_partial=publish_partial,
+    )  # fmt: skip
+    assert complete and partial and partial.partial and partial.version == 2
+    shown = wh.rows("SELECT scored, expected FROM leaderboard")
+    assert shown == ([{"scored": 1, "expected": 2}] if publish_partial else
+                     [{"scored": 1, "expected": 1}])  # fmt: skip
+    assert wh.scalar("SELECT count(DISTINCT version) FROM res_leaderboard") == 2
+
+
+def test_a_writer_waits_for_a_reader_of_the_warehouse_and_names_it(tmp_path):
+    path = tmp_path / "w.duckdb"
+    Warehouse(path).close()
+    reader = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import duckdb, time; c = duckdb.connect({str(path)!r}, read_only=True); "
+         "print('open', flush=True); time.sleep(3)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert reader.stdout is not None and reader.stdout.readline() == "open\n"
+    with pytest.raises(WarehouseBusy, match=f"read-only connection \\(PID {reader.pid}"):
+        open_warehouse(path, 0.2)
+    started = time.monotonic()
+    with open_warehouse(path, 30) as wh:  # waits for the reader to go, then writes
+        assert time.monotonic() - started > 0.5
+        wh.con.execute("CREATE TABLE written (x INTEGER)")
+    reader.wait()
+    assert (
+        duckdb.connect(str(path), read_only=True).execute("SELECT 1 FROM written").fetchall() == []
+    )

@@ -3,7 +3,13 @@ It records each request and answers queued failure statuses first; then a chat g
 scripted `respond(prompt, n)` (the last message's content and the number of messages; an
 echo by default) and an embedding request gets `bag_of_words(text)` per input, unnormalised
 and listed last input first (the API orders by `index`, not by position).
-`PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it."""
+`PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it.
+
+`Faults` makes it a misbehaving endpoint: a share of chat requests gets one of `FAULTS`
+(429 with Retry-After, 500, 503, a stall past the client's timeout, a dropped connection,
+JSON cut short, empty content, an HTML page), chosen by a seeded hash of the request and
+how many times that same request came before, so a run's faults do not depend on the order
+its threads send them. `answered` counts the chat requests answered with a completion."""
 
 from __future__ import annotations
 
@@ -11,13 +17,18 @@ import hashlib
 import json
 import re
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tasks.config import Settings
 
-__all__ = ["EMBEDDING_DIM", "PAIRS", "PAPER", "LLMServer", "bag_of_words"]
+__all__ = ["EMBEDDING_DIM", "FAULTS", "PAIRS", "PAPER", "Faults", "LLMServer", "bag_of_words"]
+
+FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
 
 EMBEDDING_DIM = 64
 
@@ -51,12 +62,41 @@ PAIRS = [
 ]
 
 
+@dataclass
+class Faults:
+    """A share `rate` of chat requests gets one of `kinds`, decided by `seed`; a stall
+    lasts `stall_s` (set it past the client's timeout)."""
+
+    rate: float
+    seed: int = 0
+    kinds: tuple[str, ...] = FAULTS
+    stall_s: float = 1.0
+    retry_after_s: float = 0.05
+    seen: Counter[str] = field(default_factory=Counter)  # request hash -> times seen
+    counts: Counter[str] = field(default_factory=Counter)  # fault kind -> times served
+
+    def pick(self, body: bytes) -> str | None:
+        digest = hashlib.sha256(body).hexdigest()
+        nth = self.seen[digest]
+        self.seen[digest] += 1
+        draw = int(hashlib.sha256(f"{self.seed}:{digest}:{nth}".encode()).hexdigest(), 16)
+        share = draw / 2**256
+        if share >= self.rate:
+            return None
+        kind = self.kinds[int(share / self.rate * len(self.kinds))]
+        self.counts[kind] += 1
+        return kind
+
+
 class LLMServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.failures: list[int] = []  # statuses to answer before succeeding
         self.failing = 0  # a status every request gets while set (an outage)
+        self.faults: Faults | None = None
+        self.answered = 0  # chat requests answered with a completion
+        self.lock = threading.Lock()
         self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
 
     @property
@@ -89,30 +129,66 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.requests.append(
-            {"path": self.path, "auth": self.headers.get("Authorization"), **body}
-        )
-        status = self.server.failures.pop(0) if self.server.failures else self.server.failing
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(raw)
+        server = self.server
+        with server.lock:
+            server.requests.append(
+                {"path": self.path, "auth": self.headers.get("Authorization"), **body}
+            )
+            status = server.failures.pop(0) if server.failures else server.failing
+            chat = not self.path.endswith("/embeddings")
+            fault = server.faults.pick(raw) if server.faults and chat and not status else None
         if status:
             self._send(status, {"error": {"message": "busy"}})
             return
-        if self.path.endswith("/embeddings"):
+        if not chat:
             self._embeddings(body)
             return
-        content = self.server.respond(body["messages"][-1]["content"], len(body["messages"]))
-        message = {"role": "assistant", "content": content}
-        self._send(
-            200,
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-            },
+        if fault and self._fault(fault):
+            return
+        content = (
+            ""
+            if fault == "empty"
+            else server.respond(body["messages"][-1]["content"], len(body["messages"]))
         )
+        message = {"role": "assistant", "content": content}
+        payload = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+        }
+        if fault == "truncated":
+            data = json.dumps(payload).encode()
+            self._send_bytes(200, data[: len(data) // 2], "application/json")
+            return
+        if not fault:
+            with server.lock:
+                server.answered += 1
+        self._send(200, payload)
+
+    def _fault(self, kind: str) -> bool:
+        """Serve a fault that replaces the whole reply; False for those that shape it."""
+        faults = self.server.faults
+        assert faults is not None
+        if kind in ("429", "500", "503"):
+            error = {"error": {"message": f"injected {kind}", "type": "server_error"}}
+            retry = {"Retry-After": f"{faults.retry_after_s}"} if kind == "429" else {}
+            self._send(int(kind), error, retry)
+        elif kind == "stall":
+            time.sleep(faults.stall_s)  # the client has given up by now
+            self._send(500, {"error": {"message": "stalled"}})
+        elif kind == "drop":
+            self.close_connection = True
+            self.connection.shutdown(2)  # socket.SHUT_RDWR: no status line at all
+        elif kind == "content_type":
+            self._send_bytes(200, b"<html><body>Bad gateway</body></html>", "text/html")
+        else:
+            return False
+        return True
 
     def _embeddings(self, body: dict[str, Any]) -> None:
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
@@ -124,11 +200,21 @@ class _Handler(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         self._send(200, {"object": "list", "data": data, "model": body["model"], "usage": usage})
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
+    def _send(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_bytes(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
-        self.send_header("Retry-After", "0")
-        self.send_header("Content-Type", "application/json")
+        for name, value in (headers or {"Retry-After": "0"}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a stall past its timeout)

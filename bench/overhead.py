@@ -1,0 +1,228 @@
+"""lilo's overhead over an ideal client (issue 11): the generate and score stages against a
+loopback OpenAI-compatible endpoint that answers each request after `--latency-ms` and
+serves at most `--concurrency` at once (more wait), then an ideal client (bare HTTP on
+`--concurrency` threads) sending the same number of requests to the same endpoint.
+
+    .venv/bin/python -m bench.overhead --calls 2000 --latency-ms 200 --concurrency 8
+
+Prints the pipeline's wall time and calls, the ideal's, per-unit overhead, peak requests in
+flight (at the endpoint) and, last, `ratio=<wall/ideal>`. Samples are sized so that the
+stages make about `--calls` requests (Single at one length, scored for S_l, S_c, S_q; the
+win-rate off). The Prefect server starts before the clock does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+PAPER = (
+    "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
+    "On the Kin40k benchmark, KernelForge obtains a test RMSE of 0.635.\n"
+    "KernelForge reaches a negative log predictive density of 1.42 on the Airline series.\n"
+    "Training takes 3.5 GPU hours on a single accelerator."
+)
+QUESTIONS = [
+    ("What test RMSE does KernelForge obtain on Kin40k?", "A test RMSE of 0.635."),
+    ("What does KernelForge reach on Airline?", "A negative log predictive density of 1.42."),
+]
+
+
+def _reply(prompt: str) -> str:
+    """What a model says to each kind of prompt lilo sends, in the shape lilo parses."""
+    if "<gold>" in prompt:
+        return json.dumps({"reason": "matches", "score": 1})
+    if '"checklists":' in prompt:
+        ids = sorted(set(re.findall(r'"checklist_id": (\d+)', prompt)), key=int)
+        return json.dumps([{"checklist_id": i, "reason": "ok", "evaluation_score": 1} for i in ids])
+    if "<summary>" in prompt and "<question>" in prompt:
+        return "A test RMSE of 0.635."
+    return "KernelForge reaches a test RMSE of 0.635 on Kin40k. " * 40
+
+
+class Endpoint(ThreadingHTTPServer):
+    """Answers after `latency_s`, at most `concurrency` requests at a time."""
+
+    daemon_threads = True
+    request_queue_size = 256
+
+    def __init__(self, latency_s: float, concurrency: int) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.latency_s = latency_s
+        self.slots = threading.Semaphore(concurrency)
+        self.lock = threading.Lock()
+        self.count = self.in_flight = self.peak = 0
+
+    def reset(self) -> None:
+        with self.lock:
+            self.count = self.peak = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Endpoint
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        with server.slots:
+            with server.lock:
+                server.count += 1
+                server.in_flight += 1
+                server.peak = max(server.peak, server.in_flight)
+            time.sleep(server.latency_s)
+            with server.lock:
+                server.in_flight -= 1
+        content = _reply(body["messages"][-1]["content"])
+        data = json.dumps(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _seed(settings: Any, n_samples: int) -> None:
+    from tasks.records import PaperText, QAPair, Sample
+    from warehouse import Warehouse
+
+    paper = PaperText("2601.00001", "KernelForge", PAPER, 40, 60, "main.tex", "t", "s", "c")
+    samples = [
+        Sample(f"s{i:05d}", "v1", ("2601.00001",), f"topic {i}", "2601.00000", 40, "command")
+        for i in range(n_samples)
+    ]
+    pairs = [
+        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, q, a, (), "approved",
+               1, "auto", "", "p1", "seed")
+        for s in samples
+        for i, (q, a) in enumerate(QUESTIONS)
+    ]  # fmt: skip
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert("dim_papers", [paper], ("paper_id",), extra={"run_id": "seed"})
+        wh.upsert("dim_samples", samples, ("sample_id",), extra={"run_id": "seed"})
+        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+
+
+def _ideal(endpoint: Endpoint, calls: int, concurrency: int) -> float:
+    """`calls` requests on `concurrency` threads, one kept-alive connection each."""
+    body = json.dumps(
+        {"model": "m", "messages": [{"role": "user", "content": "Write."}], "max_tokens": 10}
+    ).encode()
+    local = threading.local()
+
+    def one(_: int) -> None:
+        if not hasattr(local, "con"):
+            local.con = http.client.HTTPConnection("127.0.0.1", endpoint.server_address[1])
+        local.con.request(
+            "POST", "/v1/chat/completions", body, {"Content-Type": "application/json"}
+        )
+        local.con.getresponse().read()
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(one, range(calls)))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="lilo-overhead-"))
+    os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    from prefect import flow
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    from flows._run import recorded_run
+    from flows.generate import generate_flow
+    from flows.score import score_flow
+    from tasks.config import Settings
+
+    endpoint = Endpoint(args.latency_ms / 1000, args.concurrency)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    settings = Settings(data_dir=home / "data").with_overrides(
+        {
+            "llm": {
+                "backend": "openai",
+                "model": "bench",
+                "base_url": endpoint.base_url,
+                "api_key": "sk-bench",
+                "concurrency": args.concurrency,
+                "retries": 0,
+            },
+            "judge.concurrency": args.concurrency,
+            "generate.methods": ["single"],
+            "generate.target_words": [300],
+            "qa.quota_single": 2,
+            "qa.quota_cross": 0,
+            "winrate_against": "",
+        }
+    )
+    per_sample = 1 + 2 * len(QUESTIONS) + 8  # Single; answer + grade per question; 8 aspects
+    n_samples = max(1, round(args.calls / per_sample))
+    _seed(settings, n_samples)
+
+    @flow(name="overhead-warmup")
+    def warmup() -> None:
+        pass
+
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        warmup()  # the Prefect server starts here, before the clock
+        started = time.perf_counter()
+        with recorded_run(settings, "overhead") as run:
+            for stage in (generate_flow, score_flow):
+                run.add(stage(settings, run.run_id))
+        wall = time.perf_counter() - started
+    calls, peak = endpoint.count, endpoint.peak
+    endpoint.reset()
+    ideal = _ideal(endpoint, calls, args.concurrency)
+    stages = ", ".join(f"{r.stage} {r.seconds:.1f} s" for r in run.reports)
+    print(f"samples={n_samples} calls={calls} latency_ms={args.latency_ms:g} C={args.concurrency}")
+    print(f"pipeline: {wall:.2f} s ({stages}); run {run.row['status']}")
+    print(f"ideal: {ideal:.2f} s (peak in flight {endpoint.peak})")
+    print(f"peak in flight (pipeline): {peak} of {args.concurrency}")
+    print(f"overhead per call: {(wall - ideal) / calls * 1000:.2f} ms")
+    print(f"ratio={wall / ideal:.3f}")
+    endpoint.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -18,11 +18,12 @@ from prefect.artifacts import create_table_artifact
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
+from prefect.logging import get_run_logger
 from prefect.runtime import flow_run
 from pydantic import Field, create_model
 
 from flows._load import load_qa
-from flows._stage import log, open_warehouse
+from flows._stage import open_warehouse
 from tasks.config import Settings, load_settings
 from tasks.qa.review import QADecision, Verdict, apply_verdicts, pair_decision_model
 from tasks.records import QAPair, Quarantine
@@ -174,7 +175,7 @@ def qa_review(
                 key=f"batch-{totals['batches'] + 1}",
             )
         except FlowPauseTimeout:
-            log.info(
+            get_run_logger().info(
                 "qa-review: no answer in %s s; the pairs stay pending", settings.qa.review_timeout_s
             )
             totals["timed_out"] = True
@@ -197,7 +198,9 @@ def _titles(wh: Warehouse, pairs: list[QAPair]) -> dict[str, str]:
 
 
 def _log_batch(batch: int, decisions: list[QADecision], problems: list[str]) -> None:
-    """Each decision in the run's logs, and the batch's decisions as an artifact."""
+    """Each decision in the run's logs (the run logger: they are what the run did, shown
+    in the UI whatever other loggers are set up), and the batch's decisions as an artifact."""
+    log = get_run_logger()
     for d in decisions:
         log.info("qa-review: %s %s (sample %s) by %s", d.action, d.qa_id, d.sample_id, d.reviewer)
     for problem in problems:

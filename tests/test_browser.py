@@ -83,6 +83,7 @@ def prefect_env(tmp_path_factory) -> dict[str, str]:
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_UI_URL": f"http://127.0.0.1:{port}",
+        "PREFECT_LOGGING_LEVEL": "INFO",  # the review run's lines, as a deployment sends them
         "LILO_UI_PORT": str(port),
     }
 
@@ -189,6 +190,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
     )
     try:
         run_id = _paused_run(prefect_env["PREFECT_API_URL"])
+        _same_form_in_the_v2_ui(browser, ui, run_id, shots)
         page = browser.new_page(viewport={"width": 1280, "height": 2400})
         page.goto(f"{ui}/runs/flow-run/{run_id}", wait_until="networkidle", timeout=120_000)
         page.get_by_role("button", name="Resume").first.click()
@@ -237,6 +239,33 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
         data, "SELECT question, original_question FROM fct_qa_decisions WHERE action = 'edit'"
     )
     assert edited[0] == "Edited: " + edited[1]
+    done = f"qa-review: batch 1: {n} decisions recorded, 0 not"
+    deadline, messages = time.monotonic() + 60, []  # logs are shipped in batches
+    while done not in messages and time.monotonic() < deadline:
+        time.sleep(1)
+        logs = httpx.post(
+            f"{prefect_env['PREFECT_API_URL']}/logs/filter",
+            json={"logs": {"flow_run_id": {"any_": [run_id]}}},
+            timeout=30,
+        ).json()
+        messages = [entry["message"] for entry in logs]
+    assert done in messages
+    assert sum(m.startswith("qa-review: edit ") for m in messages) == 1
+
+
+def _same_form_in_the_v2_ui(browser: Any, ui: str, run_id: str, shots: Path) -> None:
+    """The V2 UI shows the same form: the context beside each decision, the text in full."""
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.goto(f"{ui}/v2/runs/flow-run/{run_id}", wait_until="load", timeout=120_000)
+    page.locator("button[aria-haspopup=menu]").first.click(timeout=120_000)
+    page.get_by_role("menuitem", name="Resume").first.click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Decision on pair 1", exact=True).wait_for(timeout=60_000)
+    assert dialog.get_by_text("Your name", exact=True).count() == 1
+    assert dialog.get_by_text("Add item").count() == 0
+    assert dialog.get_by_text("EVIDENCE 1 from").count() >= 1
+    page.screenshot(path=str(shots / "review-form-v2.png"))
+    page.close()
 
 
 def _pair_titles(page: Any) -> list[str]:

@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("lilo")
+# lilo's stage lines are INFO: without its own level the logger inherits the root's
+# (WARNING in a worker) and the lines never reach the flow run's logs in a deployment.
+log.setLevel(logging.INFO)
 
 
 @dataclass

@@ -82,6 +82,12 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
     _seed(wh, 75.0)
     second = materialize_results(wh, "v1", "r3", EXPECTED)
     assert second is not None and second.created and second.version == 2
+    _seed(wh, 50.0)  # back to version 1's content: a new version, the latest on the board
+    third = materialize_results(wh, "v1", "r4", EXPECTED)
+    assert third is not None and third.created and third.version == 3
+    assert wh.rows("SELECT s_l FROM leaderboard") == [{"s_l": 50.0}]
+    _seed(wh, 75.0)
+    assert materialize_results(wh, "v1", "r5", EXPECTED).version == 4
     board = wh.rows(
         "SELECT method, target_words, scored, expected, partial, s_l, s_c, s_q FROM leaderboard"
     )

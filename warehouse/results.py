@@ -132,7 +132,7 @@ def materialize_results(
     latest = wh.con.execute(
         "SELECT version, content_hash, published FROM res_versions ORDER BY version DESC LIMIT 1"
     ).fetchall()
-    if latest and latest[0][1] == content_hash:
+    if latest and latest[0][1].split("@", 1)[0] == content_hash:
         version = int(latest[0][0])
         if published and not latest[0][2]:  # a partial version now published on purpose
             wh.con.execute("UPDATE res_versions SET published = true WHERE version = ?", [version])
@@ -140,6 +140,11 @@ def materialize_results(
             version, False, n_rows, content_hash, partial, published or bool(latest[0][2])
         )
     version = int(wh.scalar("SELECT coalesce(max(version), 0) + 1 FROM res_versions"))
+    # Content an older version already had (results went back, e.g. another --samples) is
+    # a new version all the same; its stored hash names the version to stay unique.
+    stored_hash = content_hash
+    if wh.scalar("SELECT count(*) FROM res_versions WHERE content_hash = ?", [content_hash]):
+        stored_hash = f"{content_hash}@{version}"
     cells.insert(0, "version", version)
     with wh.transaction():
         wh.con.execute(
@@ -157,6 +162,6 @@ def materialize_results(
             "dataset_version, n_generations, n_rows, partial, published) SELECT ?, now(), ?, "
             "?, ?, (SELECT count(DISTINCT generation_id) FROM res_scores WHERE version = ?), "
             "?, ?, ?",
-            [version, run_id, content_hash, dataset_version, version, n_rows, partial, published],
+            [version, run_id, stored_hash, dataset_version, version, n_rows, partial, published],
         )
     return ResultVersion(version, True, n_rows, content_hash, partial, published)

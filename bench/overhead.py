@@ -47,7 +47,8 @@ def _reply(prompt: str) -> str:
         return json.dumps([{"checklist_id": i, "reason": "ok", "evaluation_score": 1} for i in ids])
     if "<summary>" in prompt and "<question>" in prompt:
         return "A test RMSE of 0.635."
-    return "KernelForge reaches a test RMSE of 0.635 on Kin40k. " * 40
+    name = re.search(r"KernelForge\d+", prompt)
+    return f"{name.group() if name else 'KernelForge'} reaches a test RMSE of 0.635. " * 40
 
 
 class Endpoint(ThreadingHTTPServer):
@@ -118,10 +119,14 @@ def _seed(settings: Any, n_samples: int) -> None:
     from tasks.records import PaperText, QAPair, Sample
     from warehouse import Warehouse
 
-    paper = PaperText("2601.00001", "KernelForge", PAPER, 40, 60, "main.tex", "t", "s", "c")
-    samples = [
-        Sample(f"s{i:05d}", "v1", ("2601.00001",), f"topic {i}", "2601.00000", 40, "command")
+    papers = [
+        PaperText(f"p{i:05d}", "K", PAPER.replace("KernelForge", f"KernelForge{i}"), 40, 60,
+                  "main.tex", "t", "s", f"c{i}")
         for i in range(n_samples)
+    ]  # fmt: skip
+    samples = [
+        Sample(f"s{i:05d}", "v1", (p.paper_id,), f"topic {i}", "2601.00000", 40, "command")
+        for i, p in enumerate(papers)
     ]
     pairs = [
         QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, q, a, (), "approved",
@@ -130,7 +135,7 @@ def _seed(settings: Any, n_samples: int) -> None:
         for i, (q, a) in enumerate(QUESTIONS)
     ]  # fmt: skip
     with Warehouse(settings.db_path) as wh:
-        wh.upsert("dim_papers", [paper], ("paper_id",), extra={"run_id": "seed"})
+        wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
         wh.upsert("dim_samples", samples, ("sample_id",), extra={"run_id": "seed"})
         wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
 

@@ -215,7 +215,9 @@ def print_leaderboard(published: Path) -> bool:
     con = duckdb.connect(str(published), read_only=True)
     try:
         latest = con.execute(
-            "SELECT version, partial FROM res_versions ORDER BY version DESC LIMIT 1"
+            # The version the `leaderboard` view shows: the latest published one.
+            "SELECT version, partial FROM res_versions WHERE version = (SELECT "
+            "coalesce(max(version) FILTER (WHERE published), max(version)) FROM res_versions)"
         ).fetchall()
         rows = con.execute(
             "SELECT variant, target_words, backbone, judge, scored, expected, s_l, s_c, s_q "

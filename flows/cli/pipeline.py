@@ -126,7 +126,11 @@ def register(sub: Any) -> None:
     add_pipeline_args(demo)
     demo.set_defaults(func=cmd_demo)
 
-    run = sub.add_parser("run", help="the pipeline from real surveys (arXiv ids)")
+    run = sub.add_parser(
+        "run",
+        help="the pipeline from real surveys (arXiv ids), or methods and scores on an "
+        "existing dataset version (--dataset)",
+    )
     add_common_args(run)
     add_pipeline_args(run)
     run.add_argument("--survey", action="append", help="a survey's arXiv id (repeatable)")

@@ -5,42 +5,27 @@ too; with neglect off, none does. The judge is a separate reader without neglect
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
-from tasks.clean import clean_paper
+from bench.methods_position import triplet as build_triplet
 from tasks.config import load_settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client, make_judge_client
 from tasks.methods import Unit, get_method
 from tasks.prompts import lilo_pack
 from tasks.qa import generate_qa
-from tasks.records import PaperText, RawSource, Sample
+from tasks.records import PaperText, Sample
 from tasks.scoring import get_scorer
-from tasks.synthetic import write_corpus
 
 
 @pytest.fixture(scope="module")
 def triplet(tmp_path_factory) -> tuple[str, list[PaperText]]:
-    root = tmp_path_factory.mktemp("position")
-    manifest = write_corpus(root / "corpus")
-    settings = load_settings(None, {"data_dir": str(root / "data")})
-    by_topic: dict[str, list[PaperText]] = {}
-    for item in manifest.items:
-        if item.role != "paper" or item.hostile:
-            continue
-        path = root / "corpus" / "eprints" / item.filename
-        data = path.read_bytes()
-        raw = RawSource(
-            item.arxiv_id, hashlib.sha256(data).hexdigest(), str(path), len(data), "tar.gz"
-        )
-        paper = clean_paper(raw, root / "work", settings)
-        assert isinstance(paper, PaperText)
-        by_topic.setdefault(item.topic or "", []).append(paper)
-    topic = sorted(by_topic)[0]
-    return topic, by_topic[topic][:3]
+    """The synthetic corpus's first topic's first three papers, cleaned (as the bench
+    `bench.methods_position` builds them)."""
+    topic, papers, _ = build_triplet(tmp_path_factory.mktemp("position"))
+    return topic, papers
 
 
 def _single_by_position(

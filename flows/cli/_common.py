@@ -23,6 +23,7 @@ __all__ = [
     "print_leaderboard",
     "print_summary",
     "progress",
+    "published_results",
     "require_warehouse",
     "run_pipeline_flow",
     "running_flows",
@@ -145,6 +146,23 @@ def require_warehouse(settings: Settings) -> None:
             f"no warehouse at {settings.db_path}: pass the --data-dir that holds lilo.duckdb, "
             "or create one with `lilo demo`, `lilo run` or `lilo import`"
         )
+
+
+@contextmanager
+def published_results(settings: Settings) -> Iterator[Any]:
+    """A read-only connection to the published copy, for commands that read results; a
+    missing warehouse or nothing published yet is a one-line error."""
+    import duckdb
+
+    require_warehouse(settings)
+    published = settings.published_path
+    if not published.exists():
+        raise CLIError(f"no published results at {published}: run the pipeline first", code=1)
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def progress(items: Sequence[T], description: str) -> Iterable[T]:

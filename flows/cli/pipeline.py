@@ -14,6 +14,7 @@ from flows.cli._common import (
     check_names,
     print_leaderboard,
     print_summary,
+    published_results,
     require_warehouse,
     run_pipeline_flow,
     settings_from_args,
@@ -94,20 +95,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_failures(args: argparse.Namespace) -> int:
     """Every failed generation or score of the published results, with its reason."""
-    import duckdb
-
-    settings = settings_from_args(args)
-    require_warehouse(settings)
-    published = settings.published_path
-    if not published.exists():
-        raise CLIError(f"no published results at {published}: run the pipeline first", code=1)
-    con = duckdb.connect(str(published), read_only=True)
-    try:
+    with published_results(settings_from_args(args)) as con:
         rows = con.execute(
             "SELECT stage, method, target_words, sample_id, reason FROM failures"
         ).fetchall()
-    finally:
-        con.close()
     for stage, method, target, sample, reason in rows:
         print(f"{stage}\t{method}\t{target}\t{sample}\t{reason}")
     print(f"{len(rows)} failures", file=sys.stderr)

@@ -6,28 +6,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from flows.cli._common import CLIError, add_common_args, require_warehouse, settings_from_args
+from flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
 
 __all__ = ["register"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    import duckdb
-
     from flows._report import write_report
 
     settings = settings_from_args(args)
-    require_warehouse(settings)
-    published = settings.published_path
-    if not published.exists():
-        raise CLIError(f"no published results at {published}: run the pipeline first", code=1)
-    con = duckdb.connect(str(published), read_only=True)
-    try:
-        path = write_report(con, published.parent / "results", args.version)
-    except LookupError as exc:
-        raise CLIError(str(exc), code=1) from exc
-    finally:
-        con.close()
+    with published_results(settings) as con:
+        try:
+            path = write_report(con, settings.published_path.parent / "results", args.version)
+        except LookupError as exc:
+            raise CLIError(str(exc), code=1) from exc
     print(path.resolve())
     return 0
 

@@ -176,16 +176,23 @@ class LLMClient:
             self._record(key, purpose, request, completion, latency, cached=True)
             return completion.text
         try:
-            completion, latency = self._call(messages, purpose, temperature, max_tokens)
-            self.cache.put_json(
-                key,
-                {
-                    "text": completion.text,
-                    "tokens_in": completion.tokens_in,
-                    "tokens_out": completion.tokens_out,
-                    "latency_s": latency,
-                },
-            )
+            # Looked at again now that this call owns the key: an identical call that ended
+            # between the first look and taking ownership wrote the cache before letting go.
+            hit = self.cache.get_json(key)
+            if hit is not None:
+                completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
+                latency = hit["latency_s"]
+            else:
+                completion, latency = self._call(messages, purpose, temperature, max_tokens)
+                self.cache.put_json(
+                    key,
+                    {
+                        "text": completion.text,
+                        "tokens_in": completion.tokens_in,
+                        "tokens_out": completion.tokens_out,
+                        "latency_s": latency,
+                    },
+                )
         except BaseException as exc:  # the callers sharing this call get the same error
             mine.set_exception(exc)
             raise
@@ -193,7 +200,7 @@ class LLMClient:
             with _LOCK:
                 del _IN_FLIGHT[flight]
         mine.set_result((completion, latency))
-        self._record(key, purpose, request, completion, latency, cached=False)
+        self._record(key, purpose, request, completion, latency, cached=hit is not None)
         return completion.text
 
     def _call(

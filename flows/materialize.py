@@ -60,7 +60,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                     "published as the default leaderboard (publish_partial)"
                     if result.published
                     else "the default leaderboard keeps the last complete version "
-                    "(publish_partial=true publishes partial ones)"
+                    "(--publish-partial, the setting publish_partial, publishes partial ones)"
                 )
             )
         published = wh.publish(settings.published_path)

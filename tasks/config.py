@@ -272,7 +272,7 @@ class Settings(BaseSettings):
     # analyst who opened it instead of the published copy): waiting costs less than failing.
     db_wait_s: float = Field(600.0, ge=0.0)
     # A run whose units failed ends `partial`; its result version replaces the last complete
-    # one as the default `leaderboard` only when this is set (`--set publish_partial=true`).
+    # one as the default `leaderboard` only when this is set (`--publish-partial`).
     publish_partial: bool = False
     arxiv: ArxivSettings = ArxivSettings()
     clean: CleanSettings = CleanSettings()

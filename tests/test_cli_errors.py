@@ -192,14 +192,53 @@ def test_ids_are_shown_as_unique_prefixes_and_taken_back():
 
 
 def test_each_command_lists_only_its_own_options(capsys):
-    for command, has_pipeline_options in (("demo", True), ("leaderboard", False)):
+    for command, runs_pipeline in (("demo", True), ("leaderboard", False), ("discover", False)):
         assert main([command, "--help"]) == 0
         out = capsys.readouterr().out
-        assert ("--target-words" in out) is has_pipeline_options
+        assert ("--target-words" in out) is (runs_pipeline or command == "discover")
+        assert ("--publish-partial" in out) is runs_pipeline
         assert "--data-dir" in out and "--debug" in out
     for command in ("corpus", "mirror"):
         assert main([command, "--help"]) == 0
         assert "--config" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
+    tmp_path, monkeypatch, command
+):
+    import flows.cli.pipeline as pipeline
+
+    seen: list[Settings] = []
+
+    def stop(settings: Settings, *_: object) -> int:
+        seen.append(settings)
+        return 0
+
+    monkeypatch.setattr(pipeline, "_run", stop)
+    if command == "demo":  # no corpus written, no mirror started
+        monkeypatch.setattr("tasks.synthetic.write_corpus", lambda _: SimpleNamespace(items=[]))
+        monkeypatch.setattr("tasks.synthetic.Mirror", _NoMirror)
+    argv = [*([command] if command == "demo" else SURVEY), "--data-dir", str(tmp_path / "d")]
+    config = tmp_path / "config.toml"
+    config.write_text("publish_partial = true\n")
+    assert main([*argv, "--publish-partial"]) == 0
+    assert main(argv) == 0
+    assert main([*argv, "--config", str(config)]) == 0  # no flag leaves the file's value
+    assert [s.publish_partial for s in seen] == [True, False, True]
+
+
+class _NoMirror:
+    api_url = eprint_url = base_url = "http://127.0.0.1:9/"
+
+    def __init__(self, _: Path) -> None:
+        pass
+
+    def __enter__(self) -> _NoMirror:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
 
 
 def test_debug_shows_the_traceback(tmp_path):

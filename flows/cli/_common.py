@@ -19,6 +19,7 @@ __all__ = [
     "Parser",
     "add_common_args",
     "add_pipeline_args",
+    "add_publish_args",
     "check_names",
     "print_leaderboard",
     "print_summary",
@@ -89,6 +90,17 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--methods", type=_names, help="comma-separated methods, e.g. single,ral_writer")
 
 
+def add_publish_args(p: argparse.ArgumentParser) -> None:
+    """How results are published: for the commands that run the materialize stage."""
+    p.add_argument(
+        "--publish-partial",
+        action="store_true",
+        help="publish this run's result version as the default leaderboard even when it is "
+        "partial (some summaries failed or are unscored); without it the leaderboard keeps "
+        "the last complete version (setting publish_partial)",
+    )
+
+
 def _lengths(value: str) -> list[int]:
     try:
         return [int(v) for v in _names(value)]
@@ -120,6 +132,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         ("review", "qa.review"),
         ("target_words", "generate.target_words"),
         ("methods", "generate.methods"),
+        ("publish_partial", "publish_partial"),
     ):
         if getattr(args, option, None):
             found[key] = getattr(args, option)

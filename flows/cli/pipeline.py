@@ -11,6 +11,7 @@ from flows.cli._common import (
     CLIError,
     add_common_args,
     add_pipeline_args,
+    add_publish_args,
     check_names,
     print_leaderboard,
     print_summary,
@@ -115,6 +116,7 @@ def register(sub: Any) -> None:
     )
     add_common_args(demo)
     add_pipeline_args(demo)
+    add_publish_args(demo)
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser(
@@ -124,6 +126,7 @@ def register(sub: Any) -> None:
     )
     add_common_args(run)
     add_pipeline_args(run)
+    add_publish_args(run)
     run.add_argument("--survey", action="append", help="a survey's arXiv id (repeatable)")
     run.add_argument(
         "--dataset",

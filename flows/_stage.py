@@ -159,7 +159,7 @@ class StageWriter:
         self.settings = settings
         self.every_s = every_s
         self.log = CallLog(call_log_path(settings.data_dir, report.run_id, report.stage))
-        self._folded = 0
+        self._read_to = 0
         self._queued: list[Callable[[Warehouse], None]] = []
         self._last = time.monotonic()
 
@@ -177,7 +177,7 @@ class StageWriter:
             log.info("%s: writes wait: %s", self.report.stage, exc)
             return
         with wh:
-            calls, self._folded = read_calls(self.log.path, self._folded)
+            calls, self._read_to = read_calls(self.log.path, self._read_to)
             with wh.transaction():
                 self.report.save_calls(wh, calls)
                 for write in self._queued:

@@ -15,7 +15,7 @@ import pytest
 
 from flows._run import recorded_run
 from tasks.config import Settings
-from tasks.llm.ledger import CallLog, call_log_path
+from tasks.llm.ledger import CallLog, call_log_path, read_calls
 from tasks.records import Generation, LLMCall, Sample, ScoreRow
 from warehouse import Warehouse, WarehouseBusy, open_warehouse
 from warehouse.results import Expected, materialize_results
@@ -60,6 +60,20 @@ def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp
             ("k1", 1, False),
         ]
         assert wh.count("llm_cache") == 2
+
+
+def test_a_growing_call_log_is_read_in_steps_from_where_the_last_read_stopped(tmp_path):
+    log = CallLog(call_log_path(tmp_path, "r", "score"))
+    call = LLMCall("k0", "openai", "m", "p", 1, 2, 0.1, False, '{"a":1}', "reply")
+    log.append(call)
+    with open(log.path, "ab") as handle:
+        handle.write(b'{"key": "k1", "back')  # a line being written
+    calls, offset = read_calls(log.path)
+    assert calls == [call] and offset == log.path.read_bytes().index(b"\n") + 1
+    assert read_calls(log.path, offset) == ([], offset)  # the cut line waits
+    log.path.write_bytes(log.path.read_bytes()[:offset])
+    log.append(call)
+    assert read_calls(log.path, offset) == ([call], 2 * offset)
 
 
 def _scores(wh: Warehouse, sample: str, value: float | None) -> None:

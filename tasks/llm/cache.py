@@ -16,11 +16,17 @@ from typing import Any
 
 from tasks.files import write_atomic
 
-__all__ = ["DiskCache", "cache_key"]
+__all__ = ["DiskCache", "cache_key", "canonical_json"]
 
 
-def cache_key(payload: dict[str, Any]) -> str:
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def canonical_json(payload: dict[str, Any]) -> str:
+    """The one text of a payload that its key is taken from (sorted keys, no spaces)."""
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def cache_key(payload: dict[str, Any] | str) -> str:
+    """sha256 of the payload's canonical JSON (or of that text, already made)."""
+    blob = payload if isinstance(payload, str) else canonical_json(payload)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

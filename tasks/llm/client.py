@@ -10,7 +10,6 @@ it into the warehouse) and kept for the task to return. A backend is anything wi
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import deque
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tasks.config import Settings
-from tasks.llm.cache import DiskCache, cache_key
+from tasks.llm.cache import DiskCache, cache_key, canonical_json
 from tasks.llm.ledger import CallLog
 from tasks.records import LLMCall
 
@@ -64,31 +63,40 @@ class Backend(Protocol):
 class RateLimit:
     """Requests and tokens per minute over a sliding 60 s window (0: no limit). A call is
     charged an estimate of its prompt's tokens when it starts and its real tokens (in and
-    out) when it returns."""
+    out) when it returns. With neither limit set it keeps no window at all."""
 
     def __init__(self, rpm: int, tpm: int) -> None:
         self.rpm, self.tpm = rpm, tpm
-        self._window: deque[list[float]] = deque()  # [start time, tokens]
+        self._window: deque[list[float]] = deque()  # [start time, tokens, in window]
+        self._used = 0.0  # the tokens in the window, kept as entries come and go
         self._lock = threading.Lock()
 
     def acquire(self, tokens: int) -> list[float]:
+        if not self.rpm and not self.tpm:
+            return [0.0, 0.0, 0.0]
         while True:
             with self._lock:
                 now = time.monotonic()
                 while self._window and self._window[0][0] <= now - 60.0:
-                    self._window.popleft()
-                used = sum(entry[1] for entry in self._window)
+                    gone = self._window.popleft()
+                    self._used -= gone[1]
+                    gone[2] = 0.0
                 requests_ok = not self.rpm or len(self._window) < self.rpm
-                tokens_ok = not self.tpm or not self._window or used + tokens <= self.tpm
+                tokens_ok = not self.tpm or not self._window or self._used + tokens <= self.tpm
                 if requests_ok and tokens_ok:
-                    entry = [now, float(tokens)]
+                    entry = [now, float(tokens), 1.0]
                     self._window.append(entry)
+                    self._used += entry[1]
                     return entry
                 wait = self._window[0][0] + 60.0 - now
             time.sleep(min(max(wait, 0.01), 1.0))
 
     def settle(self, entry: list[float], tokens: int) -> None:
+        if not self.rpm and not self.tpm:
+            return
         with self._lock:
+            if entry[2]:  # still in the window
+                self._used += tokens - entry[1]
             entry[1] = float(tokens)
 
 
@@ -159,11 +167,13 @@ class LLMClient:
         }
         if attempt:
             request["attempt"] = attempt
-        key = cache_key(request)
+        # Serialized once: the key is its hash and a new call's ledger row stores the text.
+        blob = canonical_json(request)
+        key = cache_key(blob)
         hit = self.cache.get_json(key)
         if hit is not None:
             completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
-            self._record(key, purpose, request, completion, hit["latency_s"], cached=True)
+            self._record(key, purpose, blob, completion, hit["latency_s"], cached=True)
             return completion.text
         flight = f"{self.cache.root}:{key}"
         with _LOCK:
@@ -173,7 +183,7 @@ class LLMClient:
                 _IN_FLIGHT[flight] = mine
         if shared is not None:  # the same request is in flight: share its reply
             completion, latency = shared.result()
-            self._record(key, purpose, request, completion, latency, cached=True)
+            self._record(key, purpose, blob, completion, latency, cached=True)
             return completion.text
         try:
             # Looked at again now that this call owns the key: an identical call that ended
@@ -200,7 +210,7 @@ class LLMClient:
             with _LOCK:
                 del _IN_FLIGHT[flight]
         mine.set_result((completion, latency))
-        self._record(key, purpose, request, completion, latency, cached=hit is not None)
+        self._record(key, purpose, blob, completion, latency, cached=hit is not None)
         return completion.text
 
     def _call(
@@ -226,12 +236,14 @@ class LLMClient:
         self,
         key: str,
         purpose: str,
-        request: dict[str, object],
+        request: str,
         completion: Completion,
         latency_s: float,
         *,
         cached: bool,
     ) -> None:
+        """Keeps the call; the request text only with a new response (a cached call's
+        request is stored once already, with the response it produced)."""
         call = LLMCall(
             key=key,
             backend=self.backend.name,
@@ -241,7 +253,7 @@ class LLMClient:
             tokens_out=completion.tokens_out,
             latency_s=round(latency_s, 6),
             cached=cached,
-            request=json.dumps(request, ensure_ascii=False),
+            request="" if cached else request,
             response=completion.text,
         )
         if self.log is not None:

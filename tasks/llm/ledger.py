@@ -31,10 +31,7 @@ class CallLog:
         self.path = path
 
     def append(self, call: LLMCall) -> None:
-        record = asdict(call)
-        if call.cached:  # the request is stored once, with the response it produced
-            record["request"] = None
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        line = (json.dumps(asdict(call), ensure_ascii=False) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)
@@ -43,16 +40,19 @@ class CallLog:
 
 
 def read_calls(path: Path, start: int = 0) -> tuple[list[LLMCall], int]:
-    """The calls from line `start` on, and the number of the next line to read. A last
-    line cut short by a kill is left for later (or for good)."""
+    """The calls from byte `start` on, and the byte to read from next time: a writer folds
+    a growing log in steps without reading it again from the top. A last line cut short by
+    a kill is left for later (or for good)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            handle.seek(start)
+            data = handle.read()
     except FileNotFoundError:
         return [], start
-    lines = data.split(b"\n")[:-1]  # the part after the last newline is not a whole line
+    whole = data.rfind(b"\n") + 1  # what follows the last newline is not a whole line yet
     calls = []
-    for line in lines[start:]:
+    for line in data[:whole].splitlines():
         record = json.loads(line)
-        record["request"] = record["request"] or ""
+        record["request"] = record["request"] or ""  # logs written before: null when cached
         calls.append(LLMCall(**record))
-    return calls, max(start, len(lines))
+    return calls, start + whole

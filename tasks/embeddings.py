@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 import numpy as np
@@ -55,6 +56,10 @@ class _Backend(Protocol):
 
 _LOAD_LOCK = threading.Lock()
 _ENCODE_LOCK = threading.Lock()
+# Texts being computed now, by cache folder and key: a thread that needs one waits for it
+# instead of computing it again (three lengths of one sample's Compress ask at once).
+_IN_FLIGHT: dict[str, Future[np.ndarray]] = {}
+_FLIGHT_LOCK = threading.Lock()
 
 
 def _load(model_name: str) -> Any:
@@ -245,16 +250,57 @@ class Embedder:
                 missing[key] = text
             else:
                 vectors[key] = np.frombuffer(data, dtype=np.float32)
+        computed = 0
         if missing:
-            fresh = _normalise(self._backend.encode(list(missing.values())))
-            for key, vector in zip(missing, fresh, strict=True):
-                self.cache.put_bytes(key, vector.tobytes(), ".f32")
-                vectors[key] = vector
-        self.computed += len(missing)
-        self.cached += len(texts) - len(missing)
+            fresh, computed = self._compute(missing)
+            vectors.update(fresh)
+        self.computed += computed
+        self.cached += len(texts) - computed
         if not texts:
             return np.zeros((0, self._backend.dimension()), dtype=np.float32)
         return np.stack([vectors[key] for key in keys])
+
+    def _compute(self, missing: dict[str, str]) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors for texts the cache lacked, and how many this call computed: a text
+        another thread is computing is waited for (single flight), one that thread finished
+        since the first look is read from the cache."""
+        root = str(self.cache.root)
+        mine: dict[str, Future[np.ndarray]] = {}
+        theirs: dict[str, Future[np.ndarray]] = {}
+        with _FLIGHT_LOCK:
+            for key in missing:
+                flight = _IN_FLIGHT.get(f"{root}:{key}")
+                if flight is None:
+                    mine[key] = _IN_FLIGHT[f"{root}:{key}"] = Future()
+                else:
+                    theirs[key] = flight
+        vectors: dict[str, np.ndarray] = {}
+        todo: dict[str, str] = {}
+        try:
+            for key in mine:
+                data = self.cache.get_bytes(key, ".f32")
+                if data is None:
+                    todo[key] = missing[key]
+                else:
+                    vectors[key] = np.frombuffer(data, dtype=np.float32)
+            if todo:
+                fresh = _normalise(self._backend.encode(list(todo.values())))
+                for key, vector in zip(todo, fresh, strict=True):
+                    self.cache.put_bytes(key, vector.tobytes(), ".f32")
+                    vectors[key] = vector
+        except BaseException as exc:  # the threads waiting for these texts get the error
+            for future in mine.values():
+                future.set_exception(exc)
+            raise
+        finally:
+            with _FLIGHT_LOCK:
+                for key in mine:
+                    del _IN_FLIGHT[f"{root}:{key}"]
+        for key, future in mine.items():
+            future.set_result(vectors[key])
+        for key, future in theirs.items():
+            vectors[key] = future.result()
+        return vectors, len(todo)
 
 
 def _normalise(rows: np.ndarray) -> np.ndarray:

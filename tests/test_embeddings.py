@@ -3,7 +3,9 @@ HTTP on 127.0.0.1 (the loopback server in llm_server.py), and the content cache.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -131,6 +133,23 @@ def test_openai_backend_over_http(tmp_path: Path, server: LLMServer) -> None:
     again = Embedder(_openai(tmp_path, server))
     assert np.array_equal(again.embed(texts[:2]), vectors[:2])
     assert len(server.requests) == 2 and again.cached == 2
+
+
+def test_threads_asking_for_the_same_texts_at_once_compute_them_once(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    texts = [f"Sentence {n} of a paper that three Compress lengths read." for n in range(60)]
+    embedders = [Embedder(settings) for _ in range(4)]
+    start = threading.Barrier(len(embedders))
+
+    def embed(embedder: Embedder) -> np.ndarray:
+        start.wait()
+        return embedder.embed(texts)
+
+    with ThreadPoolExecutor(len(embedders)) as pool:
+        results = list(pool.map(embed, embedders))
+    assert sum(e.computed for e in embedders) == len(texts)
+    assert sum(e.cached for e in embedders) == 3 * len(texts)
+    assert all(np.array_equal(r, results[0]) for r in results)
 
 
 def test_openai_cache_key_includes_the_endpoint(tmp_path: Path, server: LLMServer) -> None:

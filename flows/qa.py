@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from prefect import flow, task
@@ -10,31 +11,43 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import load_papers, load_qa, load_samples
-from flows._stage import StageReport, stage
+from flows._progress import StageProgress
+from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from flows.review import load_decisions
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
-from tasks.parallel import map_threads
+from tasks.llm.ledger import CallLog
+from tasks.parallel import fan_out
 from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
-from tasks.records import LLMCall, PaperText, QAPair, Quarantine, Sample
+from tasks.records import PaperText, QAPair, Quarantine, Sample
 from warehouse import Warehouse
 
 __all__ = ["qa_flow"]
 
 
+Work = tuple[Sample, list[PaperText], list[QAPair]]
+
+
 @task(name="generate-qa", cache_policy=NO_CACHE)
 def generate_qa_task(
-    work: list[tuple[Sample, list[PaperText], list[QAPair]]], settings: Settings
-) -> tuple[list[QAResult], list[LLMCall], int, int]:
-    llm = make_client(settings)
+    work: list[Work],
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[Work, QAResult]]], None],
+) -> tuple[int, int]:
+    """QA rounds for each sample on one client, its calls appended to `log`; `on_done` gets
+    the results as samples finish. Returns the embeddings computed and served from cache."""
+    llm = make_client(settings, log)
     embedder = Embedder(settings)
-    results = map_threads(
+    fan_out(
         lambda item: generate_qa(item[0], item[1], settings, llm, embedder, existing=item[2]),
         work,
         workers=settings.llm.concurrency,
+        on_done=on_done,
     )
-    return results, llm.take_calls(), embedder.computed, embedder.cached
+    llm.take_calls()
+    return embedder.computed, embedder.cached
 
 
 @flow(name="qa", log_prints=True)
@@ -45,44 +58,66 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
     wait for reviewers, and a later run sees what they approved. Samples whose rounds
     are used up are quarantined as `qa_quota_not_met`, with why; samples whose LLM calls
     failed get no pairs, are quarantined as `llm_error` and retried by the next run. A
-    sample's quarantine row goes once it is neither.
+    sample's quarantine row goes once it is neither. The warehouse is read first, closed
+    while the LLM works, and each finished batch is written in a short transaction.
     """
-    with stage("qa", settings, run_id) as (report, wh):
-        papers = load_papers(wh)
-        qa = load_qa(wh, settings.dataset_version)
-        samples = load_samples(wh, settings.dataset_version, complete=True)
-        work = [
-            (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
-            for sample in samples
-            if not is_ready(qa.get(sample.sample_id, []), settings)
-        ]
-        if not work:
-            wh.clear_quarantine("qa", [s.sample_id for s in samples])
-            report.note("every sample is ready")
-            return report
-        results, calls, made, cached = generate_qa_task(work, settings)
-        report.save_calls(wh, calls)
-        report.embeddings_made, report.embeddings_cached = made, cached
-        pairs = [p for r in results for p in r.pairs]
-        report.write(wh, "fct_qa_pairs", pairs, ("qa_id",))
-        now = datetime.now(UTC).replace(tzinfo=None)
-        report.write(wh, "fct_qa_decisions", auto_decisions(pairs, now), ("decision_id",))
-        held = [q for item, r in zip(work, results, strict=True) if (q := _quarantine(item[0], r))]
-        report.write(wh, "quarantine", held, ("item_id", "stage"), update=True)
-        held_ids = {q.item_id for q in held}
-        wh.clear_quarantine("qa", [s.sample_id for s in samples if s.sample_id not in held_ids])
-        stuck = [q for q in held if q.reason == "qa_quota_not_met"]
-        failed = len(held) - len(stuck)
-        ready = sum(r.ready for r in results)
-        existing = [p for item in work for p in item[2]]
-        pending = sum(p.status == "pending" for p in existing + pairs)
+    with unheld_stage("qa", run_id) as report:
+        with open_warehouse(settings) as wh:
+            papers = load_papers(wh)
+            qa = load_qa(wh, settings.dataset_version)
+            samples = load_samples(wh, settings.dataset_version, complete=True)
+            work = [
+                (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
+                for sample in samples
+                if not is_ready(qa.get(sample.sample_id, []), settings)
+            ]
+            if not work:
+                wh.clear_quarantine("qa", [s.sample_id for s in samples])
+                report.note("every sample is ready")
+                return report
+        todo = {sample.sample_id for sample, _, _ in work}
+        ready_ids = [s.sample_id for s in samples if s.sample_id not in todo]
+        writer = StageWriter(report, settings)
+        writer.queue(lambda wh: wh.clear_quarantine("qa", ready_ids))
+        counts = {"pairs": 0, "ready": 0, "stuck": 0, "failed": 0, "pending": 0}
+        counts["pending"] = sum(p.status == "pending" for _, _, ps in work for p in ps)
+
+        def finished(batch: list[tuple[Work, QAResult]]) -> None:
+            pairs = [p for _, r in batch for p in r.pairs]
+            decisions = auto_decisions(pairs, datetime.now(UTC).replace(tzinfo=None))
+            held = [q for (sample, _, _), r in batch if (q := _quarantine(sample, r))]
+            held_ids = {q.item_id for q in held}
+            cleared = [s.sample_id for (s, _, _), _ in batch if s.sample_id not in held_ids]
+
+            def write(wh: Warehouse) -> None:
+                report.write(wh, "fct_qa_pairs", pairs, ("qa_id",))
+                report.write(wh, "fct_qa_decisions", decisions, ("decision_id",))
+                report.write(wh, "quarantine", held, ("item_id", "stage"), update=True)
+                wh.clear_quarantine("qa", cleared)
+
+            writer.queue(write)
+            writer.flush()
+            stuck = sum(q.reason == "qa_quota_not_met" for q in held)
+            counts["pairs"] += len(pairs)
+            counts["ready"] += sum(r.ready for _, r in batch)
+            counts["stuck"] += stuck
+            counts["failed"] += len(held) - stuck
+            counts["pending"] += sum(p.status == "pending" for p in pairs)
+            progress.advance(len(batch), sum(bool(r.llm_error) for _, r in batch))
+
+        with StageProgress(report, len(work)) as progress:
+            report.embeddings_made, report.embeddings_cached = generate_qa_task(
+                work, settings, writer.log, finished
+            )
+            writer.flush(final=True)
         mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"
         report.note(
-            f"{len(pairs)} QA pairs generated ({mode}); {ready}/{len(work)} samples became "
-            f"ready, {len(stuck)} can't reach their quota, {failed} hit an LLM error (retried "
-            f"next run), {pending} pairs wait for review"
+            f"{counts['pairs']} QA pairs generated ({mode}); {counts['ready']}/{len(work)} "
+            f"samples became ready, {counts['stuck']} can't reach their quota, "
+            f"{counts['failed']} hit an LLM error (retried next run), {counts['pending']} "
+            "pairs wait for review"
         )
-        _quality_artifact(wh, settings)
+        _quality_artifact(settings)
     return report
 
 
@@ -95,13 +130,14 @@ def _quarantine(sample: Sample, result: QAResult) -> Quarantine | None:
     return None
 
 
-def _quality_artifact(wh: Warehouse, settings: Settings) -> None:
+def _quality_artifact(settings: Settings) -> None:
     """The dataset version's QA quality report in the Prefect UI (`lilo review report` in a
     terminal, with planted-fact coverage on the synthetic corpus)."""
     version = settings.dataset_version
-    quality = quality_report(
-        load_samples(wh, version), load_qa(wh, version), load_decisions(wh, version), settings
-    )
+    with open_warehouse(settings) as wh:
+        quality = quality_report(
+            load_samples(wh, version), load_qa(wh, version), load_decisions(wh, version), settings
+        )
     key = re.sub(r"[^a-z0-9-]+", "-", f"qa-quality-{version}".lower())
     create_markdown_artifact(
         key=key, markdown=quality.as_markdown(), description=f"QA quality, dataset {version}"

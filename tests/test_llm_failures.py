@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -92,6 +94,27 @@ def test_qa_outage_quarantines_the_sample_and_the_next_run_retries_it(
     approved = _read(settings, "SELECT count(*) AS n FROM fct_qa_pairs WHERE status='approved'")
     assert approved == [{"n": 2}]
     assert _read(settings, "SELECT * FROM quarantine") == []
+
+
+def test_qa_leaves_the_warehouse_free_while_the_llm_works_and_logs_its_calls(
+    prefect_harness, server, settings
+):
+    free: list[bool] = []
+    opener = f"import duckdb; duckdb.connect({str(settings.db_path)!r}).close()"
+
+    def respond(prompt: str, n: int) -> str:
+        if not free:  # another process can open the warehouse during the first call
+            free.append(subprocess.run([sys.executable, "-c", opener]).returncode == 0)
+        return _healthy(prompt, n)
+
+    server.respond = respond
+    report = qa_flow(settings, "r1")
+    assert free == [True]
+    [ledger] = _read(settings, "SELECT count(*) AS n FROM fct_llm_calls WHERE stage = 'qa'")
+    assert ledger["n"] == report.llm_made + report.llm_cached > 0
+    assert not list(settings.data_dir.glob("runs/*/*.jsonl"))  # the call log was folded in
+    approved = _read(settings, "SELECT count(*) AS n FROM fct_qa_pairs WHERE status='approved'")
+    assert approved == [{"n": 2}]
 
 
 def test_score_outage_quarantines_the_generation_and_the_next_run_scores_it(

@@ -10,6 +10,7 @@ import pytest
 from tasks.config import load_settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
+from tasks.llm.ledger import CallLog, read_calls
 from tasks.methods import Unit, get_method
 from tasks.methods.ral_writer import importance, position_bias, select_restatements
 from tasks.prompts import key_requirements, lilo_pack
@@ -160,3 +161,19 @@ def test_ral_writer_k0_restates_nothing(tmp_path):
     assert generation.error == "" and all(r["k"] == 0 for r in generation.restated)
     prompts = [json.loads(c.request)["messages"][-1]["content"] for c in llm.take_calls()]
     assert not any("<restatement>" in p for p in prompts)
+
+
+def test_a_run_counts_its_tokens_as_calls_return_and_leaves_the_calls_to_the_log(tmp_path):
+    """A generation's tokens and calls are its calls' sums; with a call log the client keeps
+    no call (a stage's long prompts are not held until it ends)."""
+    settings = load_settings(None, {"data_dir": str(tmp_path), "generate.ral.k": 0})
+    papers = _papers()
+    sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
+    llm = make_client(settings, CallLog(tmp_path / "calls.jsonl"))
+    method = get_method("ral_writer", settings)
+    generation = method.run(Unit(sample, papers, 1000), llm, Embedder(settings), lilo_pack())
+    calls, _ = read_calls(tmp_path / "calls.jsonl")
+    assert generation.error == "" and generation.llm_calls == len(calls) > 1
+    assert generation.tokens_in == sum(c.tokens_in for c in calls) > 0
+    assert generation.tokens_out == sum(c.tokens_out for c in calls) > 0
+    assert llm.take_calls() == []

@@ -21,7 +21,7 @@ from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import LLMClient
 from tasks.prompts import PromptPack
-from tasks.records import Generation, PaperText, Sample, content_id
+from tasks.records import Generation, LLMCall, PaperText, Sample, content_id
 from tasks.text import count_words
 
 __all__ = [
@@ -53,11 +53,31 @@ class Draft:
     structure: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class _Tally:
+    """The tokens and calls of one run, summed as each call returns: the run keeps no call
+    (their requests are long prompts) unless `keep` asks it to hand them on."""
+
+    keep: bool
+    tokens_in: int = 0
+    tokens_out: int = 0
+    calls: int = 0
+    kept: list[LLMCall] = field(default_factory=list)
+
+    def add(self, calls: list[LLMCall]) -> None:
+        self.tokens_in += sum(c.tokens_in for c in calls)
+        self.tokens_out += sum(c.tokens_out for c in calls)
+        self.calls += len(calls)
+        if self.keep:
+            self.kept += calls
+
+
 @dataclass(frozen=True)
 class Run:
     """One method applied to one sample at one length, its papers in the order it reads
     them (`rotation` cyclic shifts of the sample's order). `tag` prefixes every call's
-    purpose, which is how the run finds its own calls among the client's records."""
+    purpose. `llm` is the run's own client (the caller's backend, cache, limits and call
+    log): each call's tokens go into `tally` as it returns."""
 
     sample: Sample
     papers: list[PaperText]
@@ -66,17 +86,21 @@ class Run:
     embedder: Embedder
     pack: PromptPack
     tag: str
+    tally: _Tally
 
     def chat(
         self, prompt: str, step: str, *, temperature: float, max_tokens: int, attempt: int = 0
     ) -> str:
-        return self.llm.chat(
-            [{"role": "user", "content": prompt}],
-            purpose=f"{self.tag}:{step}",
-            temperature=temperature,
-            max_tokens=max_tokens,
-            attempt=attempt,
-        )
+        try:
+            return self.llm.chat(
+                [{"role": "user", "content": prompt}],
+                purpose=f"{self.tag}:{step}",
+                temperature=temperature,
+                max_tokens=max_tokens,
+                attempt=attempt,
+            )
+        finally:
+            self.tally.add(self.llm.take_calls())
 
 
 Writer = Callable[[Run], Draft]
@@ -139,17 +163,18 @@ class _Registered:
         nightly fan-out keeps going and the failure stays visible in the warehouse."""
         sample, target_words = unit.sample, unit.target_words
         tag = self._tag(sample, target_words, unit.rotation)
-        run = Run(sample, unit.ordered, target_words, llm, embedder, pack, tag)
-        seen = {id(call) for call in list(llm.calls)}
+        # The run's calls reach the caller's call log as they return; only a caller with no
+        # log (a test, a bench) gets them back as records, from `llm.take_calls()`.
+        own = LLMClient(llm.backend, llm.cache, llm.settings, llm.log)
+        tally = _Tally(keep=llm.log is None)
+        run = Run(sample, unit.ordered, target_words, own, embedder, pack, tag, tally)
         started = time.perf_counter()
         try:
             draft, error = self.write(run), ""
         except Exception as exc:  # recorded, not raised (see docstring)
             draft, error = Draft(""), f"{type(exc).__name__}: {exc}"
         latency = time.perf_counter() - started
-        calls = [
-            c for c in list(llm.calls) if id(c) not in seen and c.purpose.startswith(f"{run.tag}:")
-        ]
+        llm.calls.extend(tally.kept)
         return Generation(
             generation_id=self.generation_id(unit, llm, pack),
             sample_id=sample.sample_id,
@@ -164,10 +189,10 @@ class _Registered:
             plan=draft.plan,
             restated=draft.restated,
             structure=draft.structure,
-            tokens_in=sum(c.tokens_in for c in calls),
-            tokens_out=sum(c.tokens_out for c in calls),
+            tokens_in=tally.tokens_in,
+            tokens_out=tally.tokens_out,
             latency_s=round(latency, 6),
-            llm_calls=len(calls),
+            llm_calls=tally.calls,
             error=error,
         )
 

@@ -143,7 +143,8 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     the runs whose process is gone `crashed`, folding their call logs into the ledger and
     removing the temp files they left; a fresh warehouse is published at once, so analysts
     have a copy from the first minute. At the end the run is `completed`, `partial` (some
-    units failed) or `failed` with the exception, which is re-raised."""
+    units failed) or `failed` with the exception, which is re-raised, and the copy is
+    published again with the run's results and final status."""
     run = RunRecord(settings, flow_name)
     for path in remove_stale_temp(settings.published_path.parent):
         log.warning("removed %s, left by a killed publish", path)
@@ -158,9 +159,23 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         yield run
     except BaseException as exc:
         run.save("failed", f"{type(exc).__name__}: {exc}")
+        _publish(settings, quiet=True)
         raise
     failures = run.failures()
     if failures:
         run.save("partial", f"{failures}: `lilo failures` lists them; the next run retries them")
     else:
         run.save("completed")
+    _publish(settings)
+
+
+def _publish(settings: Settings, *, quiet: bool = False) -> None:
+    """The copy analysts read, with this run's results and its final status. After a
+    failure (`quiet`), a copy that cannot be made is a warning: the failure is the news."""
+    try:
+        with open_warehouse(settings) as wh:
+            wh.publish(settings.published_path)
+    except Exception as exc:
+        if not quiet:
+            raise
+        log.warning("the published copy was not refreshed: %s", exc)

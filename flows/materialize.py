@@ -1,5 +1,6 @@
 """Materialize stage: a new result version when scores changed, the analyst views, the
-published serving copy and Parquet files, and the UI artifacts (§10)."""
+report and the UI artifacts (§10). The run publishes the serving copy and Parquet files
+when it ends, with its final status (flows/_run.py)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                     "(--publish-partial, the setting publish_partial, publishes partial ones)"
                 )
             )
-        published = wh.publish(settings.published_path)
+        published = settings.published_path
         leaderboard = wh.df("SELECT * FROM leaderboard")
         curve = wh.df("SELECT * FROM position_curve")
         permutation = wh.df("SELECT * FROM position_permutation")

@@ -107,6 +107,18 @@ def test_second_run_makes_no_calls_and_adds_only_its_run_record(demo):
     assert after_second == {**after_first, "runs": after_first["runs"] + 1}
 
 
+def test_the_published_copy_has_the_results_and_each_run_s_final_status(demo):
+    _, first, second, *_ = demo
+    con = duckdb.connect(second["published_path"], read_only=True)
+    runs = dict(
+        con.execute("SELECT run_id, status FROM runs WHERE finished_at IS NOT NULL").fetchall()
+    )
+    board = con.execute("SELECT count(*) FROM leaderboard").fetchall()[0][0]
+    con.close()
+    assert runs == {first["run_id"]: "completed", second["run_id"]: "completed"}
+    assert board == len(METHODS) * len(TARGETS)
+
+
 def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
     tmp_path, prefect_harness
 ):

@@ -4,7 +4,8 @@ and, for the permutation experiment, every cyclic order of each sample's papers 
 Every unit (sample x method x length x order) goes into one fan-out under the endpoint's
 concurrency and rate limits, so multi-step methods interleave; the warehouse is read
 first, closed while the units run, and each finished batch is written in a short
-transaction (DESIGN §10, §12)."""
+transaction (DESIGN §10, §12). With `runner.kind = "dask"` the units go to a Dask cluster in
+batches (flows/_dask.py) and come back, with their LLM calls, to be written the same way."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from collections.abc import Callable
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows._dask import Batch, run_batches
 from flows._load import load_pack, load_papers, ready_samples
 from flows._progress import StageProgress
 from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
-from tasks.llm import make_client
+from tasks.llm import LLMClient, make_client
 from tasks.llm.ledger import CallLog
 from tasks.methods import Unit, get_method
 from tasks.parallel import fan_out
@@ -31,17 +33,15 @@ __all__ = ["generate_flow"]
 Work = tuple[str, Unit]
 
 
-@task(name="generate", cache_policy=NO_CACHE)
-def generate_task(
+def _generate(
     work: list[Work],
     pack: PromptPack,
     settings: Settings,
-    log: CallLog,
+    llm: LLMClient,
     on_done: Callable[[list[tuple[Work, Generation]]], None],
 ) -> tuple[int, int]:
     """Every unit of work on one client (one endpoint limit); `on_done` gets the finished
     generations as they come. Returns the embeddings computed and served from cache."""
-    llm = make_client(settings, log)
     embedder = Embedder(settings)
     methods = {name: get_method(name, settings) for name in {name for name, _ in work}}
     # Twice the endpoint's slots: a unit between two calls (planning, retrieval) leaves
@@ -52,8 +52,38 @@ def generate_task(
         workers=2 * settings.llm.concurrency,
         on_done=on_done,
     )
-    llm.take_calls()
     return embedder.computed, embedder.cached
+
+
+@task(name="generate", cache_policy=NO_CACHE)
+def generate_task(
+    work: list[Work],
+    pack: PromptPack,
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[Work, Generation]]], None],
+) -> tuple[int, int]:
+    """All the units in the flow's process (`runner.kind = "threads"`), each call appended
+    to the stage's call log as it returns."""
+    llm = make_client(settings, log)
+    counts = _generate(work, pack, settings, llm, on_done)
+    llm.take_calls()
+    return counts
+
+
+@task(name="generate-batch", cache_policy=NO_CACHE)
+def generate_batch(work: list[Work], pack: PromptPack, settings: Settings) -> Batch:
+    """A batch of units on a Dask worker (`runner.kind = "dask"`): its generations in the
+    batch's order and the calls it made go back to the flow, which writes them."""
+    llm = make_client(settings)  # no call log here: the calls travel with the result
+    done: dict[int, Generation] = {}
+    position = {id(item): n for n, item in enumerate(work)}
+
+    def keep(batch: list[tuple[Work, Generation]]) -> None:
+        done.update((position[id(item)], g) for item, g in batch)
+
+    counts = _generate(work, pack, settings, llm, keep)
+    return Batch([done[n] for n in range(len(work))], llm.take_calls(), counts)
 
 
 @flow(name="generate", log_prints=True)
@@ -116,9 +146,14 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             progress.advance(len(batch), sum(bool(g.error) for g in generations))
 
         with StageProgress(report, len(work)) as progress:
-            report.embeddings_made, report.embeddings_cached = generate_task(
-                work, pack, settings, writer.log, finished
-            )
+            if settings.runner.kind == "dask":
+                counts = run_batches(
+                    generate_batch, work, settings, writer.log, finished, pack=pack
+                )
+            else:
+                counts = [generate_task(work, pack, settings, writer.log, finished)]
+            report.embeddings_made = sum(made for made, _ in counts)
+            report.embeddings_cached = sum(cached for _, cached in counts)
             writer.flush(final=True)
         report.note(
             f"{len(work)} generations ({failed} failed) for {len(ready)} ready samples, "

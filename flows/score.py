@@ -10,11 +10,12 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows._dask import Batch, run_batches
 from flows._load import load_generations, load_pack, load_papers, ready_samples
 from flows._progress import StageProgress
 from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from tasks.config import Settings
-from tasks.llm import LLMError, make_judge_client
+from tasks.llm import LLMClient, LLMError, make_judge_client
 from tasks.llm.ledger import CallLog
 from tasks.parallel import fan_out, map_threads
 from tasks.prompts import PromptPack
@@ -29,18 +30,16 @@ Work = tuple[Generation, Sample, list[PaperText], list[QAPair]]
 Scored = tuple[list[ScoreRow], Quarantine | None]
 
 
-@task(name="score", cache_policy=NO_CACHE)
-def score_task(
+def _score(
     work: list[Work],
     pack: PromptPack,
     settings: Settings,
-    log: CallLog,
+    judge: LLMClient,
     on_done: Callable[[list[tuple[Work, Scored]]], None],
 ) -> None:
     """Score rows per generation, with a quarantine record when it is not fully scored:
     `llm_error` (no rows at all, so the next run retries it) or `judge_unusable` (the
     scores left out); `on_done` gets them as generations finish."""
-    judge = make_judge_client(settings, log)
     scorers = [get_scorer(name, settings) for name in available_scorers()]
 
     def score_one(item: Work) -> Scored:
@@ -56,7 +55,36 @@ def score_task(
         return rows, None
 
     fan_out(score_one, work, workers=2 * settings.judge.concurrency, on_done=on_done)
+
+
+@task(name="score", cache_policy=NO_CACHE)
+def score_task(
+    work: list[Work],
+    pack: PromptPack,
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[Work, Scored]]], None],
+) -> None:
+    """All the generations in the flow's process (`runner.kind = "threads"`), each judge
+    call appended to the stage's call log as it returns."""
+    judge = make_judge_client(settings, log)
+    _score(work, pack, settings, judge, on_done)
     judge.take_calls()
+
+
+@task(name="score-batch", cache_policy=NO_CACHE)
+def score_batch(work: list[Work], pack: PromptPack, settings: Settings) -> Batch:
+    """A batch of generations on a Dask worker (`runner.kind = "dask"`): their scores in
+    the batch's order and the judge calls made go back to the flow, which writes them."""
+    judge = make_judge_client(settings)  # no call log here: the calls travel with the result
+    done: dict[int, Scored] = {}
+    position = {id(item): n for n, item in enumerate(work)}
+
+    def keep(batch: list[tuple[Work, Scored]]) -> None:
+        done.update((position[id(item)], scored) for item, scored in batch)
+
+    _score(work, pack, settings, judge, keep)
+    return Batch([done[n] for n in range(len(work))], judge.take_calls())
 
 
 @task(name="winrate", cache_policy=NO_CACHE)
@@ -143,7 +171,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             progress.advance(len(batch), len(failed))
 
         with StageProgress(report, len(work)) as progress:
-            if work:
+            if work and settings.runner.kind == "dask":
+                run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
+            elif work:
                 score_task(work, pack, settings, writer.log, finished)
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
             writer.flush(final=True)

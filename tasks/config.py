@@ -10,11 +10,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -257,6 +265,45 @@ class GenerateSettings(_Section):
     longscope: LongScopeSettings = LongScopeSettings()
 
 
+class RunnerSettings(_Section):
+    """Where the generate and score stages run their units (DESIGN §13, Scale). `threads`:
+    in the flow's process. `dask`: batches of units as Prefect tasks on a Dask cluster
+    (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
+    `dask_address` is empty, else the scheduler at that address; the flow process alone
+    writes the warehouse. Workers share `data_dir` (the LLM and embedding caches). Where the
+    units run does not change what they compute: none of this is in the config hash."""
+
+    kind: Literal["threads", "dask"] = "threads"
+    # An existing scheduler, e.g. tcp://10.0.0.5:8786; empty: start a LocalCluster.
+    dask_address: str = ""
+    # The LocalCluster's worker processes and threads (Prefect tasks at once) in each.
+    dask_workers: int = Field(2, ge=1)
+    dask_threads_per_worker: int = Field(2, ge=1)
+    # Units per Prefect task on Dask: each task fans its units out over threads (bounded by
+    # the endpoint's `concurrency`, per worker process) and returns its records and calls.
+    batch_units: int = Field(8, ge=1)
+
+    @field_validator("dask_address")
+    @classmethod
+    def _an_address(cls, value: str) -> str:
+        value = value.strip()
+        if value and not re.fullmatch(r"(?:[a-z]+://)?[^\s/]+:\d+", value):
+            raise ValueError(
+                f"{value!r} is not a Dask scheduler address: give one like "
+                "tcp://10.0.0.5:8786, or leave it empty to start a LocalCluster"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _address_needs_dask(self) -> RunnerSettings:
+        if self.dask_address and self.kind != "dask":
+            raise ValueError(
+                f"dask_address is set ({self.dask_address}) but kind is {self.kind!r}: set "
+                "runner.kind=dask (LILO_RUNNER__KIND=dask) to use that cluster"
+            )
+        return self
+
+
 class Settings(BaseSettings):
     """Everything that changes what lilo computes. `config_hash` identifies it on every row."""
 
@@ -282,6 +329,7 @@ class Settings(BaseSettings):
     qa: QASettings = QASettings()
     generate: GenerateSettings = GenerateSettings()
     judge: JudgeSettings = JudgeSettings()
+    runner: RunnerSettings = RunnerSettings()
     # Pairwise win-rate (DESIGN §8): each other method against this one (e.g. "ral_writer"),
     # on the win-rate checklist, both orders. Off by default: it costs 2 judge calls per
     # aspect per pair, as many as S_q itself for each method compared.
@@ -334,6 +382,7 @@ class Settings(BaseSettings):
             exclude={
                 "data_dir": True,
                 "db_wait_s": True,
+                "runner": True,
                 "publish_partial": True,
                 "surveys": True,
                 "arxiv": {

@@ -1,0 +1,104 @@
+"""The generate and score stages on Dask (`runner.kind = "dask"`, a 2-worker LocalCluster)
+write the same generations, scores and LLM call ledger as on the default thread runner: the
+units run in other processes, return their records and calls, and the flow alone writes
+(issue 11)."""
+
+from __future__ import annotations
+
+import pytest
+from llm_server import PAIRS, PAPER
+from pydantic import ValidationError
+
+from flows.generate import generate_flow
+from flows.score import score_flow
+from tasks.config import load_settings
+from tasks.records import PaperText, QAPair, Sample
+from warehouse import Warehouse
+
+SAMPLES = [
+    Sample(f"s{i}", "v1", (f"2601.0000{i}",), "Kernels", "2601.00000", 40, "command")
+    for i in range(4)
+]
+
+
+def _settings(data_dir, **overrides):
+    settings = load_settings(
+        None,
+        {
+            "data_dir": str(data_dir),
+            "qa.quota_single": 2,
+            "qa.quota_cross": 0,
+            "generate.methods": ["single", "agentwrite"],
+            "generate.target_words": [300],
+            **overrides,
+        },
+    )
+    papers = [
+        PaperText(s.paper_ids[0], "K", PAPER.replace("KernelForge", f"KernelForge{i}") * 3,
+                  120, 180, "main.tex", "t", "s", f"c{i}")
+        for i, s in enumerate(SAMPLES)
+    ]  # fmt: skip
+    pairs = [
+        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, p["question"],
+               p["answer"], tuple(p["evidence"]), "approved", 1, "auto", "", "p1", "seed")
+        for s in SAMPLES
+        for i, p in enumerate(PAIRS)
+    ]  # fmt: skip
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
+        wh.upsert("dim_samples", SAMPLES, ("sample_id",), extra={"run_id": "seed"})
+        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+    return settings
+
+
+def _tables(settings) -> dict[str, list[dict]]:
+    """What the stages wrote, less run ids, latencies and the order calls were logged in."""
+    with Warehouse(settings.db_path) as wh:
+        return {
+            "generations": wh.rows(
+                "SELECT * EXCLUDE (run_id, latency_s) FROM fct_generations ORDER BY generation_id"
+            ),
+            "scores": wh.rows("SELECT * EXCLUDE (run_id) FROM fct_scores ORDER BY ALL"),
+            "calls": wh.rows(
+                "SELECT stage, key, backend, model, purpose, cached, tokens_in, tokens_out "
+                "FROM fct_llm_calls ORDER BY ALL"
+            ),
+            "cache": wh.rows("SELECT key, response FROM llm_cache ORDER BY key"),
+        }
+
+
+def test_generate_and_score_on_a_local_dask_cluster_write_what_the_thread_runner_writes(
+    tmp_path, prefect_harness
+):
+    threads = _settings(tmp_path / "threads")
+    dask = _settings(
+        tmp_path / "dask",
+        **{"runner.kind": "dask", "runner.dask_workers": 2, "runner.batch_units": 2},
+    )
+    assert threads.config_hash() == dask.config_hash()  # where units run is not a result
+
+    for settings in (threads, dask):
+        generate_flow(settings, "r1")
+        score_flow(settings, "r1")
+
+    by_threads, by_dask = _tables(threads), _tables(dask)
+    assert len(by_dask["generations"]) == len(SAMPLES) * 2  # every unit, none twice
+    assert not any(g["error"] for g in by_dask["generations"])
+    assert by_dask["scores"] and by_dask["calls"]
+    assert {c["stage"] for c in by_dask["calls"]} == {"generate", "score"}
+    for table, rows in by_threads.items():
+        assert by_dask[table] == rows, table
+    assert not list((dask.data_dir / "runs").glob("*/*.jsonl"))  # the call logs were folded
+
+
+def test_runner_settings_come_from_the_environment_and_are_checked(monkeypatch):
+    monkeypatch.setenv("LILO_RUNNER__KIND", "dask")
+    monkeypatch.setenv("LILO_RUNNER__DASK_ADDRESS", "tcp://10.0.0.5:8786")
+    runner = load_settings().runner
+    assert (runner.kind, runner.dask_address) == ("dask", "tcp://10.0.0.5:8786")
+    with pytest.raises(ValidationError, match="not a Dask scheduler address"):
+        load_settings(None, {"runner.dask_address": "10.0.0.5"})
+    with pytest.raises(ValidationError, match="set runner.kind=dask"):
+        load_settings(None, {"runner.kind": "threads"})
+    with pytest.raises(ValidationError, match="runner.kind"):
+        load_settings(None, {"runner.kind": "spark", "runner.dask_address": ""})

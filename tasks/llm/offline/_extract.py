@@ -134,7 +134,10 @@ def query_terms(text: str) -> frozenset[str]:
     return frozenset(w for w in normed if len(w) > 2 and w not in _STOPWORDS)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _sentence_terms(text: str) -> frozenset[str]:
+    """A paper sentence's terms (with the result marker when it states a number); every
+    prompt that shows the paper asks again, so they are kept."""
     found = query_terms(text)
     return found | {_RESULT_TERM} if re.search(r"\d", _MATH_RE.sub(" ", text)) else found
 

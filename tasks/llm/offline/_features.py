@@ -8,6 +8,7 @@ dataset's checklist, so they are read from the question's words, not from a fixe
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -42,6 +43,13 @@ _VIOLATION_RE = re.compile(r"\\cite\w*\{|\[\d+(?:,\s*\d+)*\]|^#+\s*references\b"
 
 
 def features(text: str) -> dict[str, float]:
+    """Each feature of `text`, 0..1 (a fresh dict: the judge grades eight aspects of one
+    summary, so the features of a text are measured once)."""
+    return dict(_features(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _features(text: str) -> tuple[tuple[str, float], ...]:
     n = max(1, count_words(text))
     lines = text.splitlines()
     sentences = [s for line in lines for s in split_sentences(line)]
@@ -60,7 +68,7 @@ def features(text: str) -> dict[str, float]:
         "vocabulary": _variety(vocabulary) / _FULL_VARIETY,
         "citation hygiene": 1 - len(_VIOLATION_RE.findall(text)) / _MAX_VIOLATIONS,
     }
-    return {name: max(0.0, min(1.0, value)) for name, value in found.items()}
+    return tuple((name, max(0.0, min(1.0, value))) for name, value in found.items())
 
 
 def _variety(vocabulary: list[str]) -> float:

@@ -57,6 +57,22 @@ def dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
         yield runner
 
 
+@contextmanager
+def _api_for_workers() -> Iterator[None]:
+    """Submissions that carry the flow's Prefect API to the workers. A flow run without
+    PREFECT_API_URL (`lilo run` or `lilo demo` from a terminal) talks to the temporary server
+    Prefect started for it; without its address each worker would start one of its own."""
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    if PREFECT_API_URL.value():
+        yield
+        return
+    api = str(get_client(sync_client=True).api_url)
+    with temporary_settings(updates={PREFECT_API_URL: api}):
+        yield
+
+
 def run_batches(
     task: Task[..., Batch],
     work: Sequence[T],
@@ -79,7 +95,7 @@ def run_batches(
     batches = [list(work[i : i + size]) for i in range(0, len(work), size)]
     extras: list[Any] = []
     errors: list[BaseException] = []
-    with dask_runner(settings) as runner:
+    with dask_runner(settings) as runner, _api_for_workers():
         futures = {
             runner.submit(task, {"work": b, "settings": remote, **params}): b for b in batches
         }

@@ -90,7 +90,7 @@ def _punkt_word_tokens() -> Counter | None:
 
 def _treebank_only(text: str) -> int:
     """nltk's `word_tokenize(text, preserve_line=True)`: no sentence split at all."""
-    return len(_splitter._TREEBANK.tokenize(text))
+    return len(_splitter._treebank().tokenize(text))
 
 
 def _split_with(text: str, count: Counter) -> list[str]:

@@ -8,8 +8,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.metrics import silhouette_score
 
 __all__ = ["best_path", "cluster", "first_appearance", "kendall_tau", "transition_matrix"]
 
@@ -18,6 +16,9 @@ def cluster(vectors: np.ndarray, k_min: int, k_max: int, seed: int) -> tuple[np.
     """Labels by K-Means++ for the k in k_min..k_max with the best silhouette (ties: the
     smaller k). Silhouette needs 2 <= k < n, so the range is bounded by the chunk count;
     fewer than 3 chunks make one cluster each."""
+    from sklearn.cluster import KMeans  # 2 s to import: only when a method clusters
+    from sklearn.metrics import silhouette_score
+
     n = len(vectors)
     if n < 3:
         return np.arange(n), n

@@ -22,8 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import deque
-
-from nltk.tokenize import NLTKWordTokenizer
+from typing import Any
 
 __all__ = ["SEPARATORS", "split_recursive", "word_tokens"]
 
@@ -32,12 +31,19 @@ SEPARATORS = ("\n\n", "\n", ". ", ", ", " ")
 # A sentence ends after . ? ! when whitespace or one of punkt's "after token" characters
 # follows (nltk's PunktLanguageVars period context); punkt's abbreviation list is not kept.
 _SENTENCE_END = re.compile(r"(?<=[.?!])(?=[\s?!)\";}\]*:@'({\[])")
-_TREEBANK = NLTKWordTokenizer()
+
+
+@functools.cache
+def _treebank() -> Any:
+    from nltk.tokenize import NLTKWordTokenizer  # nltk takes 3 s to import: when first used
+
+    return NLTKWordTokenizer()
 
 
 def word_tokens(text: str) -> int:
     """`len(nltk.word_tokenize(text))`, with a regex sentence split in place of punkt."""
-    return sum(len(_TREEBANK.tokenize(s)) for s in _SENTENCE_END.split(text) if s.strip())
+    treebank = _treebank()
+    return sum(len(treebank.tokenize(s)) for s in _SENTENCE_END.split(text) if s.strip())
 
 
 @functools.cache

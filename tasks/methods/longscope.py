@@ -13,8 +13,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from sklearn.cluster import KMeans
-
 from tasks.config import Settings
 from tasks.methods._convolve import sample_sets, top_k
 from tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
@@ -218,6 +216,8 @@ def paper_blocks_of(texts: list[str], papers: set[int]) -> str:
 
 def _groups(run: Run, chunks: list[Chunk], k: int, seed: int) -> list[list[Chunk]]:
     """The chunks grouped by k-means on their embeddings, groups in order of appearance."""
+    from sklearn.cluster import KMeans  # 2 s to import: only when a method clusters
+
     n = min(k, len(chunks))
     if n < 2:
         return [chunks]

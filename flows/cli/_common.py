@@ -7,6 +7,7 @@ import argparse
 import logging
 import shlex
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,7 @@ __all__ = [
     "run_pipeline_flow",
     "running_flows",
     "settings_from_args",
+    "start_prefect_early",
 ]
 
 T = TypeVar("T")
@@ -190,6 +192,33 @@ def progress(items: Sequence[T], description: str) -> Iterable[T]:
     return track(items, description=description, console=console, transient=True)
 
 
+_PREFECT_START: threading.Thread | None = None
+
+
+def start_prefect_early() -> None:
+    """Start Prefect's temporary API server on a thread, for a command that will run flows
+    and has no PREFECT_API_URL: its start (the server's imports, then its own process's, 5
+    to 10 s) runs while the command prepares, instead of when the first flow begins.
+    `running_flows` waits for it; a start that fails here is tried again, and reported,
+    there."""
+    global _PREFECT_START
+
+    def start() -> None:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        try:
+            SubprocessASGIServer().start()
+        except Exception:  # the flow's own start raises it with Prefect's message
+            SubprocessASGIServer().running = False
+
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if _PREFECT_START is None and not PREFECT_API_URL.value():
+        if PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+            _PREFECT_START = threading.Thread(target=start, name="prefect-start", daemon=True)
+            _PREFECT_START.start()
+
+
 @contextmanager
 def running_flows(debug: bool) -> Iterator[None]:
     """Flows run from a terminal: heartbeats off (fine for one-off runs, DESIGN §13) and,
@@ -198,6 +227,8 @@ def running_flows(debug: bool) -> Iterator[None]:
     from prefect.logging.configuration import ensure_logging_setup
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
+    if _PREFECT_START is not None:
+        _PREFECT_START.join()
     ensure_logging_setup()
     quiet = _NoTraceback()
     handlers = [] if debug else list(logging.getLogger().handlers)

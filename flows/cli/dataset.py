@@ -13,6 +13,7 @@ from flows.cli._common import (
     require_warehouse,
     running_flows,
     settings_from_args,
+    start_prefect_early,
 )
 
 __all__ = ["register"]
@@ -97,6 +98,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
         extra["surveys"] = args.survey  # checked and put in their normal form
     settings = settings_from_args(args, **extra)
     surveys = list(settings.surveys) if args.survey else None
+    start_prefect_early()
     with running_flows(args.debug):
         found = discover_flow(settings, surveys, args.query)
     print(

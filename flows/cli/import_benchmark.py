@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_common_args, running_flows, settings_from_args
+from flows.cli._common import (
+    add_common_args,
+    running_flows,
+    settings_from_args,
+    start_prefect_early,
+)
 
 __all__ = ["register"]
 
@@ -25,6 +30,7 @@ def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
         print(f"lilo import: {exc}", file=sys.stderr)
         return 2
     settings = settings_from_args(args)
+    start_prefect_early()
     with running_flows(args.debug):
         result = import_benchmark_flow(str(path), args.name, settings)
     if result.error:

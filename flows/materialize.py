@@ -4,27 +4,18 @@ when it ends, with its final status (flows/_run.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pandas as pd
-from prefect import flow, task
+from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.cache_policies import NO_CACHE
 
 from flows._load import ready_samples
 from flows._report import publish_report
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.llm import make_client
-from tasks.reporting import markdown_table, plot_position_curve
+from tasks.reporting import markdown_table
 from warehouse.results import Expected, materialize_results
 
 __all__ = ["materialize_flow"]
-
-
-@task(name="plot-position-curve", cache_policy=NO_CACHE)
-def plot_task(curve: pd.DataFrame, path: Path) -> Path | None:
-    return plot_position_curve(curve, path) if not curve.empty else None
 
 
 @flow(name="materialize", log_prints=True)
@@ -69,9 +60,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         curve = wh.df("SELECT * FROM position_curve")
         permutation = wh.df("SELECT * FROM position_permutation")
         winrate = wh.df("SELECT * FROM winrate")
-        plot = plot_task(
-            curve, published.parent / "plots" / f"position_curve_v{result.version:04d}.png"
-        )
+        report_path = publish_report(wh, settings, result.version)
         create_table_artifact(
             key="leaderboard",
             table=leaderboard.astype(object)
@@ -96,10 +85,9 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                     else ""
                 )
                 + (f"## Win-rate\n\n{markdown_table(winrate)}\n\n" if not winrate.empty else "")
-                + f"Published copy: `{published}`"
-                + (f"\n\nPosition curve plot: `{plot}`" if plot else "")
+                + f"Published copy: `{published}`\n\nReport, with the figures: `{report_path}`"
             ),
             description="Leaderboard and position curve",
         )
-        report.note(f"report: {publish_report(wh, settings, result.version)}")
+        report.note(f"report: {report_path}")
     return report

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote
 
 from flows._dask import Batch, run_batches
 from flows._load import load_pack, load_papers, ready_samples
@@ -126,15 +127,8 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
         def finished(batch: list[tuple[Work, Generation]]) -> None:
             nonlocal failed
             generations = [g for _, g in batch]
-            writer.queue(
-                lambda wh: report.write(
-                    wh,
-                    "fct_generations",
-                    generations,
-                    ("generation_id",),
-                    update=True,
-                    extra=provenance,
-                )
+            writer.queue_rows(
+                "fct_generations", generations, ("generation_id",), update=True, extra=provenance
             )
             for (_, unit), g in batch:
                 if g.error:
@@ -151,7 +145,7 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
                     generate_batch, work, settings, writer.log, finished, pack=pack
                 )
             else:
-                counts = [generate_task(work, pack, settings, writer.log, finished)]
+                counts = [generate_task(quote(work), pack, settings, writer.log, finished)]
             report.embeddings_made = sum(made for made, _ in counts)
             report.embeddings_cached = sum(cached for _, cached in counts)
             writer.flush(final=True)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote
 
 from flows._load import load_papers, load_qa, load_samples
 from flows._progress import StageProgress
@@ -107,7 +108,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
 
         with StageProgress(report, len(work)) as progress:
             report.embeddings_made, report.embeddings_cached = generate_qa_task(
-                work, settings, writer.log, finished
+                quote(work), settings, writer.log, finished
             )
             writer.flush(final=True)
         mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"

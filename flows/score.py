@@ -9,6 +9,7 @@ from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote
 
 from flows._dask import Batch, run_batches
 from flows._load import load_generations, load_pack, load_papers, ready_samples
@@ -54,7 +55,7 @@ def _score(
             return rows, Quarantine(generation.generation_id, "score", "judge_unusable", unscored)
         return rows, None
 
-    fan_out(score_one, work, workers=2 * settings.judge.concurrency, on_done=on_done)
+    fan_out(score_one, work, workers=settings.judge.concurrency, on_done=on_done)
 
 
 @task(name="score", cache_policy=NO_CACHE)
@@ -160,13 +161,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             bad = {f.item_id for f in failed}
             cleared = [g.generation_id for (g, *_), _ in batch if g.generation_id not in bad]
             quarantined += len(failed)
-
-            def write(wh: Warehouse) -> None:
-                report.write(wh, "fct_scores", rows, ("generation_id", "score"))
-                report.write(wh, "quarantine", failed, ("item_id", "stage"), update=True)
-                wh.clear_quarantine("score", cleared)
-
-            writer.queue(write)
+            writer.queue_rows("fct_scores", rows, ("generation_id", "score"))
+            writer.queue_rows("quarantine", failed, ("item_id", "stage"), update=True)
+            writer.queue_cleared("score", cleared)
             writer.flush()
             progress.advance(len(batch), len(failed))
 
@@ -174,7 +171,7 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             if work and settings.runner.kind == "dask":
                 run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
             elif work:
-                score_task(work, pack, settings, writer.log, finished)
+                score_task(quote(work), pack, settings, writer.log, finished)
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
             writer.flush(final=True)
         report.note(

@@ -36,14 +36,23 @@ _MODELS_ORDER = (
 )
 
 
+# Files this process has migrated and the JSON columns of their tables: a flow opens the
+# file for each short write, and its schema changes only by migrations, which this
+# process's code applied when it first opened it.
+_MIGRATED: set[str] = set()
+_JSON_COLUMNS: dict[tuple[str, str], set[str]] = {}
+
+
 class Warehouse:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        fresh = not path.exists()
         self.con = duckdb.connect(str(path))
-        self._json_columns: dict[str, set[str]] = {}
         self._in_transaction = False
-        self._migrate()
+        if fresh or str(path.resolve()) not in _MIGRATED:
+            self._migrate()
+            _MIGRATED.add(str(path.resolve()))
 
     def close(self) -> None:
         self.con.close()
@@ -96,14 +105,15 @@ class Warehouse:
         return {t: self.count(t) for t in self.tables()}
 
     def _json_cols(self, table: str) -> set[str]:
-        if table not in self._json_columns:
+        key = (str(self.path.resolve()), table)
+        if key not in _JSON_COLUMNS:
             rows = self.con.execute(
                 "SELECT column_name FROM information_schema.columns "
                 "WHERE table_name = ? AND data_type = 'JSON'",
                 [table],
             ).fetchall()
-            self._json_columns[table] = {r[0] for r in rows}
-        return self._json_columns[table]
+            _JSON_COLUMNS[key] = {r[0] for r in rows}
+        return _JSON_COLUMNS[key]
 
     # -- writing ------------------------------------------------------------------------
     @contextmanager

@@ -1,14 +1,16 @@
 """lilo's overhead over an ideal client (issue 11): the generate and score stages against a
 loopback OpenAI-compatible endpoint that answers each request after `--latency-ms` and
 serves at most `--concurrency` at once (more wait), then an ideal client (bare HTTP on
-`--concurrency` threads) sending the same number of requests to the same endpoint.
+`--concurrency` threads) sending the same number of requests to the same endpoint. The
+endpoint runs in a process of its own, as a real server does: in lilo's process it would
+take the interpreter lock from the client it measures.
 
     .venv/bin/python -m bench.overhead --calls 2000 --latency-ms 200 --concurrency 8
 
 Prints the pipeline's wall time and calls, the ideal's, per-unit overhead, peak requests in
 flight (at the endpoint) and, last, `ratio=<wall/ideal>`. Samples are sized so that the
-stages make about `--calls` requests (Single at one length, scored for S_l, S_c, S_q; the
-win-rate off). The Prefect server starts before the clock does.
+stages make about `--calls` requests, every one distinct (Single at one length, scored for
+S_l, S_c, S_q; the win-rate off). The Prefect server starts before the clock does.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import tempfile
@@ -32,7 +35,7 @@ PAPER = (
     "KernelForge reaches a negative log predictive density of 1.42 on the Airline series.\n"
     "Training takes 3.5 GPU hours on a single accelerator."
 )
-QUESTIONS = [
+QUESTIONS = [  # "KernelForge" becomes the sample's own name, so no two grades are the same
     ("What test RMSE does KernelForge obtain on Kin40k?", "A test RMSE of 0.635."),
     ("What does KernelForge reach on Airline?", "A negative log predictive density of 1.42."),
 ]
@@ -64,13 +67,12 @@ class Endpoint(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.count = self.in_flight = self.peak = 0
 
-    def reset(self) -> None:
-        with self.lock:
-            self.count = self.peak = 0
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+def _serve(latency_s: float, concurrency: int, port: Any) -> None:
+    """The endpoint's process: serves until killed, its port sent back through `port`."""
+    endpoint = Endpoint(latency_s, concurrency)
+    port.value = endpoint.server_address[1]
+    endpoint.serve_forever()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -79,6 +81,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:
         pass
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        """`/stats`: requests served and the peak in flight; `/reset` zeroes them."""
+        server = self.server
+        with server.lock:
+            stats = {"count": server.count, "peak": server.peak}
+            if self.path == "/reset":
+                server.count = server.peak = 0
+        self._send(json.dumps(stats).encode())
+
+    def _send(self, data: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -108,11 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
             }
         ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send(data)
 
 
 def _seed(settings: Any, n_samples: int) -> None:
@@ -129,9 +143,10 @@ def _seed(settings: Any, n_samples: int) -> None:
         for i, p in enumerate(papers)
     ]
     pairs = [
-        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, q, a, (), "approved",
-               1, "auto", "", "p1", "seed")
-        for s in samples
+        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids,
+               q.replace("KernelForge", f"KernelForge{n}"), a, (), "approved", 1, "auto", "",
+               "p1", "seed")
+        for n, s in enumerate(samples)
         for i, (q, a) in enumerate(QUESTIONS)
     ]  # fmt: skip
     with Warehouse(settings.db_path) as wh:
@@ -140,7 +155,13 @@ def _seed(settings: Any, n_samples: int) -> None:
         wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
 
 
-def _ideal(endpoint: Endpoint, calls: int, concurrency: int) -> float:
+def _stats(port: int, path: str = "/stats") -> dict[str, int]:
+    con = http.client.HTTPConnection("127.0.0.1", port)
+    con.request("GET", path)
+    return json.loads(con.getresponse().read())
+
+
+def _ideal(port: int, calls: int, concurrency: int) -> float:
     """`calls` requests on `concurrency` threads, one kept-alive connection each."""
     body = json.dumps(
         {"model": "m", "messages": [{"role": "user", "content": "Write."}], "max_tokens": 10}
@@ -149,7 +170,7 @@ def _ideal(endpoint: Endpoint, calls: int, concurrency: int) -> float:
 
     def one(_: int) -> None:
         if not hasattr(local, "con"):
-            local.con = http.client.HTTPConnection("127.0.0.1", endpoint.server_address[1])
+            local.con = http.client.HTTPConnection("127.0.0.1", port)
         local.con.request(
             "POST", "/v1/chat/completions", body, {"Content-Type": "application/json"}
         )
@@ -181,14 +202,21 @@ def main() -> None:
     from flows.score import score_flow
     from tasks.config import Settings
 
-    endpoint = Endpoint(args.latency_ms / 1000, args.concurrency)
-    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    spawn = multiprocessing.get_context("spawn")  # a clean process, whatever lilo started
+    port = spawn.Value("i", 0)
+    server = spawn.Process(
+        target=_serve, args=(args.latency_ms / 1000, args.concurrency, port), daemon=True
+    )
+    server.start()
+    while not port.value:
+        time.sleep(0.01)
+    base_url = f"http://127.0.0.1:{port.value}/v1"
     settings = Settings(data_dir=home / "data").with_overrides(
         {
             "llm": {
                 "backend": "openai",
                 "model": "bench",
-                "base_url": endpoint.base_url,
+                "base_url": base_url,
                 "api_key": "sk-bench",
                 "concurrency": args.concurrency,
                 "retries": 0,
@@ -211,22 +239,28 @@ def main() -> None:
 
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         warmup()  # the Prefect server starts here, before the clock
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         with recorded_run(settings, "overhead") as run:
             for stage in (generate_flow, score_flow):
                 run.add(stage(settings, run.run_id))
-        wall = time.perf_counter() - started
-    calls, peak = endpoint.count, endpoint.peak
-    endpoint.reset()
-    ideal = _ideal(endpoint, calls, args.concurrency)
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    served = _stats(port.value, "/reset")
+    calls, peak = served["count"], served["peak"]
+    ideal_cpu = time.process_time()
+    ideal = _ideal(port.value, calls, args.concurrency)
+    ideal_cpu = time.process_time() - ideal_cpu
     stages = ", ".join(f"{r.stage} {r.seconds:.1f} s" for r in run.reports)
     print(f"samples={n_samples} calls={calls} latency_ms={args.latency_ms:g} C={args.concurrency}")
     print(f"pipeline: {wall:.2f} s ({stages}); run {run.row['status']}")
-    print(f"ideal: {ideal:.2f} s (peak in flight {endpoint.peak})")
+    print(f"ideal: {ideal:.2f} s (peak in flight {_stats(port.value)['peak']})")
     print(f"peak in flight (pipeline): {peak} of {args.concurrency}")
     print(f"overhead per call: {(wall - ideal) / calls * 1000:.2f} ms")
+    print(
+        f"client CPU per call: pipeline {cpu / calls * 1000:.2f} ms, "
+        f"ideal {ideal_cpu / calls * 1000:.2f} ms"
+    )
     print(f"ratio={wall / ideal:.3f}")
-    endpoint.shutdown()
+    server.kill()
 
 
 if __name__ == "__main__":

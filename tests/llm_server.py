@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tasks.config import Settings
+from tasks.records import PaperText, QAPair, Sample
+from warehouse import Warehouse
 
 __all__ = ["EMBEDDING_DIM", "FAULTS", "PAIRS", "PAPER", "Faults", "LLMServer", "bag_of_words"]
 
@@ -60,6 +62,34 @@ PAIRS = [
         "evidence": [{"paper": 1, "quote": "negative log predictive density of 1.42"}],
     },
 ]
+
+
+def kernel_samples(n: int) -> list[Sample]:
+    """`n` one-paper samples about KernelForge, each paper its own."""
+    return [
+        Sample(f"s{i}", "v1", (f"2601.0000{i}",), "Kernels", "2601.00000", 40, "command")
+        for i in range(n)
+    ]
+
+
+def seed_samples(settings: Settings, samples: list[Sample], repeat: int = 1) -> None:
+    """A warehouse with `samples` ready for generation: each one's paper (PAPER about its own
+    KernelForge, `repeat` times over) and the approved PAIRS."""
+    papers = [
+        PaperText(s.paper_ids[0], "K", PAPER.replace("KernelForge", f"KernelForge{i}") * repeat,
+                  40 * repeat, 60 * repeat, "main.tex", "t", "s", f"c{i}")
+        for i, s in enumerate(samples)
+    ]  # fmt: skip
+    pairs = [
+        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, p["question"],
+               p["answer"], tuple(p["evidence"]), "approved", 1, "auto", "", "p1", "seed")
+        for s in samples
+        for i, p in enumerate(PAIRS)
+    ]  # fmt: skip
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
+        wh.upsert("dim_samples", samples, ("sample_id",), extra={"run_id": "seed"})
+        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
 
 
 @dataclass

@@ -6,19 +6,15 @@ units run in other processes, return their records and calls, and the flow alone
 from __future__ import annotations
 
 import pytest
-from llm_server import PAIRS, PAPER
+from llm_server import kernel_samples, seed_samples
 from pydantic import ValidationError
 
 from flows.generate import generate_flow
 from flows.score import score_flow
 from tasks.config import load_settings
-from tasks.records import PaperText, QAPair, Sample
 from warehouse import Warehouse
 
-SAMPLES = [
-    Sample(f"s{i}", "v1", (f"2601.0000{i}",), "Kernels", "2601.00000", 40, "command")
-    for i in range(4)
-]
+SAMPLES = kernel_samples(4)
 
 
 def _settings(data_dir, **overrides):
@@ -33,21 +29,7 @@ def _settings(data_dir, **overrides):
             **overrides,
         },
     )
-    papers = [
-        PaperText(s.paper_ids[0], "K", PAPER.replace("KernelForge", f"KernelForge{i}") * 3,
-                  120, 180, "main.tex", "t", "s", f"c{i}")
-        for i, s in enumerate(SAMPLES)
-    ]  # fmt: skip
-    pairs = [
-        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, p["question"],
-               p["answer"], tuple(p["evidence"]), "approved", 1, "auto", "", "p1", "seed")
-        for s in SAMPLES
-        for i, p in enumerate(PAIRS)
-    ]  # fmt: skip
-    with Warehouse(settings.db_path) as wh:
-        wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
-        wh.upsert("dim_samples", SAMPLES, ("sample_id",), extra={"run_id": "seed"})
-        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+    seed_samples(settings, SAMPLES, repeat=3)
     return settings
 
 

@@ -11,18 +11,14 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from llm_server import FAULTS, PAIRS, PAPER, Faults, LLMServer
+from llm_server import FAULTS, Faults, LLMServer, kernel_samples, seed_samples
 
 from flows._run import recorded_run
 from flows.generate import generate_flow
 from flows.score import score_flow
-from tasks.records import PaperText, QAPair, Sample
 from warehouse import Warehouse
 
-SAMPLES = [
-    Sample(f"s{i}", "v1", (f"2601.0000{i}",), "Kernels", "2601.00000", 40, "command")
-    for i in range(8)
-]
+SAMPLES = kernel_samples(8)
 METHODS, TARGETS = ("single", "agentwrite"), (300,)
 
 
@@ -64,21 +60,7 @@ def settings(tmp_path, server):
             "winrate_against": "",
         },
     )
-    papers = [
-        PaperText(s.paper_ids[0], "K", PAPER.replace("KernelForge", f"KernelForge{i}"), 40, 60,
-                  "main.tex", "t", "s", f"c{i}")
-        for i, s in enumerate(SAMPLES)
-    ]  # fmt: skip
-    pairs = [
-        QAPair(f"{s.sample_id}-q{i}", s.sample_id, "single", s.paper_ids, p["question"],
-               p["answer"], tuple(p["evidence"]), "approved", 1, "auto", "", "p1", "seed")
-        for s in SAMPLES
-        for i, p in enumerate(PAIRS)
-    ]  # fmt: skip
-    with Warehouse(settings.db_path) as wh:
-        wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
-        wh.upsert("dim_samples", SAMPLES, ("sample_id",), extra={"run_id": "seed"})
-        wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+    seed_samples(settings, SAMPLES)
     return settings
 
 

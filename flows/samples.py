@@ -3,15 +3,12 @@ and the dataset's statistics (CLI table, Prefect artifacts, histogram)."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows._load import load_papers, load_samples
@@ -19,12 +16,13 @@ from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.records import PaperText, Quarantine, Sample
+from tasks.report import create_stats_artifacts
 from tasks.samples.citations import CitationGroup
-from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown, words_histogram
+from tasks.samples.stats import DatasetStats, SurveyStats
 from tasks.samples.triplets import build_samples
 from warehouse import Warehouse
 
-__all__ = ["load_dataset_stats", "plan_samples", "samples_flow", "stats_artifacts"]
+__all__ = ["load_dataset_stats", "plan_samples", "samples_flow"]
 
 _EMBED_WORDS = 300  # title + opening words: all-MiniLM-L6-v2 reads 256 tokens at most
 
@@ -118,7 +116,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
                     "(see the quarantine table); the next run tries again"
                 )
         stats = load_dataset_stats(wh.con, version)
-    stats_artifacts(stats, settings.data_dir / "stats")
+    create_stats_artifacts(stats)
     return report
 
 
@@ -216,25 +214,3 @@ def load_dataset_stats(con: duckdb.DuckDBPyConnection, version: str) -> DatasetS
         ),
         how={r["how"]: r["n"] for r in how},
     )
-
-
-def stats_artifacts(stats: DatasetStats, folder: Path) -> Path:
-    """The histogram PNG in `folder`, and the Markdown report and per-survey table as
-    Prefect artifacts (keys allow lowercase letters, digits and dashes only)."""
-    key = "dataset-" + re.sub(r"[^a-z0-9]+", "-", stats.dataset_version.lower()).strip("-")
-    png = words_histogram(stats, folder / f"{key}-words.png")
-    create_markdown_artifact(stats_markdown(stats, png), key=f"{key}-stats")
-    create_table_artifact(
-        [
-            {
-                "survey": s.survey_id,
-                "references": s.references,
-                "resolved": s.resolved,
-                "resolved_rate": round(s.resolved_rate, 3),
-                "samples": s.samples,
-            }
-            for s in stats.surveys
-        ],
-        key=f"{key}-surveys",
-    )
-    return png

@@ -19,9 +19,9 @@ from tasks.report._data import ReportData
 from tasks.report._html import data_uri
 from tasks.report._plots import histogram_png, position_curve_png
 from tasks.reporting import markdown_table
-from tasks.samples.stats import stats_markdown
+from tasks.samples.stats import DatasetStats, stats_markdown
 
-__all__ = ["create_run_artifacts"]
+__all__ = ["create_run_artifacts", "create_stats_artifacts"]
 
 
 def _key(*parts: str) -> str:
@@ -61,17 +61,7 @@ def create_run_artifacts(
         )
         made["position-curve-plot"] = "the position curve (image)"
     if data.stats is not None:
-        key = _key("dataset", data.stats.dataset_version, "stats")
-        histogram = (
-            f"\n![input words per sample]({data_uri(histogram_png(data.stats))})\n"
-            if data.stats.samples
-            else ""
-        )
-        create_markdown_artifact(
-            stats_markdown(data.stats) + histogram,
-            key=key,
-            description=f"Dataset {data.stats.dataset_version} statistics",
-        )
+        key = create_stats_artifacts(data.stats)
         made[key] = "dataset statistics with the histogram"
     if qa_quality:
         key = _key("qa-quality", data.dataset_version)
@@ -93,6 +83,35 @@ def create_run_artifacts(
         _summary(data, report, made), key="run-summary", description=f"Run summary, {v}"
     )
     return made
+
+
+def create_stats_artifacts(stats: DatasetStats) -> str:
+    """A dataset version's statistics with its histogram of input words (Markdown) and its
+    surveys (table); returns the statistics' key."""
+    key = _key("dataset", stats.dataset_version, "stats")
+    histogram = (
+        f"\n![input words per sample]({data_uri(histogram_png(stats))})\n" if stats.samples else ""
+    )
+    create_markdown_artifact(
+        stats_markdown(stats) + histogram,
+        key=key,
+        description=f"Dataset {stats.dataset_version} statistics",
+    )
+    create_table_artifact(
+        [
+            {
+                "survey": s.survey_id,
+                "references": s.references,
+                "resolved": s.resolved,
+                "resolved_rate": round(s.resolved_rate, 3),
+                "samples": s.samples,
+            }
+            for s in stats.surveys
+        ],
+        key=_key("dataset", stats.dataset_version, "surveys"),
+        description=f"Dataset {stats.dataset_version}: references resolved per survey",
+    )
+    return key
 
 
 def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:

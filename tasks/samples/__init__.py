@@ -5,7 +5,7 @@ from tasks.samples.arxiv_ids import find_arxiv_id, normalize_arxiv_id
 from tasks.samples.bbl import BblEntry, parse_bbl
 from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
 from tasks.samples.references import Bibliography, Reference, read_bibliography, read_references
-from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown, words_histogram
+from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown
 from tasks.samples.title_search import resolve_titles, retry_due, title_similarity
 from tasks.samples.triplets import build_samples
 
@@ -29,5 +29,4 @@ __all__ = [
     "retry_due",
     "stats_markdown",
     "title_similarity",
-    "words_histogram",
 ]

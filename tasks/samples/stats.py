@@ -4,11 +4,10 @@ as numbers, a Markdown report and a histogram of input words per sample."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DatasetStats", "SurveyStats", "stats_markdown", "words_histogram"]
+__all__ = ["DatasetStats", "SurveyStats", "stats_markdown"]
 
 
 @dataclass(frozen=True)
@@ -51,8 +50,8 @@ class DatasetStats:
         }
 
 
-def stats_markdown(stats: DatasetStats, histogram: Path | None = None) -> str:
-    """The report the samples stage leaves as a Prefect artifact."""
+def stats_markdown(stats: DatasetStats) -> str:
+    """A dataset version's statistics in Markdown (the artifact adds the histogram)."""
     number = f" (#{stats.number})" if stats.number is not None else ""
     words = stats.words_summary()
     lines = [
@@ -76,29 +75,4 @@ def stats_markdown(stats: DatasetStats, histogram: Path | None = None) -> str:
         "|---|---:|",
         *(f"| {how} | {n} |" for how, n in sorted(stats.how.items(), key=lambda i: -i[1])),
     ]
-    if histogram is not None:
-        lines += ["", f"Histogram of input words per sample: `{histogram}`"]
     return "\n".join(lines) + "\n"
-
-
-def words_histogram(stats: DatasetStats, path: Path) -> Path:
-    """A PNG histogram of input words per sample at `path`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
-    try:
-        ax.hist(stats.input_words, bins=min(20, max(1, stats.samples)), color="#4878a8")
-        ax.set_xlabel("input words per sample")
-        ax.set_ylabel("samples")
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_title(f"Dataset {stats.dataset_version}: {stats.samples} samples")
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
-    return path

@@ -1,5 +1,5 @@
 """Cleaner throughput: lilo's cleaner against arxiv-latex-cleaner (PyPI, `pip install
-.[bench]`) over the real papers in ../shared/corpus/papers/, in the same run.
+.[bench]`) over the real papers vendored in tests/corpus/papers/, in the same run.
 
     .venv/bin/python -m bench.clean [--rounds 5]
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from tasks.clean.latex import clean_source
 from tasks.config import Settings
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "papers"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "papers"
 
 
 def _lilo(settings: Settings) -> Callable[[Path], None]:

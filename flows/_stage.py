@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,7 +150,7 @@ def unheld_stage(name: str, run_id: str) -> Iterator[StageReport]:
 
 class StageWriter:
     """A stage's writes while its work runs with the warehouse closed (DESIGN §10): the
-    calls from the stage's call log and the queued writes go in together, in one short
+    calls from the stage's call log and the queued rows go in together, in one short
     transaction, at most every `every_s` seconds, and never more often than keeps writing
     under a twentieth of the stage's time (a write that took 0.3 s waits 6 s for the next:
     the call log on disk already keeps every call through a kill); a write that finds the
@@ -166,7 +166,6 @@ class StageWriter:
         self._rows: dict[tuple[str, tuple[str, ...], bool], list[Any]] = {}
         self._extra: dict[str, dict[str, Any]] = {}
         self._cleared: dict[str, list[str]] = {}
-        self._queued: list[Callable[[Warehouse], None]] = []
         self._last = time.monotonic()
 
     def queue_rows(
@@ -189,10 +188,6 @@ class StageWriter:
         after the queued rows."""
         self._cleared.setdefault(stage, []).extend(item_ids)
 
-    def queue(self, write: Callable[[Warehouse], None]) -> None:
-        """Any other write, run at the next write after the queued rows."""
-        self._queued.append(write)
-
     def flush(self, *, final: bool = False) -> None:
         if not final and time.monotonic() - self._last < self._interval:
             return
@@ -213,9 +208,7 @@ class StageWriter:
                     self.report.write(wh, table, rows, key, update=update, extra=extra)
                 for stage_name, item_ids in self._cleared.items():
                     wh.clear_quarantine(stage_name, item_ids)
-                for write in self._queued:
-                    write(wh)
-        self._rows, self._cleared, self._queued = {}, {}, []
+        self._rows, self._cleared = {}, {}
         self._last = time.monotonic()
         self._interval = max(self.every_s, 20 * (self._last - started))
         if final:

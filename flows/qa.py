@@ -22,7 +22,6 @@ from tasks.llm.ledger import CallLog
 from tasks.parallel import fan_out
 from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
 from tasks.records import PaperText, QAPair, Quarantine, Sample
-from warehouse import Warehouse
 
 __all__ = ["qa_flow"]
 
@@ -79,7 +78,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
         todo = {sample.sample_id for sample, _, _ in work}
         ready_ids = [s.sample_id for s in samples if s.sample_id not in todo]
         writer = StageWriter(report, settings)
-        writer.queue(lambda wh: wh.clear_quarantine("qa", ready_ids))
+        writer.queue_cleared("qa", ready_ids)
         counts = {"pairs": 0, "ready": 0, "stuck": 0, "failed": 0, "pending": 0}
         counts["pending"] = sum(p.status == "pending" for _, _, ps in work for p in ps)
 
@@ -90,13 +89,10 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             held_ids = {q.item_id for q in held}
             cleared = [s.sample_id for (s, _, _), _ in batch if s.sample_id not in held_ids]
 
-            def write(wh: Warehouse) -> None:
-                report.write(wh, "fct_qa_pairs", pairs, ("qa_id",))
-                report.write(wh, "fct_qa_decisions", decisions, ("decision_id",))
-                report.write(wh, "quarantine", held, ("item_id", "stage"), update=True)
-                wh.clear_quarantine("qa", cleared)
-
-            writer.queue(write)
+            writer.queue_rows("fct_qa_pairs", pairs, ("qa_id",))
+            writer.queue_rows("fct_qa_decisions", decisions, ("decision_id",))
+            writer.queue_rows("quarantine", held, ("item_id", "stage"), update=True)
+            writer.queue_cleared("qa", cleared)
             writer.flush()
             stuck = sum(q.reason == "qa_quota_not_met" for q in held)
             counts["pairs"] += len(pairs)

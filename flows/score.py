@@ -23,7 +23,6 @@ from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from tasks.scoring import available_scorers, get_scorer
 from tasks.scoring.winrate import judge_pair
-from warehouse import Warehouse
 
 __all__ = ["score_flow"]
 
@@ -211,13 +210,9 @@ def _winrates(
     rows, failed = winrate_task(pairs, pack, settings, writer.log)
     bad = {f.item_id for f in failed}
     ids = [f"{a.generation_id}|{b.generation_id}" for a, b in pairs]
-
-    def write(wh: Warehouse) -> None:
-        report.write(
-            wh, "fct_winrate", rows, ("generation_a", "generation_b", "aspect", "item", "shown")
-        )
-        report.write(wh, "quarantine", failed, ("item_id", "stage"), update=True)
-        wh.clear_quarantine("winrate", [i for i in ids if i not in bad])
-
-    writer.queue(write)
+    writer.queue_rows(
+        "fct_winrate", rows, ("generation_a", "generation_b", "aspect", "item", "shown")
+    )
+    writer.queue_rows("quarantine", failed, ("item_id", "stage"), update=True)
+    writer.queue_cleared("winrate", [i for i in ids if i not in bad])
     return len(failed)

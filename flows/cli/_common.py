@@ -4,6 +4,7 @@ running the pipeline, printing results."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import shlex
 import sys
@@ -204,12 +205,12 @@ def start_prefect_early() -> None:
     global _PREFECT_START
 
     def start() -> None:
-        from prefect.server.api.server import SubprocessASGIServer
+        # A failed start leaves the server not running (Prefect resets it): the flow's own
+        # start tries again and raises with Prefect's message.
+        with contextlib.suppress(Exception):
+            from prefect.server.api.server import SubprocessASGIServer
 
-        try:
             SubprocessASGIServer().start()
-        except Exception:  # the flow's own start raises it with Prefect's message
-            SubprocessASGIServer().running = False
 
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
 

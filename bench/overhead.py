@@ -41,8 +41,9 @@ QUESTIONS = [  # "KernelForge" becomes the sample's own name, so no two grades a
 ]
 
 
-def _reply(prompt: str) -> str:
-    """What a model says to each kind of prompt lilo sends, in the shape lilo parses."""
+def judge_reply(prompt: str) -> str | None:
+    """What a judge says to lilo's grade, checklist and answer prompts, in the shape lilo
+    parses (full marks, the KernelForge answer); None for any other prompt."""
     if "<gold>" in prompt:
         return json.dumps({"reason": "matches", "score": 1})
     if '"checklists":' in prompt:
@@ -50,8 +51,14 @@ def _reply(prompt: str) -> str:
         return json.dumps([{"checklist_id": i, "reason": "ok", "evaluation_score": 1} for i in ids])
     if "<summary>" in prompt and "<question>" in prompt:
         return "A test RMSE of 0.635."
+    return None
+
+
+def _reply(prompt: str) -> str:
+    """What a model says to each kind of prompt lilo sends: a summary names its sample."""
     name = re.search(r"KernelForge\d+", prompt)
-    return f"{name.group() if name else 'KernelForge'} reaches a test RMSE of 0.635. " * 40
+    summary = f"{name.group() if name else 'KernelForge'} reaches a test RMSE of 0.635. " * 40
+    return judge_reply(prompt) or summary
 
 
 class Endpoint(ThreadingHTTPServer):

@@ -6,13 +6,13 @@ next run, faults off, completes and clears them (issue 11)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 
 import pytest
 from llm_server import FAULTS, Faults, LLMServer, kernel_samples, seed_samples
 
+from bench.overhead import judge_reply
 from flows._run import recorded_run
 from flows.generate import generate_flow
 from flows.score import score_flow
@@ -25,17 +25,10 @@ METHODS, TARGETS = ("single", "agentwrite"), (300,)
 def _model(prompt: str, n: int) -> str:
     """Plans, paragraphs, answers, grades and checklists, each in the shape lilo parses;
     a summary names its sample's method (`KernelForgeN`), so that no two prompts match."""
-    if "<gold>" in prompt:
-        return json.dumps({"reason": "matches", "score": 1})
-    if '"checklists":' in prompt:
-        ids = sorted(set(re.findall(r'"checklist_id": (\d+)', prompt)), key=int)
-        return json.dumps([{"checklist_id": i, "reason": "ok", "evaluation_score": 1} for i in ids])
-    if "<summary>" in prompt and "<question>" in prompt:
-        return "A test RMSE of 0.635."
     name = re.search(r"KernelForge\d+", prompt)
     step = re.search(r"step\w* (\d+)", prompt)
     tag = f"{name.group() if name else 'KernelForge'} {step.group(1) if step else ''}"
-    return f"{tag} reaches a test RMSE of 0.635 on Kin40k. " * 20
+    return judge_reply(prompt) or f"{tag} reaches a test RMSE of 0.635 on Kin40k. " * 20
 
 
 @pytest.fixture

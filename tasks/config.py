@@ -31,6 +31,11 @@ __all__ = ["ConfigError", "Settings", "load_settings"]
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
 _TargetWords = Annotated[int, Field(ge=100, le=100_000)]
 _Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+# How fast and where an endpoint is asked, not what it answers: left out of the config hash.
+_PACING = {
+    **dict.fromkeys(("base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"), True),
+    "offline": {"processes": True},
+}
 
 
 class ConfigError(ValueError):
@@ -84,6 +89,10 @@ class OfflineSettings(_Section):
     neglect_min_words: int = Field(2000, ge=0)
     # The planner's paragraph size when splitting a target length into steps (200..1000).
     plan_step_words: int = Field(500, ge=200, le=1000)
+    # Worker processes that compute the replies, as a real endpoint runs apart from its
+    # client (off lilo's interpreter lock); 0: in the calling thread. Changes no reply, so
+    # it is in neither the config hash nor the engine's fingerprint.
+    processes: int = Field(2, ge=0, le=64)
 
 
 class LLMSettings(_Section):
@@ -394,8 +403,8 @@ class Settings(BaseSettings):
                     "timeout_s",
                     "user_agent",
                 },
-                "llm": {"base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"},
-                "judge": {"base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"},
+                "llm": _PACING,
+                "judge": _PACING,
                 "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
             },
         )

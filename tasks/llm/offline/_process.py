@@ -1,0 +1,64 @@
+"""The offline engine's worker processes: one pool per lilo process, started at the first
+call and ended at exit. Replies are pure functions of the messages and the settings, so
+any worker gives the same one. Where no child process can be started (a daemonic Dask
+worker, or a pool that died) the reply is computed in the calling thread instead."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from tasks.config import Settings
+from tasks.llm.client import Completion, Message
+
+__all__ = ["complete"]
+
+_POOL: ProcessPoolExecutor | None = None
+_LOCK = threading.Lock()
+
+
+def complete(settings: Settings, settings_json: str, messages: list[Message]) -> Completion:
+    """The reply, from a worker process (in this thread where there can be none).
+    `settings_json` is `settings` as the workers receive it, serialized once by the caller."""
+    pool = _pool(settings.llm.offline.processes)
+    if pool is not None:
+        try:
+            return pool.submit(_reply, settings_json, messages).result()
+        except BrokenProcessPool:  # a worker was killed: the next call starts a new pool
+            _drop(pool)
+    from tasks.llm.offline import reply
+
+    return reply(messages, settings)
+
+
+def _pool(processes: int) -> ProcessPoolExecutor | None:
+    global _POOL
+    if multiprocessing.current_process().daemon:  # daemonic processes have no children
+        return None
+    with _LOCK:
+        if _POOL is None:
+            # spawn: a clean interpreter, whatever threads (torch, Prefect) this one runs.
+            _POOL = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+        return _POOL
+
+
+def _drop(pool: ProcessPoolExecutor) -> None:
+    global _POOL
+    with _LOCK:
+        if _POOL is pool:
+            _POOL = None
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _settings(settings_json: str) -> Settings:
+    return Settings.model_validate_json(settings_json)
+
+
+def _reply(settings_json: str, messages: list[Message]) -> Completion:
+    from tasks.llm.offline import reply
+
+    return reply(messages, _settings(settings_json))

@@ -4,11 +4,9 @@ running the pipeline, printing results."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import shlex
 import sys
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -193,31 +191,13 @@ def progress(items: Sequence[T], description: str) -> Iterable[T]:
     return track(items, description=description, console=console, transient=True)
 
 
-_PREFECT_START: threading.Thread | None = None
-
-
 def start_prefect_early() -> None:
-    """Start Prefect's temporary API server on a thread, for a command that will run flows
-    and has no PREFECT_API_URL: its start (the server's imports, then its own process's, 5
-    to 10 s) runs while the command prepares, instead of when the first flow begins.
-    `running_flows` waits for it; a start that fails here is tried again, and reported,
-    there."""
-    global _PREFECT_START
+    """Start Prefect's temporary API server now, for a command that will run flows and has
+    no PREFECT_API_URL: its start runs while the command prepares (flows/cli/_server.py);
+    `running_flows` waits for it."""
+    from flows.cli import _server
 
-    def start() -> None:
-        # A failed start leaves the server not running (Prefect resets it): the flow's own
-        # start tries again and raises with Prefect's message.
-        with contextlib.suppress(Exception):
-            from prefect.server.api.server import SubprocessASGIServer
-
-            SubprocessASGIServer().start()
-
-    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
-
-    if _PREFECT_START is None and not PREFECT_API_URL.value():
-        if PREFECT_SERVER_EPHEMERAL_ENABLED.value():
-            _PREFECT_START = threading.Thread(target=start, name="prefect-start", daemon=True)
-            _PREFECT_START.start()
+    _server.start()
 
 
 @contextmanager
@@ -226,17 +206,28 @@ def running_flows(debug: bool) -> Iterator[None]:
     unless `debug`, no tracebacks on the console: a failure is the one line `main` prints,
     and its traceback still reaches the run's logs in the Prefect UI."""
     from prefect.logging.configuration import ensure_logging_setup
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        temporary_settings,
+    )
 
-    if _PREFECT_START is not None:
-        _PREFECT_START.join()
+    from flows.cli import _server
+
+    try:
+        api_url = _server.wait()
+    except RuntimeError as exc:
+        raise CLIError(str(exc), code=1) from exc
+    updates: dict[Any, Any] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+    if api_url:
+        updates[PREFECT_API_URL] = api_url
     ensure_logging_setup()
     quiet = _NoTraceback()
     handlers = [] if debug else list(logging.getLogger().handlers)
     for handler in handlers:
         handler.addFilter(quiet)
     try:
-        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        with temporary_settings(updates=updates):
             yield
     finally:
         for handler in handlers:
@@ -255,9 +246,9 @@ def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[st
     from flows._preflight import check_endpoints
 
     check_endpoints(settings, arxiv=not dataset)
-    with running_flows(debug):
-        from flows.pipeline import lilo_pipeline, lilo_run_dataset
+    from flows.pipeline import lilo_pipeline, lilo_run_dataset  # while the server starts
 
+    with running_flows(debug):
         if dataset:
             return lilo_run_dataset(settings.dataset_version, overrides=settings.flow_parameters())
         return lilo_pipeline(overrides=settings.flow_parameters())

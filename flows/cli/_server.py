@@ -1,0 +1,111 @@
+"""Prefect's temporary API server, started as a command's first step.
+
+A flow run with no PREFECT_API_URL makes Prefect start a temporary server when the first
+flow begins: uvicorn serving `prefect.server.api.server:create_app` in a process of its own,
+about 3 s on a used PREFECT_HOME and 8 s on a new one, whose database is migrated first
+(DESIGN §13). A command that will run flows starts that same server, with Prefect's own
+command and environment, before it imports Prefect or prepares its work, so the server
+starts alongside them; `wait` points Prefect at it once it answers. At exit it is sent
+SIGTERM and left to finish its shutdown on its own, as the terminal returns.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["start", "wait"]
+
+_PROCESS: subprocess.Popen[bytes] | None = None
+_URL = ""
+
+
+def start() -> None:
+    """Start the server unless PREFECT_API_URL names one (environment, profile or
+    Prefect's settings files) or ephemeral servers are off; once per process."""
+    global _PROCESS, _URL
+    if _PROCESS is not None or os.environ.get("PREFECT_API_URL"):
+        return
+    spec = importlib.util.find_spec("prefect")
+    if spec is None or spec.origin is None:
+        return
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _PROCESS = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--app-dir",
+            str(Path(spec.origin).parent.parent),
+            "--factory",
+            "prefect.server.api.server:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "error",
+            "--lifespan",
+            "on",
+        ],
+        # What Prefect's SubprocessASGIServer sets: no UI, services for a temporary server.
+        env={
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",
+            "PREFECT__SERVER_FINAL": "1",
+        },
+    )
+    _URL = f"http://127.0.0.1:{port}/api"
+    atexit.register(_stop)
+    # A server named in a profile or settings file is only known once Prefect's settings
+    # load (a second's import): then this one is not needed.
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        _stop()
+
+
+def wait() -> str:
+    """The started server's API address once it answers /health ("" when none was
+    started); a server that exits or does not answer in time is a RuntimeError with
+    what to do."""
+    if _PROCESS is None:
+        return ""
+    import httpx
+    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
+
+    deadline = time.monotonic() + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
+    with httpx.Client() as client:
+        while time.monotonic() < deadline:
+            if _PROCESS.poll() is not None:
+                break
+            try:
+                if client.get(f"{_URL}/health", timeout=2.0).status_code == 200:
+                    return _URL
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+    code = _PROCESS.poll()
+    _stop()
+    raise RuntimeError(
+        "Prefect's temporary server "
+        + (f"exited with code {code}" if code is not None else "did not answer in time")
+        + ": start one with `prefect server start` and set PREFECT_API_URL to it, or raise "
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+    )
+
+
+def _stop() -> None:
+    global _PROCESS, _URL
+    if _PROCESS is not None and _PROCESS.poll() is None:
+        _PROCESS.terminate()
+    _PROCESS, _URL = None, ""

@@ -4,9 +4,11 @@ running the pipeline, printing results."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import shlex
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -191,13 +193,28 @@ def progress(items: Sequence[T], description: str) -> Iterable[T]:
     return track(items, description=description, console=console, transient=True)
 
 
-def start_prefect_early() -> None:
+def start_prefect_early(settings: Settings) -> None:
     """Start Prefect's temporary API server now, for a command that will run flows and has
     no PREFECT_API_URL: its start runs while the command prepares (flows/cli/_server.py);
-    `running_flows` waits for it."""
+    `running_flows` waits for it. On a new warehouse every stage has work, so the libraries
+    the clean and samples stages load (Great Expectations, the local embedding model: about
+    4 s) load meanwhile on a thread; a warehouse with results may need neither."""
     from flows.cli import _server
 
     _server.start()
+    if not settings.db_path.exists():
+        threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()
+
+
+def _warm_up(settings: Settings) -> None:
+    """Loads what a first run needs; a failure here is the stage's to report, later."""
+    with contextlib.suppress(Exception):
+        import great_expectations  # noqa: F401
+
+        if settings.embedding.backend == "local":
+            from tasks.embeddings import Embedder
+
+            Embedder(settings).label  # noqa: B018 (loads the model)
 
 
 @contextmanager

@@ -98,7 +98,7 @@ def cmd_discover(args: argparse.Namespace) -> int:
         extra["surveys"] = args.survey  # checked and put in their normal form
     settings = settings_from_args(args, **extra)
     surveys = list(settings.surveys) if args.survey else None
-    start_prefect_early()
+    start_prefect_early(settings)
     with running_flows(args.debug):
         found = discover_flow(settings, surveys, args.query)
     print(

@@ -30,7 +30,7 @@ def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
         print(f"lilo import: {exc}", file=sys.stderr)
         return 2
     settings = settings_from_args(args)
-    start_prefect_early()
+    start_prefect_early(settings)
     with running_flows(args.debug):
         result = import_benchmark_flow(str(path), args.name, settings)
     if result.error:

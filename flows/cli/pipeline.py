@@ -30,7 +30,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     check_names(settings)
-    start_prefect_early()
+    start_prefect_early(settings)
     corpus_dir = settings.data_dir / "demo-corpus"
     manifest = write_corpus(corpus_dir)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
@@ -60,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "or try `lilo demo` for the offline demo corpus"
         )
     check_names(settings)
-    start_prefect_early()
+    start_prefect_early(settings)
     return _run(settings, args.debug)
 
 
@@ -72,7 +72,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
     settings = settings_from_args(args, **extra)
     require_warehouse(settings)
     check_names(settings)
-    start_prefect_early()
+    start_prefect_early(settings)
     try:
         return _run(settings, args.debug, dataset=True)
     except ValueError as exc:  # no such dataset version: the message lists the known ones

@@ -160,6 +160,7 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     except BaseException as exc:
         run.save("failed", f"{type(exc).__name__}: {exc}")
         _publish(settings, quiet=True)
+        _run_artifact(run)
         raise
     failures = run.failures()
     if failures:
@@ -167,6 +168,40 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     else:
         run.save("completed")
     _publish(settings)
+    _run_artifact(run)
+
+
+def _run_artifact(run: RunRecord) -> None:
+    """The run's record as a markdown artifact of the flow run itself (its stages' artifacts
+    belong to their own subflow runs): status, each stage's time, calls and rows, and where
+    the results are."""
+    if flow_run.get_id() is None:  # not in a flow run (a bench, a test): nothing to attach to
+        return
+    from prefect.artifacts import create_markdown_artifact
+
+    row = run.row
+    lines = [
+        f"# Run `{run.run_id}`: {row['status']}",
+        "",
+        *([f"> {row['message']}", ""] if row.get("message") else []),
+        "| stage | seconds | LLM calls made | from cache | rows added |",
+        "|---|---:|---:|---:|---:|",
+        *(
+            f"| {r.stage} | {r.seconds:.1f} | {r.llm_made} | {r.llm_cached} | "
+            f"{sum(r.rows_added.values())} |"
+            for r in run.reports
+        ),
+        "",
+        f"Published copy for analysts: `{run.settings.published_path}`. The materialize "
+        "stage's run holds the leaderboard, position curve, cost, failures and report "
+        "artifacts; `lilo failures` lists what failed.",
+    ]
+    try:
+        create_markdown_artifact(
+            "\n".join(lines), key="run-record", description=f"Run {row['status']}"
+        )
+    except Exception as exc:  # the run's record is in the warehouse already
+        log.warning("the run's artifact was not created: %s", exc)
 
 
 def _publish(settings: Settings, *, quiet: bool = False) -> None:

@@ -16,7 +16,13 @@ from flows.review import load_decisions
 from flows.samples import load_dataset_stats
 from tasks.config import Settings
 from tasks.qa import quality_report
-from tasks.report import ReportData, create_run_artifacts, read_report_data, render_html
+from tasks.report import (
+    ReportData,
+    cache_figures,
+    create_run_artifacts,
+    read_report_data,
+    render_html,
+)
 from warehouse import Warehouse
 
 __all__ = ["publish_report", "report_path", "write_report"]
@@ -50,6 +56,7 @@ def write_report(con: duckdb.DuckDBPyConnection, results: Path, version: int | N
 def publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
     """The materialize stage's report of `version` next to its published Parquet, and the
     run's artifacts (tables, figures, QA quality, a summary linking them)."""
+    cache_figures(settings.cache_dir / "figures")
     data = _read(wh.con, version)
     path = _write(data, settings.published_path.parent / "results")
     ds = settings.dataset_version

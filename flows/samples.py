@@ -16,7 +16,7 @@ from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.records import PaperText, Quarantine, Sample
-from tasks.report import create_stats_artifacts
+from tasks.report import cache_figures, create_stats_artifacts
 from tasks.samples.citations import CitationGroup
 from tasks.samples.stats import DatasetStats, SurveyStats
 from tasks.samples.triplets import build_samples
@@ -116,6 +116,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
                     "(see the quarantine table); the next run tries again"
                 )
         stats = load_dataset_stats(wh.con, version)
+    cache_figures(settings.cache_dir / "figures")
     create_stats_artifacts(stats)
     return report
 

@@ -13,8 +13,10 @@ __all__ = ["register"]
 
 def cmd_report(args: argparse.Namespace) -> int:
     from flows._report import write_report
+    from tasks.report import cache_figures
 
     settings = settings_from_args(args)
+    cache_figures(settings.cache_dir / "figures")
     with published_results(settings) as con:
         try:
             path = write_report(con, settings.published_path.parent / "results", args.version)

@@ -5,15 +5,19 @@ tangle of lines."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from tasks.llm.cache import DiskCache, cache_key
 from tasks.samples.stats import DatasetStats
 
 __all__ = [
+    "cache_figures",
     "consistency_png",
     "cost_png",
     "histogram_png",
@@ -53,21 +57,42 @@ def _png(fig: Any, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> by
     return buffer.getvalue()
 
 
+_DISK: DiskCache | None = None
+
+
+def cache_figures(root: Path) -> None:
+    """Keep every figure drawn in this process under `root` too, by content: a run whose
+    results did not change shows its figures without drawing them again."""
+    global _DISK
+    _DISK = DiskCache(root)
+
+
+@functools.cache
+def _code() -> str:
+    """This module's source hash: a change to how figures are drawn draws them anew."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
 def _drawn_once(key: Callable[[Any], str]) -> Callable[[Callable[[Any], bytes]], Any]:
-    """A figure function that keeps its last few figures by `key(data)`, the content drawn:
-    the report and the run's artifacts show the same figures, drawn once (matplotlib takes
-    ~0.3 s a figure)."""
+    """A figure function that keeps its figures by `key(data)`, the content drawn: the last
+    few in memory (the report and the run's artifacts show the same figures), every one on
+    disk once `cache_figures` names a folder (matplotlib takes ~0.3 s a figure)."""
 
     def wrap(draw: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
         drawn: dict[str, bytes] = {}
 
         @functools.wraps(draw)
         def wrapper(data: Any) -> bytes:
-            k = key(data)
+            k = cache_key(f"{draw.__name__}\n{_code()}\n{key(data)}")
             if k not in drawn:
+                png = _DISK.get_bytes(k, ".png") if _DISK else None
+                if png is None:
+                    png = draw(data)
+                    if _DISK:
+                        _DISK.put_bytes(k, png, ".png")
                 if len(drawn) >= 4:
                     drawn.pop(next(iter(drawn)))
-                drawn[k] = draw(data)
+                drawn[k] = png
             return drawn[k]
 
         return wrapper
@@ -111,6 +136,7 @@ def position_curve_png(curve: pd.DataFrame) -> bytes:
     return _png(fig, rect=(0, 0.08, 1, 1))
 
 
+@_drawn_once(_frame_key)
 def lengths_png(lengths: pd.DataFrame) -> bytes:
     """Generated against required words per summary; dashed bars mark the required length."""
     plt = _plt()
@@ -141,6 +167,7 @@ def lengths_png(lengths: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+@_drawn_once(_frame_key)
 def consistency_png(leaderboard: pd.DataFrame) -> bytes:
     """Mean S_c of each method (variant) by target length, as in the leaderboard."""
     plt = _plt()
@@ -160,6 +187,7 @@ def consistency_png(leaderboard: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+@_drawn_once(_frame_key)
 def cost_png(cost: pd.DataFrame) -> bytes:
     """Input and output tokens per summary, by method and target length."""
     plt = _plt()

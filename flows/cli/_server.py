@@ -30,7 +30,7 @@ def start() -> None:
     """Start the server unless PREFECT_API_URL names one (environment, profile or
     Prefect's settings files) or ephemeral servers are off; once per process."""
     global _PROCESS, _URL
-    if _PROCESS is not None or os.environ.get("PREFECT_API_URL"):
+    if _PROCESS is not None or os.environ.get("PREFECT_API_URL") or _configured(loaded=True):
         return
     spec = importlib.util.find_spec("prefect")
     if spec is None or spec.origin is None:
@@ -68,10 +68,18 @@ def start() -> None:
     atexit.register(_stop)
     # A server named in a profile or settings file is only known once Prefect's settings
     # load (a second's import): then this one is not needed.
+    if _configured(loaded=False):
+        _stop()
+
+
+def _configured(*, loaded: bool) -> bool:
+    """Whether Prefect's settings name an API (or forbid a temporary server); with `loaded`,
+    only when they are imported already, as they are under a test harness."""
+    if loaded and "prefect.settings" not in sys.modules:
+        return False
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
 
-    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
-        _stop()
+    return bool(PREFECT_API_URL.value()) or not PREFECT_SERVER_EPHEMERAL_ENABLED.value()
 
 
 def wait() -> str:

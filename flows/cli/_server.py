@@ -6,7 +6,8 @@ about 3 s on a used PREFECT_HOME and 8 s on a new one, whose database is migrate
 (DESIGN §13). A command that will run flows starts that same server, with Prefect's own
 command and environment, before it imports Prefect or prepares its work, so the server
 starts alongside them; `wait` points Prefect at it once it answers. At exit it is sent
-SIGTERM and left to finish its shutdown on its own, as the terminal returns.
+SIGTERM and left to finish its shutdown on its own, as the terminal returns; it also stops
+by itself once lilo's process is gone (killed with SIGKILL).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from pathlib import Path
 
 __all__ = ["start", "wait"]
 
+# `python -m uvicorn ARGS`, as Prefect runs it, ending with lilo even when lilo is killed.
+_SERVE = (
+    "import sys; from tasks.lifetime import end_with_parent; "
+    "end_with_parent(int(sys.argv.pop(1))); sys.argv[0] = 'uvicorn'; "
+    "from uvicorn.main import main; main()"
+)
 _PROCESS: subprocess.Popen[bytes] | None = None
 _URL = ""
 
@@ -41,8 +48,9 @@ def start() -> None:
     _PROCESS = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "uvicorn",
+            "-c",
+            _SERVE,
+            str(os.getpid()),
             "--app-dir",
             str(Path(spec.origin).parent.parent),
             "--factory",

@@ -1,17 +1,20 @@
 """The offline engine's worker processes: one pool per lilo process, started at the first
-call and ended at exit. Replies are pure functions of the messages and the settings, so
-any worker gives the same one. Where no child process can be started (a daemonic Dask
-worker, or a pool that died) the reply is computed in the calling thread instead."""
+call and ended at exit, or with the process when it is killed. Replies are pure functions
+of the messages and the settings, so any worker gives the same one. Where no child process
+can be started (a daemonic Dask worker, or a pool that died) the reply is computed in the
+calling thread instead."""
 
 from __future__ import annotations
 
 import functools
 import multiprocessing
+import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from tasks.config import Settings
+from tasks.lifetime import end_with_parent
 from tasks.llm.client import Completion, Message
 
 __all__ = ["complete"]
@@ -41,7 +44,12 @@ def _pool(processes: int) -> ProcessPoolExecutor | None:
     with _LOCK:
         if _POOL is None:
             # spawn: a clean interpreter, whatever threads (torch, Prefect) this one runs.
-            _POOL = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+            _POOL = ProcessPoolExecutor(
+                processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=end_with_parent,
+                initargs=(os.getpid(),),
+            )
         return _POOL
 
 

@@ -1,12 +1,14 @@
-"""Prefect's temporary server as a terminal command starts it (flows/cli/_server.py), and the
-offline engine's worker processes (tasks/llm/offline/_process.py): real processes, the same
-answers as in-process."""
+"""lilo's helper processes: Prefect's temporary server as a terminal command starts it
+(flows/cli/_server.py), the offline engine's worker processes (tasks/llm/offline/_process.py:
+the same answers as in-process), and both ending with a parent killed by SIGKILL
+(tasks/lifetime.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,32 @@ def test_worker_processes_reply_as_the_calling_thread_does(tmp_path: Path) -> No
         assert pooled.complete(messages, temperature=0.3, max_tokens=512) == want
     pool = _pool(2)
     assert pool is not None and all(p.pid != os.getpid() for p in pool._processes.values())
+
+
+_KILLED_PARENT = """
+import os, signal, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c",
+    "import time; from tasks.lifetime import end_with_parent; "
+    f"end_with_parent({os.getpid()}, interval_s=0.1); print('watching', flush=True); "
+    "time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+assert child.stdout.readline() == "watching\\n"  # alive, its parent watched
+print(child.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # no exit handler runs
+"""
+
+
+def test_helpers_end_with_a_killed_parent() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_PARENT], capture_output=True, text=True, timeout=30
+    )
+    child = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{child}").exists():
+        if "Z" in Path(f"/proc/{child}/stat").read_text().split(")")[1][:3]:
+            break  # a zombie: it ended, and waits for init to reap it
+        time.sleep(0.1)
+    alive = (
+        Path(f"/proc/{child}").exists()
+        and "Z" not in Path(f"/proc/{child}/stat").read_text().split(")")[1][:3]
+    )
+    assert not alive, f"the child {child} outlived its killed parent"

@@ -9,8 +9,12 @@ warehouse's `llm_cache` table, where analysts can query them.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +53,24 @@ class DiskCache:
     def get_json(self, key: str) -> Any | None:
         data = self.get_bytes(key)
         return None if data is None else json.loads(data)
+
+    @contextlib.contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Holds `key` against the other processes sharing this folder (Dask workers, a
+        second run) until the block ends, by an OS lock on a file beside the entry: one
+        computes while the others wait, then finds the entry. The holder removes the file
+        before letting go, so a waiter may lock a removed file and a newcomer a new one:
+        both look in the cache first, and find what the holder wrote."""
+        path = self._path(key, ".lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            os.close(fd)  # releases the lock
 
     def put_json(self, key: str, value: Any) -> None:
         self.put_bytes(key, json.dumps(value, ensure_ascii=False).encode())

@@ -1,8 +1,9 @@
 """LLMClient: the one way lilo talks to a language model.
 
 Every call goes through the content-addressed cache, single flight (identical requests in
-flight at once share one call), a per-endpoint concurrency limit and rate limit (requests
-and tokens per minute) and the backend's retries; each call (hit or miss) is kept as an
+flight at once share one call, also across the processes sharing the cache), a per-endpoint
+concurrency limit and rate limit (requests and tokens per minute) and the backend's
+retries; each call (hit or miss) is kept as an
 `LLMCall` record, appended to the run's call log when the client has one (the flow folds
 it into the warehouse) and kept for the task to return. A backend is anything with `name`,
 `model`, `fingerprint()` and `complete()`.
@@ -186,23 +187,25 @@ class LLMClient:
             self._record(key, purpose, blob, completion, latency, cached=True)
             return completion.text
         try:
-            # Looked at again now that this call owns the key: an identical call that ended
-            # between the first look and taking ownership wrote the cache before letting go.
-            hit = self.cache.get_json(key)
-            if hit is not None:
-                completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
-                latency = hit["latency_s"]
-            else:
-                completion, latency = self._call(messages, purpose, temperature, max_tokens)
-                self.cache.put_json(
-                    key,
-                    {
-                        "text": completion.text,
-                        "tokens_in": completion.tokens_in,
-                        "tokens_out": completion.tokens_out,
-                        "latency_s": latency,
-                    },
-                )
+            # Looked at again once this call owns the key in this process and in every
+            # process sharing the cache: an identical call that ended in between (here, or
+            # in another Dask worker) wrote the cache before letting go.
+            with self.cache.claim(key):
+                hit = self.cache.get_json(key)
+                if hit is not None:
+                    completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
+                    latency = hit["latency_s"]
+                else:
+                    completion, latency = self._call(messages, purpose, temperature, max_tokens)
+                    self.cache.put_json(
+                        key,
+                        {
+                            "text": completion.text,
+                            "tokens_in": completion.tokens_in,
+                            "tokens_out": completion.tokens_out,
+                            "latency_s": latency,
+                        },
+                    )
         except BaseException as exc:  # the callers sharing this call get the same error
             mine.set_exception(exc)
             raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 
 import warehouse
 from tasks.config import Settings
-from tasks.llm.ledger import CallLog, call_log_path, read_calls
+from tasks.llm.ledger import CallLog, call_log_path, read_calls, read_sent
 from tasks.records import LLMCall
 from warehouse import Warehouse, WarehouseBusy
 
@@ -120,6 +121,28 @@ class StageReport:
         self.write(wh, "llm_cache", rows, ("key",), raw_json=True)
         self.write(wh, "fct_llm_calls", ledger, ("run_id", "stage", "seq"))
 
+    def save_unanswered(self, wh: Warehouse, calls: CallLog, answered: Counter[str]) -> int:
+        """The requests of `calls`' `.sent` log that got no reply (in flight at a kill, or
+        failed after the backend's retries) go into the ledger after the stage's calls, with
+        `replied` false: the endpoint received them. `answered` counts the keys of the
+        replies in the log, all saved already."""
+        answered = answered.copy()
+        unanswered = []
+        for r in read_sent(calls.sent_path):
+            if answered[r["key"]] > 0:
+                answered[r["key"]] -= 1
+            else:
+                unanswered.append(r)
+        first = self.llm_made + self.llm_cached
+        rows = [
+            {"stage": self.stage, "seq": first + n, "key": r["key"], "backend": r["backend"],
+             "model": r["model"], "purpose": r["purpose"], "cached": False, "replied": False}
+            for n, r in enumerate(unanswered)
+        ]  # fmt: skip
+        self.write(wh, "fct_llm_calls", rows, ("run_id", "stage", "seq"))
+        self.llm_made += len(rows)
+        return len(rows)
+
 
 def open_warehouse(settings: Settings, wait_s: float | None = None) -> Warehouse:
     """The warehouse, waiting up to `db_wait_s` (or `wait_s`) while another process (a
@@ -163,6 +186,7 @@ class StageWriter:
         self._interval = every_s
         self.log = CallLog(call_log_path(settings.data_dir, report.run_id, report.stage))
         self._read_to = 0
+        self._answered: Counter[str] = Counter()  # replies read so far, by key
         self._rows: dict[tuple[str, tuple[str, ...], bool], list[Any]] = {}
         self._extra: dict[str, dict[str, Any]] = {}
         self._cleared: dict[str, list[str]] = {}
@@ -201,8 +225,11 @@ class StageWriter:
             return
         with wh:
             calls, self._read_to = read_calls(self.log.path, self._read_to)
+            self._answered.update(c.key for c in calls if not c.cached)
             with wh.transaction():
                 self.report.save_calls(wh, calls)
+                if final:  # requests that got no reply (their units failed) are counted too
+                    self.report.save_unanswered(wh, self.log, self._answered)
                 for (table, key, update), rows in self._rows.items():
                     extra = self._extra.get(table)
                     self.report.write(wh, table, rows, key, update=update, extra=extra)
@@ -212,26 +239,34 @@ class StageWriter:
         self._last = time.monotonic()
         self._interval = max(self.every_s, 20 * (self._last - started))
         if final:
-            self.log.path.unlink(missing_ok=True)
+            self.log.remove()
 
 
 def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
     """Fold the call logs that killed runs left (those of runs no longer `running`) into the
     ledger and the cache table, then remove them; returns the calls folded. Lines the run
-    itself folded add nothing again (same run, stage and seq)."""
+    itself folded add nothing again (same run, stage and seq). A request in the run's
+    `.sent` log with no reply in its call log was in flight at the kill: it goes into the
+    ledger with `replied` false, after the stage's calls."""
     running = {
         r[0] for r in wh.con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
     }
     folded = 0
-    for path in sorted((data_dir / "runs").glob("*/*.jsonl")):
-        run_id, stage_name = path.parent.name, path.stem
+    logs = {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.jsonl")}
+    logs |= {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.sent")}
+    for stem in sorted(logs):
+        run_id, stage_name = stem.parent.name, stem.name
         if run_id in running:
             continue
-        calls, _ = read_calls(path)
+        log = CallLog(stem.with_suffix(".jsonl"))
+        calls, _ = read_calls(log.path)
+        report = StageReport(stage=stage_name, run_id=run_id)
         with wh.transaction():
-            StageReport(stage=stage_name, run_id=run_id).save_calls(wh, calls)
-        folded += len(calls)
-        path.unlink()
-        if not any(path.parent.iterdir()):
-            path.parent.rmdir()
+            report.save_calls(wh, calls)
+            answered = Counter(c.key for c in calls if not c.cached)
+            lost = report.save_unanswered(wh, log, answered)
+        folded += len(calls) + lost
+        log.remove()
+        if not any(stem.parent.iterdir()):
+            stem.parent.rmdir()
     return folded

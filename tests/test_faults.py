@@ -92,11 +92,20 @@ def test_faults_lose_nothing_count_nothing_twice_and_the_rerun_clears_them(
     assert unaccounted == []
     made = _rows(
         settings,
-        "SELECT key, count(*) AS n FROM fct_llm_calls WHERE run_id = ? AND NOT cached GROUP BY key",
+        "SELECT key, count(*) AS n FROM fct_llm_calls WHERE run_id = ? AND NOT cached "
+        "AND replied GROUP BY key",
         [faulty["run_id"]],
     )
-    assert all(r["n"] == 1 for r in made)  # no request made twice
+    assert all(r["n"] == 1 for r in made)  # no request answered twice
     assert len(made) == server.answered  # every completion the endpoint gave is in the ledger
+    unanswered = _rows(
+        settings,
+        "SELECT key FROM fct_llm_calls WHERE run_id = ? AND NOT replied",
+        [faulty["run_id"]],
+    )
+    # The requests that failed past the retries are in the ledger too, without a reply (one
+    # per request: units that shared a request through single flight share its failure).
+    assert 0 < len(unanswered) <= len(failed) + len(held)
     assert faulty["status"] == "partial"
     assert "failed generations" in faulty["message"] or "llm_error" in faulty["message"]
 

@@ -39,10 +39,15 @@ def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp
                   "settings": {}, "pid": dead, "host": socket.gethostname()}  # fmt: skip
         wh.upsert("runs", [killed], ("run_id",))
     log = CallLog(call_log_path(tmp_path, "killed", "generate"))
+    for n in range(4):  # k0, k1 answered; k2 twice in flight, k3 once, at the kill
+        log.sent(f"k{min(n, 2)}", "openai", "m", "p")
+    log.sent("k3", "openai", "m", "q")
     for n in range(2):
         log.append(LLMCall(f"k{n}", "openai", "m", "p", 1, 2, 0.1, False, "{}", "reply"))
     with open(log.path, "ab") as handle:
         handle.write(b'{"key": "cut sh')  # the line a kill interrupted
+    # A stage killed before its first reply leaves only what it sent.
+    CallLog(call_log_path(tmp_path, "killed", "score")).sent("s0", "openai", "m", "grade")
     temp = settings.published_path.with_name(f".lilo.duckdb.{dead}.tmp")
     temp.parent.mkdir(parents=True)
     temp.write_bytes(b"half a copy")
@@ -50,16 +55,25 @@ def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp
     with recorded_run(settings, "next") as run:
         assert settings.published_path.exists()  # a copy for analysts from the start
 
-    assert not temp.exists() and not log.path.exists()
+    assert not temp.exists() and not log.path.exists() and not log.sent_path.exists()
+    assert not (tmp_path / "runs" / "killed").exists()
     with Warehouse(settings.db_path) as wh:
         statuses = dict(wh.con.execute("SELECT run_id, status FROM runs").fetchall())
         assert statuses == {"killed": "crashed", run.run_id: "completed"}
-        ledger = wh.rows("SELECT key, seq, cached FROM fct_llm_calls ORDER BY seq")
-        assert [(r["key"], r["seq"], r["cached"]) for r in ledger] == [
-            ("k0", 0, False),
-            ("k1", 1, False),
+        ledger = wh.rows(
+            "SELECT stage, key, seq, cached, replied, purpose, tokens_in FROM fct_llm_calls "
+            "ORDER BY stage, seq"
+        )
+        # Every request the endpoint received: 2 replies, 3 in flight at the kill.
+        assert [tuple(r.values()) for r in ledger] == [
+            ("generate", "k0", 0, False, True, "p", 1),
+            ("generate", "k1", 1, False, True, "p", 1),
+            ("generate", "k2", 2, False, False, "p", None),
+            ("generate", "k2", 3, False, False, "p", None),
+            ("generate", "k3", 4, False, False, "q", None),
+            ("score", "s0", 0, False, False, "grade", None),
         ]
-        assert wh.count("llm_cache") == 2
+        assert wh.count("llm_cache") == 2  # no reply, nothing to cache
 
 
 def test_a_growing_call_log_is_read_in_steps_from_where_the_last_read_stopped(tmp_path):

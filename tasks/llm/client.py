@@ -196,7 +196,9 @@ class LLMClient:
                     completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
                     latency = hit["latency_s"]
                 else:
-                    completion, latency = self._call(messages, purpose, temperature, max_tokens)
+                    completion, latency = self._call(
+                        key, messages, purpose, temperature, max_tokens
+                    )
                     self.cache.put_json(
                         key,
                         {
@@ -217,12 +219,19 @@ class LLMClient:
         return completion.text
 
     def _call(
-        self, messages: list[Message], purpose: str, temperature: float, max_tokens: int
+        self,
+        key: str,
+        messages: list[Message],
+        purpose: str,
+        temperature: float,
+        max_tokens: int,
     ) -> tuple[Completion, float]:
         """One request under the endpoint's rate and concurrency limits."""
         estimate = sum(len(m.get("content", "")) for m in messages) // 4
         charge = self._endpoint.rate.acquire(estimate)
         with self._endpoint.slots:
+            if self.log is not None:  # counted even if this process dies before the reply
+                self.log.sent(key, self.backend.name, self.backend.model, purpose)
             started = time.perf_counter()
             try:
                 completion = self.backend.complete(

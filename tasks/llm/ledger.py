@@ -1,10 +1,12 @@
 """A run's LLM calls as they complete: an append-only JSON-lines log per run and stage.
 
 The client appends each call the moment it returns (one `write` per line, O_APPEND), so a
-run killed mid-stage loses at most the calls in flight; the flow folds the log into the
+run killed mid-stage loses at most the replies in flight; the flow folds the log into the
 warehouse (`fct_llm_calls`, `llm_cache`) at each write, and the next start folds what a
 killed run left. A line's number in its file is the call's `seq` in the ledger, so folding
-the same lines twice adds nothing.
+the same lines twice adds nothing. Before each request the client also appends its key to
+a `.sent` log beside it: a request a killed run sent and got no reply for is still in the
+ledger (`replied` false), so the ledger counts every request the endpoint received.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from tasks.records import LLMCall
 
-__all__ = ["CallLog", "call_log_path", "read_calls"]
+__all__ = ["CallLog", "call_log_path", "read_calls", "read_sent"]
 
 
 def call_log_path(data_dir: Path, run_id: str, stage: str) -> Path:
@@ -30,13 +32,40 @@ class CallLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
 
+    @property
+    def sent_path(self) -> Path:
+        return self.path.with_suffix(".sent")
+
     def append(self, call: LLMCall) -> None:
-        line = (json.dumps(asdict(call), ensure_ascii=False) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
+        _append(self.path, asdict(call))
+
+    def sent(self, key: str, backend: str, model: str, purpose: str) -> None:
+        """A request about to go out (a reply, when it comes, is appended as a call)."""
+        _append(
+            self.sent_path, {"key": key, "backend": backend, "model": model, "purpose": purpose}
+        )
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.sent_path.unlink(missing_ok=True)
+
+
+def _append(path: Path, record: dict[str, object]) -> None:
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_sent(path: Path) -> list[dict[str, str]]:
+    """The requests a `.sent` log holds, whole lines only."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
 
 
 def read_calls(path: Path, start: int = 0) -> tuple[list[LLMCall], int]:

@@ -11,7 +11,6 @@ a reply), the runs left `running` and the files left behind.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import random
 import signal
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.overhead import _seed, _serve, _stats
+from bench.overhead import _seed, _stats, start_endpoint
 
 
 def _settings(data_dir: Path, base_url: str, concurrency: int) -> Any:
@@ -119,21 +118,14 @@ def main() -> None:
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
-    spawn = multiprocessing.get_context("spawn")
-    port = spawn.Value("i", 0)
-    server = spawn.Process(
-        target=_serve, args=(args.latency_ms / 1000, args.concurrency, port), daemon=True
-    )
-    server.start()
-    while not port.value:
-        time.sleep(0.01)
-    base_url = f"http://127.0.0.1:{port.value}/v1"
+    server, port = start_endpoint(args.latency_ms / 1000, args.concurrency)
+    base_url = f"http://127.0.0.1:{port}/v1"
 
     results = {}
     for name, kills in (("unkilled", 0), ("killed", args.kills)):
         data_dir = home / name
         _seed(_settings(data_dir, base_url, args.concurrency), args.samples)
-        _stats(port.value, "/reset")
+        _stats(port, "/reset")
         started, moments = time.perf_counter(), []
         for _ in range(kills):
             moment = rng.uniform(8.0, 30.0)
@@ -141,7 +133,7 @@ def main() -> None:
                 break  # it ended first: nothing left to kill
             moments.append(round(moment, 1))
         _run(data_dir, base_url, args.concurrency, None)  # to the end
-        results[name] = (_tables(data_dir / "lilo.duckdb"), _stats(port.value)["count"])
+        results[name] = (_tables(data_dir / "lilo.duckdb"), _stats(port)["count"])
         left = [
             p.relative_to(data_dir)
             for p in [*data_dir.glob("published/.*.tmp"), *data_dir.glob("runs/*/*")]

@@ -136,6 +136,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(data)
 
 
+def start_endpoint(latency_s: float, concurrency: int) -> tuple[Any, int]:
+    """The endpoint in a process of its own (a clean one, whatever lilo started), and its
+    port once it listens."""
+    spawn = multiprocessing.get_context("spawn")
+    port = spawn.Value("i", 0)
+    server = spawn.Process(target=_serve, args=(latency_s, concurrency, port), daemon=True)
+    server.start()
+    while not port.value:
+        time.sleep(0.01)
+    return server, port.value
+
+
 def _seed(settings: Any, n_samples: int) -> None:
     from tasks.records import PaperText, QAPair, Sample
     from warehouse import Warehouse
@@ -209,15 +221,8 @@ def main() -> None:
     from flows.score import score_flow
     from tasks.config import Settings
 
-    spawn = multiprocessing.get_context("spawn")  # a clean process, whatever lilo started
-    port = spawn.Value("i", 0)
-    server = spawn.Process(
-        target=_serve, args=(args.latency_ms / 1000, args.concurrency, port), daemon=True
-    )
-    server.start()
-    while not port.value:
-        time.sleep(0.01)
-    base_url = f"http://127.0.0.1:{port.value}/v1"
+    server, port = start_endpoint(args.latency_ms / 1000, args.concurrency)
+    base_url = f"http://127.0.0.1:{port}/v1"
     settings = Settings(data_dir=home / "data").with_overrides(
         {
             "llm": {
@@ -251,15 +256,15 @@ def main() -> None:
             for stage in (generate_flow, score_flow):
                 run.add(stage(settings, run.run_id))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    served = _stats(port.value, "/reset")
+    served = _stats(port, "/reset")
     calls, peak = served["count"], served["peak"]
     ideal_cpu = time.process_time()
-    ideal = _ideal(port.value, calls, args.concurrency)
+    ideal = _ideal(port, calls, args.concurrency)
     ideal_cpu = time.process_time() - ideal_cpu
     stages = ", ".join(f"{r.stage} {r.seconds:.1f} s" for r in run.reports)
     print(f"samples={n_samples} calls={calls} latency_ms={args.latency_ms:g} C={args.concurrency}")
     print(f"pipeline: {wall:.2f} s ({stages}); run {run.row['status']}")
-    print(f"ideal: {ideal:.2f} s (peak in flight {_stats(port.value)['peak']})")
+    print(f"ideal: {ideal:.2f} s (peak in flight {_stats(port)['peak']})")
     print(f"peak in flight (pipeline): {peak} of {args.concurrency}")
     print(f"overhead per call: {(wall - ideal) / calls * 1000:.2f} ms")
     print(

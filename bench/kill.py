@@ -21,23 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.overhead import _seed, _stats, start_endpoint
-
-
-def _settings(data_dir: Path, base_url: str, concurrency: int) -> Any:
-    from tasks.config import Settings
-
-    return Settings(data_dir=data_dir).with_overrides(
-        {
-            "llm": {"backend": "openai", "model": "bench", "base_url": base_url,
-                    "api_key": "sk-bench", "concurrency": concurrency, "retries": 0},
-            "generate.methods": ["single"],
-            "generate.target_words": [300],
-            "qa.quota_single": 2,
-            "qa.quota_cross": 0,
-            "winrate_against": "",
-        }
-    )  # fmt: skip
+from bench.overhead import _seed, _stats, bench_settings, start_endpoint
 
 
 def _child(data_dir: str, base_url: str, concurrency: int) -> None:
@@ -48,7 +32,7 @@ def _child(data_dir: str, base_url: str, concurrency: int) -> None:
     from flows.generate import generate_flow
     from flows.score import score_flow
 
-    settings = _settings(Path(data_dir), base_url, concurrency)
+    settings = bench_settings(Path(data_dir), base_url, concurrency)
 
     @flow(name="kill-bench")
     def run() -> None:
@@ -124,7 +108,7 @@ def main() -> None:
     results = {}
     for name, kills in (("unkilled", 0), ("killed", args.kills)):
         data_dir = home / name
-        _seed(_settings(data_dir, base_url, args.concurrency), args.samples)
+        _seed(bench_settings(data_dir, base_url, args.concurrency), args.samples)
         _stats(port, "/reset")
         started, moments = time.perf_counter(), []
         for _ in range(kills):

@@ -148,6 +148,31 @@ def start_endpoint(latency_s: float, concurrency: int) -> tuple[Any, int]:
     return server, port.value
 
 
+def bench_settings(data_dir: Path, base_url: str, concurrency: int) -> Any:
+    """Single at one length against the endpoint, scored for S_l, S_c (2 questions a
+    sample) and S_q; no retries, no win-rate: every request one call."""
+    from tasks.config import Settings
+
+    return Settings(data_dir=data_dir).with_overrides(
+        {
+            "llm": {
+                "backend": "openai",
+                "model": "bench",
+                "base_url": base_url,
+                "api_key": "sk-bench",
+                "concurrency": concurrency,
+                "retries": 0,
+            },
+            "judge.concurrency": concurrency,
+            "generate.methods": ["single"],
+            "generate.target_words": [300],
+            "qa.quota_single": 2,
+            "qa.quota_cross": 0,
+            "winrate_against": "",
+        }
+    )
+
+
 def _seed(settings: Any, n_samples: int) -> None:
     from tasks.records import PaperText, QAPair, Sample
     from warehouse import Warehouse
@@ -219,28 +244,10 @@ def main() -> None:
     from flows._run import recorded_run
     from flows.generate import generate_flow
     from flows.score import score_flow
-    from tasks.config import Settings
 
     server, port = start_endpoint(args.latency_ms / 1000, args.concurrency)
     base_url = f"http://127.0.0.1:{port}/v1"
-    settings = Settings(data_dir=home / "data").with_overrides(
-        {
-            "llm": {
-                "backend": "openai",
-                "model": "bench",
-                "base_url": base_url,
-                "api_key": "sk-bench",
-                "concurrency": args.concurrency,
-                "retries": 0,
-            },
-            "judge.concurrency": args.concurrency,
-            "generate.methods": ["single"],
-            "generate.target_words": [300],
-            "qa.quota_single": 2,
-            "qa.quota_cross": 0,
-            "winrate_against": "",
-        }
-    )
+    settings = bench_settings(home / "data", base_url, args.concurrency)
     per_sample = 1 + 2 * len(QUESTIONS) + 8  # Single; answer + grade per question; 8 aspects
     n_samples = max(1, round(args.calls / per_sample))
     _seed(settings, n_samples)

@@ -2,6 +2,8 @@
 
 from tasks.prompts.pack import (
     ASSET_NAMES,
+    METHOD_TEMPLATES,
+    SCRIPT_STRINGS,
     TEMPLATES,
     ChecklistItem,
     PromptPack,
@@ -12,6 +14,8 @@ from tasks.prompts.pack import (
 
 __all__ = [
     "ASSET_NAMES",
+    "METHOD_TEMPLATES",
+    "SCRIPT_STRINGS",
     "TEMPLATES",
     "ChecklistItem",
     "PromptPack",

@@ -27,6 +27,8 @@ import jinja2
 
 __all__ = [
     "ASSET_NAMES",
+    "METHOD_TEMPLATES",
+    "SCRIPT_STRINGS",
     "TEMPLATES",
     "ChecklistItem",
     "PromptPack",
@@ -36,8 +38,20 @@ __all__ = [
 ]
 
 TEMPLATES = ("task", "qa_answer", "qa_judge", "checklist", "winrate")
+# A benchmark's method templates (planner and writer), rendered by the methods on that
+# dataset version; lilo's own datasets use `tasks/methods/templates/`.
+METHOD_TEMPLATES = (
+    "plan",
+    "write_begin",
+    "write_step",
+    "write_begin_with_restate",
+    "write_step_with_restate",
+)
+# Prompt text a benchmark's scripts hold as string literals (read from the user's clone):
+# the checklist judge's system message and the sentence appended to the QA answer prompt.
+SCRIPT_STRINGS = ("checklist_system", "qa_answer_suffix")
 CHECKLIST, WINRATE_CHECKLIST = "checklist.json", "checklist_winrate.json"
-ASSET_NAMES = (*TEMPLATES, CHECKLIST, WINRATE_CHECKLIST)
+ASSET_NAMES = (*TEMPLATES, *METHOD_TEMPLATES, *SCRIPT_STRINGS, CHECKLIST, WINRATE_CHECKLIST)
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 _KEYS_RE = re.compile(r"<keys>(.*?)</keys>", re.S)
@@ -121,6 +135,9 @@ class PromptPack:
     templates: dict[str, str] = field(repr=False)
     checklist: dict[str, list[ChecklistItem]] = field(repr=False)
     winrate_checklist: dict[str, list[ChecklistItem]] = field(repr=False)
+    # The benchmark's own method templates and script strings (METHOD_TEMPLATES,
+    # SCRIPT_STRINGS) where it has them; empty for lilo's pack.
+    extras: dict[str, str] = field(default_factory=dict, repr=False)
 
     def render(self, template: str, **variables: Any) -> str:
         return _compile(self.templates[template]).render(**variables)
@@ -128,7 +145,8 @@ class PromptPack:
     def fingerprint(self) -> str:
         """Changes whenever a template or checklist does: part of generation ids."""
         blob = json.dumps(
-            [self.templates, _plain(self.checklist), _plain(self.winrate_checklist)],
+            [self.templates, _plain(self.checklist), _plain(self.winrate_checklist)]
+            + ([self.extras] if self.extras else []),
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -148,7 +166,8 @@ class PromptPack:
             if WINRATE_CHECKLIST in assets
             else checklist
         )
-        return cls(name, templates, checklist, winrate)
+        extras = {n: assets[n] for n in (*METHOD_TEMPLATES, *SCRIPT_STRINGS) if n in assets}
+        return cls(name, templates, checklist, winrate, extras)
 
 
 def _plain(checklist: dict[str, list[ChecklistItem]]) -> dict[str, Any]:

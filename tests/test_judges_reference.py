@@ -42,7 +42,9 @@ CHECKLIST = """{
 }"""
 SYSTEM = "You grade checklists (fixture system message)."
 SUFFIX = "If the text does not say, answer 'unknown"
-QA_ANSWER = "Answer from the text.\n<paper>\n{{ paper }}\n</paper>\n<question>{{ question }}</question>"
+QA_ANSWER = (
+    "Answer from the text.\n<paper>\n{{ paper }}\n</paper>\n<question>{{ question }}</question>"
+)
 QA_JUDGE = (
     "Grade.\n<question>{{ question }}</question>\n<gold>\n{{ answer }}\n</gold>\n"
     '<predict>\n{{ predict }}\n</predict>\nReply {"reason": "...", "score": "0.5"}.'

@@ -188,5 +188,11 @@ def read_board(
             where = f" of dataset version {dataset!r}" if dataset else ""
             raise LookupError(f"no result version {version}{where}: there are {versions}")
         chosen = found[0]
-    rows = con.execute(_ROWS, [chosen[0]]).df()
+    try:
+        rows = con.execute(_ROWS, [chosen[0]]).df()
+    except duckdb.CatalogException as exc:  # views from before Overall (a copy not remade)
+        raise LookupError(
+            f"these results were published by an older lilo ({exc.args[0].splitlines()[0]}): "
+            "any run publishes them again with today's views"
+        ) from exc
     return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows)

@@ -237,7 +237,6 @@ class LLMClient:
         response_format: dict[str, Any] | None = None,
     ) -> tuple[Completion, float]:
         """One request under the endpoint's rate and concurrency limits."""
-        options = {"response_format": response_format} if response_format is not None else {}
         estimate = sum(len(m.get("content", "")) for m in messages) // 4
         charge = self._endpoint.rate.acquire(estimate)
         with self._endpoint.slots:
@@ -246,7 +245,10 @@ class LLMClient:
             started = time.perf_counter()
             try:
                 completion = self.backend.complete(
-                    messages, temperature=temperature, max_tokens=max_tokens, **options
+                    messages,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    response_format=response_format,
                 )
             except Exception as exc:  # the backend already retried what is retryable
                 raise LLMError(f"{self.backbone} failed for {purpose}: {exc}") from exc

@@ -11,6 +11,7 @@ from flows._load import ready_samples
 from flows._report import publish_report
 from flows._stage import StageReport, stage
 from tasks.config import Settings
+from tasks.leaderboard import read_board
 from tasks.llm import make_client
 from tasks.reporting import markdown_table
 from warehouse.results import Expected, materialize_results
@@ -57,6 +58,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             )
         published = settings.published_path
         leaderboard = wh.df("SELECT * FROM leaderboard")
+        board = read_board(wh.con)  # the version the `leaderboard` view shows
         curve = wh.df("SELECT * FROM position_curve")
         permutation = wh.df("SELECT * FROM position_permutation")
         winrate = wh.df("SELECT * FROM winrate")
@@ -66,13 +68,15 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             table=leaderboard.astype(object)
             .where(leaderboard.notna(), None)
             .to_dict(orient="records"),
-            description=f"Result version {result.version}: S_l, S_c, S_q (x100) by method, length",
+            description=f"Dataset {board.dataset_version}, result version {board.version}: "
+            "S_l, S_c, S_q (x100) by method and length; overall_s_*: Table 2's Overall (each "
+            "score's per-length means averaged over the lengths run)",
         )
         create_markdown_artifact(
             key="results",
             markdown=(
                 f"# lilo results, version {result.version}\n\n"
-                f"{markdown_table(leaderboard)}\n\n"
+                f"{board.markdown()}\n"
                 + (
                     "**Partial**: some expected summaries failed or are unscored.\n\n"
                     if result.partial

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
-__all__ = ["ConfigError", "Settings", "load_settings"]
+__all__ = ["PROFILES", "ConfigError", "Settings", "load_settings"]
 
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
 _TargetWords = Annotated[int, Field(ge=100, le=100_000)]
@@ -35,6 +35,35 @@ _Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
 _PACING = {
     **dict.fromkeys(("base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"), True),
     "offline": {"processes": True},
+}
+
+
+# Named sets of settings (`profile`, `--profile`): each value applies unless the same setting
+# is given explicitly (TOML file, LILO_* variable, `--set`, a flow's overrides).
+PROFILES: dict[str, dict[str, Any]] = {
+    # The setting behind the paper's Table 2 (section 6.1 and the published scripts, see
+    # docs/reference.md): generation at 0.3 with the reference's output limits, the four
+    # methods at 4k/8k/16k words, RAL-Writer a=60 b=0.3 k=12 on 1,024/256 chunks, Compress at
+    # rate 0.5, GPT-4o-mini judging at 0. The checklist judge at 0.8: the published quality
+    # script's temperature, which produced the published S_q, where the paper's text says 0.
+    "paper": {
+        "llm.temperature": 0.3,
+        "generate.methods": ["single", "agentwrite", "compress", "ral_writer"],
+        "generate.target_words": [4000, 8000, 16000],
+        "generate.single_max_tokens": 32_768,
+        "generate.step_max_tokens": 8192,
+        "generate.compress_ratio": 0.5,
+        "generate.ral.a": 60.0,
+        "generate.ral.b": 0.3,
+        "generate.ral.k": 12,
+        "generate.ral.chunk_words": 1024,
+        "generate.ral.overlap_words": 256,
+        "generate.ral.context_limit_tokens": 110_000,
+        "judge.backend": "openai",
+        "judge.model": "gpt-4o-mini",
+        "judge.temperature": 0.0,
+        "judge.checklist_temperature": 0.8,
+    },
 }
 
 
@@ -321,6 +350,8 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Path("lilo-data")
+    # A named set of settings (PROFILES), applied under the explicit ones by load_settings.
+    profile: Literal["none", "paper"] = "none"
     surveys: tuple[str, ...] = ()
     dataset_version: _Name = "v1"
     # How long a process waits for the warehouse file while another one holds it. Runs hold
@@ -390,6 +421,7 @@ class Settings(BaseSettings):
             mode="json",
             exclude={
                 "data_dir": True,
+                "profile": True,  # what it set is in the other values
                 "db_wait_s": True,
                 "runner": True,
                 "publish_partial": True,
@@ -448,7 +480,25 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
         raise ConfigError(problems + hint) from exc
     # Explicit values beat the environment in pydantic-settings, so re-apply the environment.
     settings = _from_file(path) if path else Settings()
-    return settings.with_overrides(from_env).with_overrides(overrides or {})
+    from_file = settings.model_dump(mode="python", exclude_unset=True) if path else {}
+    settings = settings.with_overrides(from_env).with_overrides(overrides or {})
+    return _with_profile(settings, from_file, from_env, overrides or {})
+
+
+def _with_profile(settings: Settings, *given: dict[str, Any]) -> Settings:
+    """`settings` with its profile's values, except those of settings `given` explicitly."""
+    explicit = {key for values in given for key in _leaves(_nest(values))}
+    values = PROFILES.get(settings.profile, {})
+    return settings.with_overrides({k: v for k, v in values.items() if k not in explicit})
+
+
+def _leaves(nested: dict[str, Any], prefix: str = "") -> set[str]:
+    """The dotted keys of a nested dict's values."""
+    keys: set[str] = set()
+    for key, value in nested.items():
+        dotted = f"{prefix}{key}"
+        keys |= _leaves(value, f"{dotted}.") if isinstance(value, dict) else {dotted}
+    return keys
 
 
 _JSON_HINT = """lists and sections are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""

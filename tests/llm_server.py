@@ -9,7 +9,10 @@ and listed last input first (the API orders by `index`, not by position).
 (429 with Retry-After, 500, 503, a stall past the client's timeout, a dropped connection,
 JSON cut short, empty content, an HTML page), chosen by a seeded hash of the request and
 how many times that same request came before, so a run's faults do not depend on the order
-its threads send them. `answered` counts the chat requests answered with a completion."""
+its threads send them. `answered` counts the chat requests answered with a completion.
+A request's `response_format` (structured output) is recorded with it; with
+`rejects_response_format` set the server refuses it with a 400, as endpoints without
+structured output do."""
 
 from __future__ import annotations
 
@@ -126,6 +129,9 @@ class LLMServer(ThreadingHTTPServer):
         self.failing = 0  # a status every request gets while set (an outage)
         self.faults: Faults | None = None
         self.answered = 0  # chat requests answered with a completion
+        # An endpoint without structured output: a chat request carrying `response_format`
+        # gets a 400 naming it, as such OpenAI-compatible servers answer.
+        self.rejects_response_format = False
         self.lock = threading.Lock()
         self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
 
@@ -174,6 +180,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not chat:
             self._embeddings(body)
+            return
+        if server.rejects_response_format and "response_format" in body:
+            message = "response_format of type json_schema is not supported by this model"
+            error = {"message": message, "type": "invalid_request_error"}
+            self._send(400, {"error": {**error, "param": "response_format"}})
             return
         if fault and self._fault(fault):
             return

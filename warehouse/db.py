@@ -26,6 +26,7 @@ import pyarrow as pa
 __all__ = ["Warehouse", "WarehouseBusy", "open_warehouse", "pid_alive", "remove_stale_temp"]
 
 _MODELS_ORDER = (
+    "method_order",
     "res_leaderboard",
     "leaderboard",
     "position_curve",

@@ -91,6 +91,13 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
         help="comma-separated target lengths, e.g. 4000,8000,16000",
     )
     p.add_argument("--methods", type=_names, help="comma-separated methods, e.g. single,ral_writer")
+    p.add_argument(
+        "--profile",
+        choices=("paper",),
+        help="a named set of settings: `paper` is the setting behind the paper's Table 2 "
+        "(temperatures, GPT-4o-mini judge, methods, lengths; docs/reference.md); explicit "
+        "settings (--set, LILO_*, --config) still win (setting profile)",
+    )
 
 
 def add_publish_args(p: argparse.ArgumentParser) -> None:
@@ -136,6 +143,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         ("target_words", "generate.target_words"),
         ("methods", "generate.methods"),
         ("publish_partial", "publish_partial"),
+        ("profile", "profile"),
     ):
         if getattr(args, option, None):
             found[key] = getattr(args, option)
@@ -272,67 +280,11 @@ def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[st
 
 
 def print_leaderboard(published: Path) -> bool:
-    """The latest leaderboard as the paper's Table 2: a row per method variant (and backbone,
-    when there are several), S_l/S_c/S_q and n scored/expected per length, the judge in the
-    title; a partial version says so. False, printing nothing, when nothing is published."""
-    import duckdb
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    """The default leaderboard as the paper's Table 2 (flows/cli/leaderboard.py); False,
+    printing nothing, when nothing is published."""
+    from flows.cli.leaderboard import print_published
 
-    console = Console(width=max(Console().width, 110))
-    if not published.exists():
-        return False
-    con = duckdb.connect(str(published), read_only=True)
-    try:
-        latest = con.execute(
-            # The version the `leaderboard` view shows: the latest published one.
-            "SELECT version, partial FROM res_versions WHERE version = (SELECT "
-            "coalesce(max(version) FILTER (WHERE published), max(version)) FROM res_versions)"
-        ).fetchall()
-        rows = con.execute(
-            "SELECT variant, target_words, backbone, judge, scored, expected, s_l, s_c, s_q "
-            "FROM leaderboard"
-        ).fetchall()
-    finally:
-        con.close()
-    if not latest:
-        return False
-    version, partial = latest[0]
-    lengths = sorted({r[1] for r in rows})
-    backbones = sorted({r[2] for r in rows})
-    judges = sorted({j for r in rows if r[3] for j in r[3].split(", ")})
-    table = Table(
-        title=f"Leaderboard, result version {version}{' (PARTIAL)' if partial else ''}: "
-        f"{', '.join(backbones)}; judge {', '.join(judges) or '-'}; x100",
-        caption="S_l length, S_c consistency, S_q quality: means over the scored summaries; "
-        "n: scored/expected",
-    )
-    table.add_column("method", no_wrap=True)
-    if len(backbones) > 1:
-        table.add_column("backbone", no_wrap=True)
-    for n in lengths:
-        label = f"{n // 1000}k" if n >= 1000 else str(n)
-        for score in ("S_l", "S_c", "S_q", "n"):
-            table.add_column(f"{label} {score}", justify="right")
-    cells: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {}
-    for variant, n, backbone, _, scored, expected, *scores in rows:
-        shown = tuple("-" if v is None else f"{v:.1f}" for v in scores)
-        cells.setdefault((variant, backbone), {})[n] = (*shown, f"{scored}/{expected}")
-    for (variant, backbone), by_length in cells.items():
-        values = [by_length.get(n, ("-", "-", "-", "-")) for n in lengths]
-        names = tuple(
-            escape(n) for n in ((variant, backbone) if len(backbones) > 1 else (variant,))
-        )
-        table.add_row(*names, *(v for quad in values for v in quad))
-    console.print(table)
-    if partial:
-        console.print(
-            "This result version is PARTIAL: some expected summaries failed or are unscored; "
-            "`lilo failures` lists them with their reasons.",
-            markup=False,
-        )
-    return True
+    return print_published(published)
 
 
 def print_summary(result: dict[str, Any], seconds: float) -> None:

@@ -1,4 +1,5 @@
-"""`lilo demo`, `lilo run` and `lilo leaderboard`: the pipeline and its results."""
+"""`lilo demo`, `lilo run` and `lilo failures`: the pipeline and its results
+(`lilo leaderboard` is flows/cli/leaderboard.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from flows.cli._common import (
     add_pipeline_args,
     add_publish_args,
     check_names,
-    print_leaderboard,
     print_summary,
     published_results,
     require_warehouse,
@@ -86,18 +86,6 @@ def _run(settings: Any, debug: bool, dataset: bool = False) -> int:
     return 0 if result["status"] == "completed" else 1
 
 
-def cmd_leaderboard(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
-    require_warehouse(settings)
-    if not print_leaderboard(settings.published_path):
-        raise CLIError(
-            f"no published results in {settings.data_dir}: runs publish once summaries are "
-            "scored; `lilo run` or `lilo demo` makes some",
-            code=1,
-        )
-    return 0
-
-
 def cmd_failures(args: argparse.Namespace) -> int:
     """Every failed generation or score of the published results, with its reason."""
     with published_results(settings_from_args(args)) as con:
@@ -141,10 +129,6 @@ def register(sub: Any) -> None:
         "--samples", type=int, help="with --dataset: only its first N samples (a quick look)"
     )
     run.set_defaults(func=cmd_run)
-
-    board = sub.add_parser("leaderboard", help="print the latest published leaderboard")
-    add_common_args(board)
-    board.set_defaults(func=cmd_leaderboard)
 
     failures = sub.add_parser(
         "failures", help="every failed generation or score of the published results, and why"

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from tasks.config import Settings
 from tasks.llm.cache import DiskCache, cache_key, canonical_json
@@ -57,7 +57,12 @@ class Backend(Protocol):
         ...
 
     def complete(
-        self, messages: list[Message], *, temperature: float, max_tokens: int
+        self,
+        messages: list[Message],
+        *,
+        temperature: float,
+        max_tokens: int,
+        response_format: dict[str, Any] | None = None,
     ) -> Completion: ...
 
 
@@ -152,10 +157,12 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
         attempt: int = 0,
+        response_format: dict[str, Any] | None = None,
     ) -> str:
         """The reply to `messages`. `attempt` > 0 asks the same prompt again for a fresh
         sample (a re-asked plan): it is part of the cache key, so a rerun replays each
-        attempt from the cache instead of getting the first reply every time."""
+        attempt from the cache instead of getting the first reply every time.
+        `response_format` (OpenAI's, e.g. a JSON schema) is sent and is part of the key."""
         temperature = self.settings.llm.temperature if temperature is None else temperature
         max_tokens = max_tokens or self.settings.llm.max_tokens
         request: dict[str, object] = {
@@ -168,6 +175,8 @@ class LLMClient:
         }
         if attempt:
             request["attempt"] = attempt
+        if response_format is not None:
+            request["response_format"] = response_format
         # Serialized once: the key is its hash and a new call's ledger row stores the text.
         blob = canonical_json(request)
         key = cache_key(blob)
@@ -197,7 +206,7 @@ class LLMClient:
                     latency = hit["latency_s"]
                 else:
                     completion, latency = self._call(
-                        key, messages, purpose, temperature, max_tokens
+                        key, messages, purpose, temperature, max_tokens, response_format
                     )
                     self.cache.put_json(
                         key,
@@ -225,6 +234,7 @@ class LLMClient:
         purpose: str,
         temperature: float,
         max_tokens: int,
+        response_format: dict[str, Any] | None = None,
     ) -> tuple[Completion, float]:
         """One request under the endpoint's rate and concurrency limits."""
         estimate = sum(len(m.get("content", "")) for m in messages) // 4
@@ -235,7 +245,10 @@ class LLMClient:
             started = time.perf_counter()
             try:
                 completion = self.backend.complete(
-                    messages, temperature=temperature, max_tokens=max_tokens
+                    messages,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    response_format=response_format,
                 )
             except Exception as exc:  # the backend already retried what is retryable
                 raise LLMError(f"{self.backbone} failed for {purpose}: {exc}") from exc

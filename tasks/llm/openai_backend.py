@@ -10,7 +10,7 @@ from typing import Any
 from tasks.config import Settings
 from tasks.llm.client import Completion, Message
 
-__all__ = ["OpenAIBackend"]
+__all__ = ["OpenAIBackend", "ResponseFormatUnsupported"]
 
 
 @functools.cache
@@ -27,6 +27,15 @@ def _client(base_url: str, api_key: str, retries: int, timeout_s: float) -> Any:
 class BadReply(RuntimeError):
     """A 200 whose body is no usable completion: cut-off or non-JSON body, no choices, or
     empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
+
+
+class ResponseFormatUnsupported(ValueError):
+    """The endpoint rejected `response_format` (a 400 naming it or its JSON schema): the
+    caller falls back to asking for free JSON in the prompt (tasks/scoring/consistency.py)."""
+
+
+# Endpoints (base URL, model) that rejected `response_format` in this process: not asked again.
+_NO_RESPONSE_FORMAT: set[tuple[str, str]] = set()
 
 
 class OpenAIBackend:
@@ -52,29 +61,51 @@ class OpenAIBackend:
         return {"base_url": self.base_url}
 
     def complete(
-        self, messages: list[Message], *, temperature: float, max_tokens: int
+        self,
+        messages: list[Message],
+        *,
+        temperature: float,
+        max_tokens: int,
+        response_format: dict[str, Any] | None = None,
     ) -> Completion:
         """The reply; a bad one (see `BadReply`) is asked for again up to `retries` times,
-        with the same backoff as the client's (0.5 s doubling, at most 8 s)."""
+        with the same backoff as the client's (0.5 s doubling, at most 8 s). An endpoint
+        that rejects `response_format` raises ResponseFormatUnsupported, at once once it
+        has rejected it in this process."""
+        if response_format is not None and (self.base_url, self.model) in _NO_RESPONSE_FORMAT:
+            raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
         for attempt in range(self.retries + 1):
             try:
-                return self._complete(messages, temperature, max_tokens)
+                return self._complete(messages, temperature, max_tokens, response_format)
             except BadReply:
                 if attempt == self.retries:
                     raise
                 time.sleep(min(0.5 * 2**attempt, 8.0))
         raise AssertionError("unreachable")
 
-    def _complete(self, messages: list[Message], temperature: float, max_tokens: int) -> Completion:
+    def _complete(
+        self,
+        messages: list[Message],
+        temperature: float,
+        max_tokens: int,
+        response_format: dict[str, Any] | None,
+    ) -> Completion:
         import openai
 
+        options = {} if response_format is None else {"response_format": response_format}
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
                 max_tokens=max_tokens,
+                **options,
             )
+        except openai.BadRequestError as exc:
+            if response_format is not None and _names_response_format(exc):
+                _NO_RESPONSE_FORMAT.add((self.base_url, self.model))
+                raise ResponseFormatUnsupported(str(exc)) from exc
+            raise
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
             raise BadReply(f"unreadable reply: {exc}") from exc
         choices = getattr(response, "choices", None)
@@ -89,3 +120,8 @@ class OpenAIBackend:
             tokens_in=usage.prompt_tokens if usage else 0,
             tokens_out=usage.completion_tokens if usage else 0,
         )
+
+
+def _names_response_format(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "response_format" in text or "json_schema" in text

@@ -67,12 +67,18 @@ class ChecklistItem:
     index: int
     question: str
     levels: tuple[tuple[float, str], ...] = ()
+    # The item exactly as its checklist file holds it (JSON value as `json.loads` gives it:
+    # dict metrics stay dicts, key order kept): what the judge is shown.
+    published: Any = field(default=None, compare=False)
 
     def as_prompt(self) -> dict[str, Any]:
-        """What the judge is shown for this item: the question and its own levels."""
-        content: dict[str, Any] = {"question": self.question}
-        if self.levels:
-            content["metrics"] = [f"{_level(v)}: {d}" for v, d in self.levels]
+        """What the judge is shown for this item: the item as published; for an item built
+        in code, its question and its own levels."""
+        content: Any = self.published
+        if content is None:
+            content = {"question": self.question}
+            if self.levels:
+                content["metrics"] = [f"{_level(v)}: {d}" for v, d in self.levels]
         return {"checklist_id": self.index, "checklist_content": content}
 
 
@@ -92,12 +98,12 @@ def parse_checklist(data: Any, where: str) -> dict[str, list[ChecklistItem]]:
         parsed = []
         for i, item in enumerate(items):
             if isinstance(item, str):
-                parsed.append(ChecklistItem(aspect, i, item.strip()))
+                parsed.append(ChecklistItem(aspect, i, item.strip(), published=item))
                 continue
             if not isinstance(item, dict) or not isinstance(item.get("question"), str):
                 raise ValueError(f"{where}: {aspect}[{i}] needs a 'question' string")
             levels = _levels(item.get("metrics"), f"{where}: {aspect}[{i}]")
-            parsed.append(ChecklistItem(aspect, i, item["question"].strip(), levels))
+            parsed.append(ChecklistItem(aspect, i, item["question"].strip(), levels, item))
         aspects[str(aspect)] = parsed
     return aspects
 
@@ -138,6 +144,10 @@ class PromptPack:
     # The benchmark's own method templates and script strings (METHOD_TEMPLATES,
     # SCRIPT_STRINGS) where it has them; empty for lilo's pack.
     extras: dict[str, str] = field(default_factory=dict, repr=False)
+    # A published benchmark's pack (from stored assets): its judges follow that benchmark's
+    # protocol (the QA grade as structured output holding only the score); lilo's own pack
+    # keeps lilo's (a free JSON grade with its reason).
+    benchmark: bool = False
 
     def render(self, template: str, **variables: Any) -> str:
         return _compile(self.templates[template]).render(**variables)
@@ -167,7 +177,7 @@ class PromptPack:
             else checklist
         )
         extras = {n: assets[n] for n in (*METHOD_TEMPLATES, *SCRIPT_STRINGS) if n in assets}
-        return cls(name, templates, checklist, winrate, extras)
+        return cls(name, templates, checklist, winrate, extras, benchmark=True)
 
 
 def _plain(checklist: dict[str, list[ChecklistItem]]) -> dict[str, Any]:

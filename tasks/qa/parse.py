@@ -97,10 +97,14 @@ def ask_json(
     *,
     purpose: str,
     temperature: float | None = None,
+    response_format: dict[str, Any] | None = None,
 ) -> tuple[T | None, str, str]:
     """(value, last reply, error): one retry that shows the model its unusable reply and
-    what was wrong with it (DESIGN §6, §8); value is None when both replies fail."""
-    reply = llm.chat(messages, purpose=purpose, temperature=temperature)
+    what was wrong with it (DESIGN §6, §8); value is None when both replies fail.
+    `response_format` goes with both asks (see `LLMClient.chat`)."""
+    reply = llm.chat(
+        messages, purpose=purpose, temperature=temperature, response_format=response_format
+    )
     try:
         return parse(reply), reply, ""
     except QAFormatError as exc:
@@ -110,7 +114,9 @@ def ask_json(
             {"role": "assistant", "content": reply},
             {"role": "user", "content": fix},
         ]
-    reply = llm.chat(retry, purpose=f"{purpose}_retry", temperature=temperature)
+    reply = llm.chat(
+        retry, purpose=f"{purpose}_retry", temperature=temperature, response_format=response_format
+    )
     try:
         return parse(reply), reply, ""
     except QAFormatError as exc:

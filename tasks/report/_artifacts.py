@@ -125,7 +125,12 @@ def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:
         + (" (**partial**: see failures)" if data.partial else "")
         + ".",
         "",
-        markdown_table(lb[["variant", "target_words", "scored", "expected", "s_l", "s_c", "s_q"]])
+        markdown_table(
+            lb[
+                ["variant", "target_words", "scored", "expected", "s_l", "s_c", "s_q"]
+                + ["overall_s_l", "overall_s_c", "overall_s_q"]
+            ]
+        )
         if not lb.empty
         else "_(no leaderboard rows)_",
         "",

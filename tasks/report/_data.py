@@ -18,13 +18,10 @@ from tasks.samples.stats import DatasetStats
 __all__ = ["ReportData", "read_report_data"]
 
 _LEADERBOARD = """
-SELECT * EXCLUDE (version) FROM res_leaderboard WHERE version = $version
-ORDER BY
-    CASE method
-        WHEN 'single' THEN 1 WHEN 'agentwrite' THEN 2 WHEN 'compress' THEN 3
-        WHEN 'ral_writer' THEN 4 ELSE 5
-    END,
-    method, variant, target_words
+SELECT lb.* EXCLUDE (version)
+FROM res_leaderboard AS lb LEFT JOIN method_order AS o USING (method)
+WHERE version = $version
+ORDER BY coalesce(o.rank, 5), lb.method, lb.variant, lb.target_words
 """
 
 _POSITION_CURVE = """

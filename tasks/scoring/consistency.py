@@ -1,7 +1,14 @@
 """Consistency score S_c (DESIGN §8): a judge answers each approved question from the
 generated text alone, an evaluator grades that answer against the gold answer on the
 five tiers; S_c = (mean single + mean cross)/2 x100. Per-position single-context means
-(`single_pos1`...) feed the position analysis."""
+(`single_pos1`...) feed the position analysis.
+
+On a published benchmark's pack the judges follow its protocol: the answer prompt ends
+with the benchmark's appended sentence (`qa_answer_suffix`), and the grade is asked for
+through structured output holding only the score (`SCORE_SCHEMA`); an endpoint that
+rejects `response_format` is asked the same prompt for free JSON instead, and each
+judgment records which (`grade_format`). lilo's own pack asks for free JSON with a reason.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +18,37 @@ from statistics import mean
 from typing import Any
 
 from tasks.config import Settings
-from tasks.llm import LLMClient, Message
+from tasks.llm import LLMClient, LLMError, Message
+from tasks.llm.openai_backend import ResponseFormatUnsupported
 from tasks.prompts import PromptPack
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from tasks.scoring._judge import tier_value
 from tasks.scoring.base import Scored, scorer
 
-__all__ = ["Consistency", "consistency_score"]
+__all__ = ["SCORE_SCHEMA", "Consistency", "consistency_score"]
 
 # The answer is asked for in 50-200 characters (DESIGN §8); this bounds a model that
 # ignores that, without cutting one that obeys it.
 _ANSWER_TOKENS = 256
+
+# The benchmark's QA grade: an object holding only the score, as OpenAI's structured output
+# (`response_format`) takes it; the shape `beta.chat.completions.parse` sends for a
+# pydantic model `JUDGE` with one `score: float` field, as the reference's script asks.
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "schema": {
+            "properties": {"score": {"title": "Score", "type": "number"}},
+            "required": ["score"],
+            "title": "JUDGE",
+            "type": "object",
+            "additionalProperties": False,
+        },
+        "name": "JUDGE",
+        "strict": True,
+    },
+}
 
 
 def consistency_score(single: list[float], cross: list[float]) -> float:
@@ -34,8 +60,10 @@ def consistency_score(single: list[float], cross: list[float]) -> float:
 
 
 def _answer_messages(pack: PromptPack, text: str, question: str) -> list[Message]:
-    """The answerer sees the generated text and the question, nothing else (DESIGN §8)."""
-    return [{"role": "user", "content": pack.render("qa_answer", paper=text, question=question)}]
+    """The answerer sees the generated text and the question, nothing else (DESIGN §8);
+    the benchmark's appended sentence follows the rendered prompt directly, as there."""
+    content = pack.render("qa_answer", paper=text, question=question)
+    return [{"role": "user", "content": content + pack.extras.get("qa_answer_suffix", "")}]
 
 
 def _evaluate_messages(pack: PromptPack, question: str, gold: str, answer: str) -> list[Message]:
@@ -53,6 +81,11 @@ def _grade(reply: str) -> tuple[float, str]:
     if not isinstance(value.get("reason"), str):
         raise QAFormatError('expected {"reason": "...", "score": ...}')
     return tier_value(value.get("score")), value["reason"]
+
+
+def _score_only(reply: str) -> tuple[float, str]:
+    """A structured grade: `{"score": ...}`, no reason."""
+    return tier_value(load_json_reply(reply, dict).get("score")), ""
 
 
 @scorer("consistency")
@@ -119,13 +152,20 @@ class Consistency:
             temperature=temperature,
             max_tokens=_ANSWER_TOKENS,
         )
-        graded, reply, error = ask_json(
-            judge,
-            _evaluate_messages(pack, pair.question, pair.answer, answer),
-            _grade,
-            purpose="consistency_evaluate",
-            temperature=temperature,
-        )
+        messages = _evaluate_messages(pack, pair.question, pair.answer, answer)
+        ask = partial(ask_json, judge, messages, purpose="consistency_evaluate")
+        grade_format = "structured" if pack.benchmark else "free_json"
+        if pack.benchmark:
+            try:
+                graded, reply, error = ask(
+                    _score_only, temperature=temperature, response_format=SCORE_SCHEMA
+                )
+            except LLMError as exc:
+                if not isinstance(exc.__cause__, ResponseFormatUnsupported):
+                    raise
+                grade_format = "free_json (structured output rejected)"
+        if grade_format != "structured":
+            graded, reply, error = ask(_grade, temperature=temperature)
         position = order.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
         judgment = {
             "qa_id": pair.qa_id,
@@ -133,6 +173,7 @@ class Consistency:
             "position": position,
             "question": pair.question,
             "answer": answer,
+            "grade_format": grade_format,
         }
         if graded is None:
             return {**judgment, "score": None, "reason": f"unusable grade: {error}", "raw": reply}

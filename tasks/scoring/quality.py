@@ -2,9 +2,14 @@
 aspects x 5 items), one call per aspect as in the reference, each item against its own five
 level descriptions; S_q = mean over aspects of the mean over items, x100.
 
-The judge is shown `[{"checklist_id": i, "checklist_content": {question, metrics}}]` and
-replies `[{"checklist_id", "reason", "evaluation_score"}]`, the benchmark's protocol, with
-the checklist temperature (the paper's judge used 0.8; lilo's default is 0).
+The judge is shown `[{"checklist_id": i, "checklist_content": item}]`, each item exactly as
+its checklist file holds it, serialized as the reference's quality script does
+(`json.dumps` with its defaults: ASCII escapes, `", "` and `": "` separators), after the
+dataset's checklist system message (the benchmark's own where its pack has one, else
+lilo's), and replies `[{"checklist_id", "reason", "evaluation_score"}]`, at the checklist
+temperature (`judge.checklist_temperature`; the published script uses 0.8, see
+docs/reference.md). On the imported benchmark the prompt is byte-identical to the
+reference's rendering.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from tasks.scoring.base import Scored, scorer
 __all__ = ["Quality", "checklist_messages", "quality_score"]
 
 
+# lilo's own checklist system message; a benchmark's pack carries its own (`checklist_system`).
 _JUDGE_ROLE = (
     "You are a careful evaluator. You check texts written by language models against "
     "checklists of questions about what the user's instruction asked for."
@@ -48,11 +54,12 @@ def _column(aspect: str) -> str:
 def checklist_messages(
     pack: PromptPack, template: str, items: list[ChecklistItem], **texts: str
 ) -> list[Message]:
-    """The judge prompt for one aspect's items (`texts`: the response variables), after a
-    system message setting the judge's role, as the reference's checklist judge has."""
-    checklists = json.dumps([i.as_prompt() for i in items], ensure_ascii=False)
+    """The judge prompt for one aspect's items (`texts`: the response variables), after the
+    pack's system message setting the judge's role, as the reference's checklist judge has."""
+    checklists = json.dumps([i.as_prompt() for i in items])
     content = pack.render(template, checklists=checklists, num_checklist=len(items), **texts)
-    return [{"role": "system", "content": _JUDGE_ROLE}, {"role": "user", "content": content}]
+    system = pack.extras.get("checklist_system", _JUDGE_ROLE)
+    return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
 
 def _graded(items: list[ChecklistItem], reply: str) -> list[dict[str, Any]]:

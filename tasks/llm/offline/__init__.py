@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import pkgutil
 from types import ModuleType
+from typing import Any
 
 from tasks.config import Settings
 from tasks.llm.client import Completion, Message
@@ -57,11 +59,31 @@ class OfflineEngine:
         }
 
     def complete(
-        self, messages: list[Message], *, temperature: float, max_tokens: int
+        self,
+        messages: list[Message],
+        *,
+        temperature: float,
+        max_tokens: int,
+        response_format: dict[str, Any] | None = None,
     ) -> Completion:
         if self._settings_json:
-            return _process.complete(self.settings, self._settings_json, messages)
-        return reply(messages, self.settings)
+            completion = _process.complete(self.settings, self._settings_json, messages)
+        else:
+            completion = reply(messages, self.settings)
+        return conform(completion, response_format)
+
+
+def conform(completion: Completion, response_format: dict[str, Any] | None) -> Completion:
+    """The reply as a structured-output endpoint gives it: asked for a JSON schema, only
+    the schema's properties of the handler's JSON object (a QA grade asked for
+    `{"score": number}` answers `{"score": 0.5}`)."""
+    if response_format is None or response_format.get("type") != "json_schema":
+        return completion
+    schema = response_format["json_schema"]["schema"]
+    value = json.loads(completion.text)
+    kept = {k: value[k] for k in schema.get("properties", {}) if k in value}
+    text = json.dumps(kept)
+    return Completion(text, completion.tokens_in, count_tokens(text))
 
 
 def reply(messages: list[Message], settings: Settings) -> Completion:

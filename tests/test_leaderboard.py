@@ -1,0 +1,138 @@
+"""The leaderboard as Table 2: Overall (each score's per-length means averaged over the
+lengths run), the dataset version it was scored on, `lilo leaderboard --dataset --version
+--format`, and an 80-column terminal that never cuts a number."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from flows.cli import main
+from tasks.records import Generation, Sample, ScoreRow
+from warehouse import Warehouse
+from warehouse.results import Expected, materialize_results
+
+LONG = "agentwrite[sees-written-and-a-very-long-variant-name-for-wrapping]"
+# (method, variant, length) -> (S_l, S_c, S_q) of its one sample
+SCORES = {
+    ("single", "single", 4000): (100.0, 50.0, 60.0),
+    ("single", "single", 8000): (80.0, 30.0, 40.0),
+    ("agentwrite", LONG, 4000): (100.0, 100.0, 100.0),
+    ("agentwrite", LONG, 8000): (100.0, 90.0, 80.0),
+    ("ral_writer", "ral_writer", 4000): (100.0, 70.0, 65.0),
+}
+
+
+def _seed(wh: Warehouse, dataset: str) -> None:
+    sample = Sample("s1", dataset, ("a", "b", "c"), "GP kernels", "sv", 9000, "command")
+    wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
+    for (method, variant, n), values in SCORES.items():
+        gid = f"{dataset}-{variant}-{n}"
+        gen = Generation(gid, "s1", method, {}, n, "offline:m", "t", 1, variant=variant)
+        extra = {"run_id": "r", "config_hash": "h", "code_version": "c"}
+        wh.upsert("fct_generations", [gen], ("generation_id",), extra=extra)
+        rows = [
+            ScoreRow(gid, score, value, judge="offline:judge")
+            for score, value in zip(("length", "consistency", "quality"), values, strict=True)
+        ]
+        wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """Two result versions: v1 complete at 4k and 8k, then `other` where RAL-Writer lacks
+    8k (partial, so not the default)."""
+    root = tmp_path_factory.mktemp("board")
+    with Warehouse(root / "lilo.duckdb") as wh:
+        _seed(wh, "v1")
+        methods = ["single", "agentwrite", "ral_writer"]
+        first = Expected(["s1"], methods[:2], [4000, 8000], "offline:m")
+        assert materialize_results(wh, "v1", "r1", first).version == 1
+        wh.con.execute("DELETE FROM fct_generations")
+        wh.con.execute("DELETE FROM fct_scores")
+        _seed(wh, "other")
+        second = Expected(["s1"], methods, [4000, 8000], "offline:m")
+        assert materialize_results(wh, "other", "r2", second).partial
+        wh.publish(root / "published" / "lilo.duckdb")
+    return root
+
+
+def _rows(data_dir, sql: str) -> list[tuple]:
+    with Warehouse(data_dir / "lilo.duckdb") as wh:
+        return wh.con.execute(sql).fetchall()
+
+
+def test_overall_averages_each_score_over_the_lengths(data_dir):
+    rows = _rows(
+        data_dir,
+        "SELECT variant, target_words, overall_s_l, overall_s_c, overall_s_q, dataset_version "
+        "FROM res_leaderboard WHERE version = 1",
+    )
+    assert rows == [
+        ("single", 4000, 90.0, 40.0, 50.0, "v1"),
+        ("single", 8000, 90.0, 40.0, 50.0, "v1"),
+        (LONG, 4000, 100.0, 95.0, 90.0, "v1"),
+        (LONG, 8000, 100.0, 95.0, 90.0, "v1"),
+        ("ral_writer", 4000, 100.0, 70.0, 65.0, "v1"),  # ran at 4k only (not asked for)
+    ]
+    # RAL-Writer has no 8k summary in version 2: no Overall rather than its 4k alone
+    ral = _rows(
+        data_dir,
+        "SELECT target_words, scored, expected, overall_s_c FROM res_leaderboard "
+        "WHERE version = 2 AND method = 'ral_writer'",
+    )
+    assert ral == [(4000, 1, 1, None), (8000, 0, 1, None)]
+    # the default leaderboard is version 1 (version 2 is partial), and says its dataset
+    assert {r[0] for r in _rows(data_dir, "SELECT dataset_version FROM leaderboard")} == {"v1"}
+    order = [r[0] for r in _rows(data_dir, "SELECT method FROM leaderboard")]
+    assert order == ["single", "single", "agentwrite", "agentwrite", "ral_writer"]
+
+
+def _cli(capsys, monkeypatch, data_dir, *args: str) -> str:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["leaderboard", "--data-dir", str(data_dir), *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_80_columns_never_cut_a_number(capsys, monkeypatch, data_dir):
+    out = _cli(capsys, monkeypatch, data_dir)
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out
+    shown = re.findall(r"\d+\.\d|\d+/\d+", out)
+    assert shown.count("100.0") >= 6 and "95.0" in shown and "1/1" in shown
+    assert "Overall" in out and "dataset v1" in out and "result version 1" in out
+    # the long variant name wraps but is all there
+    methods = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert LONG in "".join(methods)
+
+
+def test_wide_terminal_shows_table_2_layout(capsys, monkeypatch, data_dir):
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "4k S_l" in out and "Overall S_q" in out and "…" not in out
+
+
+def test_dataset_version_and_formats(capsys, monkeypatch, data_dir):
+    out = _cli(capsys, monkeypatch, data_dir, "--dataset", "other", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 6 and {r["dataset_version"] for r in rows} == {"other"}
+    assert {"overall_s_l", "overall_s_c", "overall_s_q", "judge"} <= set(rows[0])
+    doc = json.loads(_cli(capsys, monkeypatch, data_dir, "--version", "1", "--format", "json"))
+    assert (doc["result_version"], doc["dataset_version"], doc["partial"]) == (1, "v1", False)
+    assert doc["rows"][0]["overall_s_l"] == 90.0 and doc["rows"][0]["s_c"] == 50.0
+    md = _cli(capsys, monkeypatch, data_dir, "--dataset", "other", "--format", "markdown")
+    assert "| method | 4k S_l |" in md and "Overall n |" in md and "(PARTIAL)" in md
+    assert "| ral_writer | 100.0 | 70.0 | 65.0 | 1/1 | - | - | - | 0/1 | - | - | - | 1/2 |" in md
+
+
+def test_unknown_dataset_or_version_is_one_line(capsys, data_dir):
+    assert main(["leaderboard", "--data-dir", str(data_dir), "--dataset", "nope"]) == 1
+    err = capsys.readouterr().err
+    assert "no results for dataset version 'nope': there are other, v1" in err
+    assert main(["leaderboard", "--data-dir", str(data_dir), "--dataset", "v1", "--version", "2"])
+    assert "no result version 2 of dataset version 'v1': there are 1" in capsys.readouterr().err

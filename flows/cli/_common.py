@@ -91,6 +91,14 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
         help="comma-separated target lengths, e.g. 4000,8000,16000",
     )
     p.add_argument("--methods", type=_names, help="comma-separated methods, e.g. single,ral_writer")
+    p.add_argument(
+        "--sweep",
+        action="append",
+        type=_sweep,
+        metavar="SETTING=V1,V2,...",
+        help="run the methods it changes at each value, as named variants on one leaderboard, "
+        "e.g. generate.ral.k=4,8,12,16; two --sweep make a grid (setting generate.sweep)",
+    )
 
 
 def add_publish_args(p: argparse.ArgumentParser) -> None:
@@ -120,6 +128,15 @@ def _names(value: str) -> list[str]:
     return names
 
 
+def _sweep(item: str) -> tuple[str, list[Any]]:
+    from tasks.sweep import SweepError, parse_sweep
+
+    try:
+        return parse_sweep(item)
+    except SweepError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
@@ -140,6 +157,8 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         if getattr(args, option, None):
             found[key] = getattr(args, option)
     found.update(getattr(args, "set", None) or [])
+    if getattr(args, "sweep", None):
+        found["generate.sweep"] = dict(args.sweep)
     config = getattr(args, "config", None)
     return load_settings(Path(config) if config else None, {**found, **extra})
 

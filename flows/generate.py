@@ -110,16 +110,14 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             }
         llm = make_client(settings)
         provenance = {"config_hash": settings.config_hash(), "code_version": code_version()}
-        rotations = range(
-            settings.samples.papers_per_sample if settings.generate.permutations else 1
-        )
         work: list[Work] = []
         for name, point, spec in method_variants(settings):
             for target in settings.generate.target_words:
+                # The permutation experiment: every cyclic order of each sample's n papers.
                 units = [
                     Unit(s, [papers[p] for p in s.paper_ids], target, r)
                     for s in ready
-                    for r in rotations
+                    for r in range(len(s.paper_ids) if settings.generate.permutations else 1)
                 ]
                 work += [
                     (name, point, u) for u in units if spec.generation_id(u, llm, pack) not in done

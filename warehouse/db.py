@@ -34,6 +34,9 @@ _MODELS_ORDER = (
     "winrate",
     "failures",
     "cell_intervals",
+    "ral_sweep",
+    "output_lengths",
+    "ral_recall",
 )
 
 

@@ -4,6 +4,7 @@ RAL-Writer at the paper's settings (`cell_intervals`)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -114,3 +115,58 @@ def test_a_sweep_the_leaderboard_cannot_show_is_refused_before_the_run(swept, ca
     args += ["--sweep", "generate.ral.chunk_words=512,1024", "--methods", "ral_writer"]
     assert main(args) == 2
     assert "same leaderboard label 'ral_writer'" in capsys.readouterr().err
+
+
+def test_judge_repeats_are_cached_each_under_its_own_key(swept: Path) -> None:
+    args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(swept)]
+    args += ["--target-words", "1000", "--methods", "agentwrite", "--judge-repeats", "2"]
+    assert main(args) == 0
+    assert main(args) == 0
+    made = _sql(
+        swept,
+        "SELECT r.started_at, count(*) FILTER (WHERE NOT c.cached), "
+        "count(*) FILTER (WHERE c.cached) "
+        "FROM fct_llm_calls AS c JOIN runs AS r USING (run_id) WHERE c.stage = 'judge_repeats' "
+        "GROUP BY ALL ORDER BY 1",
+    )
+    # The first run asks the judge again (new keys: nothing cached); the second makes none.
+    assert len(made) == 1 and made[0][1] > 0
+    repeats = _sql(swept, "SELECT DISTINCT repeat FROM fct_judge_repeats ORDER BY 1")
+    assert repeats == [(1,), (2,)]
+    spread = _sql(
+        swept,
+        "SELECT variant, score, answers, judge_spread, n FROM judge_spread "
+        "WHERE variant = 'agentwrite' ORDER BY score",
+    )
+    # The offline judge answers the same prompt the same way: its own spread is zero.
+    assert spread == [
+        ("agentwrite", "consistency", 3, 0.0, 2),
+        ("agentwrite", "quality", 3, 0.0, 2),
+    ]
+
+
+def test_judge_agreement_from_a_reviewed_file(swept: Path, capsys) -> None:
+    from tasks.scoring._judge import TIERS
+    from tasks.stats import weighted_kappa
+
+    data = ["--data-dir", str(swept), "--set", "dataset_version=longinoutbench"]
+    exported = swept / "grades.jsonl"
+    assert main(["review", "grades-export", str(exported), "--n", "6", *data]) == 0
+    items = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(items) == 6 and all(i["human_grade"] is None for i in items)
+    assert {"question", "gold_answer", "answer", "judge_grade"} <= set(items[0])
+    # The reviewer agrees but on the first item, graded one tier away from the judge.
+    humans = [i["judge_grade"] for i in items]
+    humans[0] = TIERS[TIERS.index(humans[0]) + (1 if humans[0] < 1 else -1)]
+    lines = [json.dumps({**i, "human_grade": h}) for i, h in zip(items, humans, strict=True)]
+    lines.append(json.dumps({**items[1], "human_grade": 0.6}))  # off the tiers: skipped
+    exported.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["review", "grades-import", str(exported), "--reviewer", "ann", *data]) == 1
+    assert "human_grade: Value error, must be one of" in capsys.readouterr().err
+    assert main(["review", "agreement", *data]) == 0
+    header, row = capsys.readouterr().out.strip().splitlines()
+    judge, version, n, exact, kappa = row.split("\t")
+    assert (version, n, float(exact)) == ("longinoutbench", "6", round(5 / 6, 4))
+    judged = [i["judge_grade"] for i in items]
+    assert float(kappa) == round(weighted_kappa(humans, judged, TIERS), 4)

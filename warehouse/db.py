@@ -37,6 +37,7 @@ _MODELS_ORDER = (
     "ral_sweep",
     "output_lengths",
     "ral_recall",
+    "judge_spread",
 )
 
 

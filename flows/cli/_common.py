@@ -92,6 +92,13 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--methods", type=_names, help="comma-separated methods, e.g. single,ral_writer")
     p.add_argument(
+        "--judge-repeats",
+        type=int,
+        metavar="N",
+        help="ask the judge N more times per summary and report its own spread per cell "
+        "(setting stats.judge_repeats; the judge_spread view)",
+    )
+    p.add_argument(
         "--sweep",
         action="append",
         type=_sweep,
@@ -153,6 +160,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         ("target_words", "generate.target_words"),
         ("methods", "generate.methods"),
         ("publish_partial", "publish_partial"),
+        ("judge_repeats", "stats.judge_repeats"),
     ):
         if getattr(args, option, None):
             found[key] = getattr(args, option)

@@ -34,6 +34,12 @@ def check_names(settings: Settings) -> None:
             raise PreflightError(
                 f"unknown method {', '.join(unknown)} in {where}: known are {', '.join(known)}"
             )
+    from tasks.sweep import SweepError, method_variants
+
+    try:
+        method_variants(settings)
+    except SweepError as exc:
+        raise PreflightError(f"generate.sweep (--sweep): {exc}") from exc
 
 
 def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:

@@ -28,10 +28,12 @@ from tasks.parallel import fan_out
 from tasks.prompts import PromptPack
 from tasks.provenance import code_version
 from tasks.records import Generation
+from tasks.sweep import Point, method_variants
 
 __all__ = ["generate_flow"]
 
-Work = tuple[str, Unit]
+Work = tuple[str, Point, Unit]
+"""A method, the sweep point whose settings it runs with (() without a sweep), a unit."""
 
 
 def _generate(
@@ -44,11 +46,14 @@ def _generate(
     """Every unit of work on one client (one endpoint limit); `on_done` gets the finished
     generations as they come. Returns the embeddings computed and served from cache."""
     embedder = Embedder(settings)
-    methods = {name: get_method(name, settings) for name in {name for name, _ in work}}
+    methods = {
+        (name, point): get_method(name, settings.with_overrides(dict(point)) if point else settings)
+        for name, point in {(name, point) for name, point, _ in work}
+    }
     # Twice the endpoint's slots: a unit between two calls (planning, retrieval) leaves
     # its slot to another.
     fan_out(
-        lambda item: methods[item[0]].run(item[1], llm, embedder, pack),
+        lambda item: methods[item[0], item[1]].run(item[2], llm, embedder, pack),
         work,
         workers=2 * settings.llm.concurrency,
         on_done=on_done,
@@ -105,19 +110,18 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             }
         llm = make_client(settings)
         provenance = {"config_hash": settings.config_hash(), "code_version": code_version()}
-        rotations = range(
-            settings.samples.papers_per_sample if settings.generate.permutations else 1
-        )
         work: list[Work] = []
-        for name in settings.generate.methods:
-            spec = get_method(name, settings)
+        for name, point, spec in method_variants(settings):
             for target in settings.generate.target_words:
+                # The permutation experiment: every cyclic order of each sample's n papers.
                 units = [
                     Unit(s, [papers[p] for p in s.paper_ids], target, r)
                     for s in ready
-                    for r in rotations
+                    for r in range(len(s.paper_ids) if settings.generate.permutations else 1)
                 ]
-                work += [(name, u) for u in units if spec.generation_id(u, llm, pack) not in done]
+                work += [
+                    (name, point, u) for u in units if spec.generation_id(u, llm, pack) not in done
+                ]
         if not work:
             report.note("nothing new to generate")
             return report
@@ -130,7 +134,7 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             writer.queue_rows(
                 "fct_generations", generations, ("generation_id",), update=True, extra=provenance
             )
-            for (_, unit), g in batch:
+            for (_, _, unit), g in batch:
                 if g.error:
                     failed += 1
                     report.note(

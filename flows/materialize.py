@@ -10,6 +10,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from flows._load import ready_samples
 from flows._report import publish_report
 from flows._stage import StageReport, stage
+from flows._statistics import record_statistics
 from tasks.config import Settings
 from tasks.leaderboard import read_board
 from tasks.llm import make_client
@@ -45,6 +46,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             report.note(f"result version {result.version} ({result.n_rows} score rows)")
         else:
             report.note(f"scores unchanged: result version {result.version} still current")
+        report.added("res_cell_stats", record_statistics(wh, result.version, settings))
         if result.partial:
             report.note(
                 f"result version {result.version} is PARTIAL: some expected summaries failed "

@@ -13,6 +13,7 @@ from flows._stage import open_warehouse
 from flows.clean import clean_flow
 from flows.fetch import fetch_flow
 from flows.generate import generate_flow
+from flows.judge_repeats import judge_repeats_flow
 from flows.materialize import materialize_flow
 from flows.qa import qa_flow
 from flows.samples import samples_flow
@@ -35,10 +36,11 @@ STAGES = (
     qa_flow,
     generate_flow,
     score_flow,
+    judge_repeats_flow,
     materialize_flow,
 )
 # A run on an existing dataset version (an imported benchmark): no fetching, no new samples.
-DATASET_STAGES = (generate_flow, score_flow, materialize_flow)
+DATASET_STAGES = (generate_flow, score_flow, judge_repeats_flow, materialize_flow)
 
 
 @flow(name="lilo-pipeline", log_prints=True)

@@ -290,6 +290,9 @@ class GenerateSettings(_Section):
     # The permutation experiment (DESIGN §8): also write each sample in every cyclic order
     # of its papers, for the position U-curve.
     permutations: bool = False
+    # Sweeps of method settings (`--sweep generate.ral.k=4,8,12,16`): setting -> values;
+    # two or more make a grid. Each point is a named variant (tasks/sweep.py).
+    sweep: dict[str, tuple[bool | int | float | str, ...]] = {}
     compress_ratio: float = Field(0.5, gt=0.0, lt=1.0)
     # auto: LLMLingua-2 where installed with its model, else the built-in extractive
     # compressor; the one used is the method variant on the leaderboard. Naming one
@@ -301,6 +304,18 @@ class GenerateSettings(_Section):
     markov: MarkovSettings = MarkovSettings()
     rapid: RapidSettings = RapidSettings()
     longscope: LongScopeSettings = LongScopeSettings()
+
+
+class StatsSettings(_Section):
+    """What a difference means (tasks/stats.py): each leaderboard cell's bootstrap interval
+    over samples and each variant's paired comparison with `reference` (a variant label)."""
+
+    reference: str = "ral_writer"
+    seed: int = 0
+    resamples: int = Field(2000, ge=100)
+    # `--judge-repeats N`: the judge asked N more times per generation (its temperature's
+    # spread), each repeat cached under its own key; 0: once, as scored.
+    judge_repeats: int = Field(0, ge=0, le=20)
 
 
 class RunnerSettings(_Section):
@@ -370,6 +385,7 @@ class Settings(BaseSettings):
     generate: GenerateSettings = GenerateSettings()
     judge: JudgeSettings = JudgeSettings()
     runner: RunnerSettings = RunnerSettings()
+    stats: StatsSettings = StatsSettings()
     # Pairwise win-rate (DESIGN §8): each other method against this one (e.g. "ral_writer"),
     # on the win-rate checklist, both orders. Off by default: it costs 2 judge calls per
     # aspect per pair, as many as S_q itself for each method compared.

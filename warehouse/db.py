@@ -34,6 +34,11 @@ _MODELS_ORDER = (
     "cost",
     "winrate",
     "failures",
+    "cell_intervals",
+    "ral_sweep",
+    "output_lengths",
+    "ral_recall",
+    "judge_spread",
 )
 
 

@@ -98,6 +98,21 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
         "(temperatures, GPT-4o-mini judge, methods, lengths; docs/reference.md); explicit "
         "settings (--set, LILO_*, --config) still win (setting profile)",
     )
+    p.add_argument(
+        "--judge-repeats",
+        type=int,
+        metavar="N",
+        help="ask the judge N more times per summary and report its own spread per cell "
+        "(setting stats.judge_repeats; the judge_spread view)",
+    )
+    p.add_argument(
+        "--sweep",
+        action="append",
+        type=_sweep,
+        metavar="SETTING=V1,V2,...",
+        help="run the methods it changes at each value, as named variants on one leaderboard, "
+        "e.g. generate.ral.k=4,8,12,16; two --sweep make a grid (setting generate.sweep)",
+    )
 
 
 def add_publish_args(p: argparse.ArgumentParser) -> None:
@@ -127,6 +142,15 @@ def _names(value: str) -> list[str]:
     return names
 
 
+def _sweep(item: str) -> tuple[str, list[Any]]:
+    from tasks.sweep import SweepError, parse_sweep
+
+    try:
+        return parse_sweep(item)
+    except SweepError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
@@ -144,10 +168,13 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         ("methods", "generate.methods"),
         ("publish_partial", "publish_partial"),
         ("profile", "profile"),
+        ("judge_repeats", "stats.judge_repeats"),
     ):
         if getattr(args, option, None):
             found[key] = getattr(args, option)
     found.update(getattr(args, "set", None) or [])
+    if getattr(args, "sweep", None):
+        found["generate.sweep"] = dict(args.sweep)
     config = getattr(args, "config", None)
     return load_settings(Path(config) if config else None, {**found, **extra})
 

@@ -32,7 +32,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_names(settings)
     start_prefect_early(settings)
     corpus_dir = settings.data_dir / "demo-corpus"
-    manifest = write_corpus(corpus_dir)
+    # A topic's own co-citations hold 4 papers: larger samples need the survey to cite more
+    # papers together (the demo's 8-paper permutation study: samples.papers_per_sample=8).
+    size = settings.samples.papers_per_sample
+    manifest = write_corpus(corpus_dir, together=size if size > 4 else 0)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
     print(f"demo corpus: {len(manifest.items)} e-prints in {corpus_dir}")
     with Mirror(corpus_dir) as mirror:

@@ -388,6 +388,10 @@ def register(sub: Any) -> None:
     )
     report.set_defaults(func=cmd_report)
 
+    from flows.cli._grades import register_grades
+
+    register_grades(action)
+
 
 def _common_args(p: argparse.ArgumentParser, status: str | None = None, top: bool = False) -> None:
     add_common_args(p)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import Settings
+from tasks.config import RALSettings, Settings
 from tasks.methods._prompts import RESTATE_SEPARATOR, task_instruction
 from tasks.methods._splitter import split_recursive
 from tasks.methods.agentwrite import Chat, PlanStep, ask_plan, chat_for, write_steps
@@ -59,8 +59,11 @@ def _args(settings: Settings) -> dict[str, Any]:
 
 
 def _variant(args: dict[str, Any]) -> str:
-    """`ral_writer` with the paper's best k; the k shown otherwise (k=0: no restatement)."""
-    return "ral_writer" if args["k"] == 12 else f"ral_writer[k={args['k']}]"
+    """`ral_writer` at the paper's best a, b and k; those that differ shown otherwise, e.g.
+    `ral_writer[k=8]`, `ral_writer[a=20,b=0.1]` (k=0: no restatement)."""
+    best = RALSettings()
+    shown = [f"{p}={args[p]:g}" for p in ("a", "b", "k") if args[p] != getattr(best, p)]
+    return f"ral_writer[{','.join(shown)}]" if shown else "ral_writer"
 
 
 def _short_plan(chat: Chat, instruction: str, max_steps: int, retries: int) -> list[PlanStep]:

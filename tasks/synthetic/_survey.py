@@ -36,8 +36,11 @@ def build_survey(
     further: list[Cited],
     authors: list[str],
     abstract: str,
+    together: int = 0,
 ) -> dict[str, str]:
-    """`topics` pairs each topic with its four papers; `further` are the hostile items."""
+    """`topics` pairs each topic with its four papers; `further` are the hostile items.
+    `together` > 0: the conclusion also cites that many papers (topic by topic) in one
+    command, a co-citation group large enough for samples of that many papers."""
     sections = [_topic_section(rng, topic, cited) for topic, cited in topics]
     h = [c.cite_key for c in further]
     sections.append(
@@ -69,7 +72,7 @@ For each area we group methods that share a central idea and discuss what remain
 \\label{{sec:conclusion}}
 Across the three areas, the most successful methods make a strong inductive bias explicit.
 We expect future work to combine these biases with better evaluation protocols.
-
+{_cited_together(topics, together)}
 \\section*{{Acknowledgements}}
 We thank the anonymous reviewers for their comments and the arXiv operators for open access.
 
@@ -79,6 +82,15 @@ We thank the anonymous reviewers for their comments and the arXiv operators for 
 """
     cited = [c for _, group in topics for c in group] + further
     return {"survey.tex": main, "refs.bib": "\n".join(_bib_entry(c) for c in cited)}
+
+
+def _cited_together(topics: list[tuple[Topic, list[Cited]]], n: int) -> str:
+    if not n:
+        return ""
+    cited = [c for _, group in topics for c in group][:n]
+    names = ", ".join(c.name for c in cited)
+    keys = ",".join(c.cite_key for c in cited)
+    return f"\nTaken together, {names}~\\cite{{{keys}}} show what such a bias buys.\n"
 
 
 def _topic_section(rng: random.Random, topic: Topic, cited: list[Cited]) -> str:

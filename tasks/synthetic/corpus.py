@@ -95,8 +95,10 @@ _HOSTILE = (
 )
 
 
-def write_corpus(out_dir: Path, seed: int = 0) -> Manifest:
-    """Write `eprints/<id>.tar.gz|.pdf` and `manifest.json` in `out_dir`; same seed, same bytes."""
+def write_corpus(out_dir: Path, seed: int = 0, together: int = 0) -> Manifest:
+    """Write `eprints/<id>.tar.gz|.pdf` and `manifest.json` in `out_dir`; same seed, same bytes.
+    `together` > 0: the survey's conclusion cites that many papers in one command (for
+    samples of more papers than a topic's four, `samples.papers_per_sample`)."""
     eprints = out_dir / "eprints"
     eprints.mkdir(parents=True, exist_ok=True)
     items: list[ManifestItem] = []
@@ -130,7 +132,8 @@ def write_corpus(out_dir: Path, seed: int = 0) -> Manifest:
         (eprints / item.filename).write_bytes(_hostile_bytes(hostile, paper))
         items.append(item)
         further.append(_cited(item, method))
-    items.insert(0, _write_survey(random.Random(f"{seed}:{SURVEY_ID}"), eprints, groups, further))
+    survey_rng = random.Random(f"{seed}:{SURVEY_ID}")
+    items.insert(0, _write_survey(survey_rng, eprints, groups, further, together))
     manifest = Manifest(seed=seed, items=tuple(items))
     (out_dir / MANIFEST_NAME).write_text(manifest.to_json())
     return manifest
@@ -232,6 +235,7 @@ def _write_survey(
     eprints: Path,
     groups: list[tuple[Topic, list[Cited]]],
     further: list[Cited],
+    together: int,
 ) -> ManifestItem:
     authors = _authors(rng)
     abstract = (
@@ -240,7 +244,7 @@ def _write_survey(
         "For each area we group methods by their central idea, compare their reported "
         "results and list open problems."
     )
-    files = build_survey(rng, groups, further, authors, abstract)
+    files = build_survey(rng, groups, further, authors, abstract, together)
     item = ManifestItem(
         arxiv_id=SURVEY_ID,
         role="survey",

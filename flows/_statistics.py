@@ -1,0 +1,43 @@
+"""Writes a result version's statistics (tasks/paper/significance.py) into `res_cell_stats`
+and `res_paired`, once per version: the materialize stage calls it after each version."""
+
+from __future__ import annotations
+
+from tasks.config import Settings
+from tasks.paper.significance import HEADLINE, cell_statistics, paired_statistics
+from warehouse.db import Warehouse
+
+__all__ = ["record_statistics"]
+
+
+def record_statistics(wh: Warehouse, version: int, settings: Settings) -> int:
+    """The cells' intervals and the paired comparisons of `version`, unless it has them;
+    returns the rows written. A judge repeat (`fct_judge_repeats`) is not a sample: cells
+    use the scores of the version itself."""
+    if wh.scalar("SELECT count(*) FROM res_cell_stats WHERE version = ?", [version]):
+        return 0
+    scores = wh.df(
+        "SELECT sample_id, method, variant, target_words, backbone, score, value "
+        "FROM res_scores WHERE version = ? AND coalesce(rotation, 0) = 0 "
+        "AND list_contains(?, score) AND value IS NOT NULL",
+        [version, list(HEADLINE)],
+    )
+    if scores.empty:
+        return 0
+    stats = settings.stats
+    cells = cell_statistics(scores, seed=stats.seed, resamples=stats.resamples)
+    paired = paired_statistics(scores, stats.reference, seed=stats.seed)
+    extra = {"version": version, "seed": stats.seed}
+    with wh.transaction():
+        wh.upsert(
+            "res_cell_stats",
+            [{**extra, **r} for r in cells],
+            ("version", "variant", "target_words", "backbone", "score"),
+        )
+        if paired:
+            wh.upsert(
+                "res_paired",
+                [{**extra, **r} for r in paired],
+                ("version", "variant", "reference", "target_words", "backbone", "score"),
+            )
+    return len(cells) + len(paired)

@@ -1,0 +1,327 @@
+"""`lilo reproduce ral-writer`: the runs the RAL-Writer paper's tables and figures need
+(tasks/paper/plan.py), their cost estimated before they start, each run as any
+`lilo run --dataset` (cache, resume, failure records, result versions), then one report
+page with every table and figure (tasks/paper/page.py) and each figure as a Prefect
+artifact."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+
+from flows._load import load_pack, load_papers, ready_samples
+from flows._stage import open_warehouse
+from flows.pipeline import run_dataset
+from tasks.config import Settings, load_settings
+from tasks.llm import make_client, make_judge_client
+from tasks.methods import Unit
+from tasks.methods._prompts import task_instruction
+from tasks.paper import figures
+from tasks.paper.page import PaperPage, Section, render_page
+from tasks.paper.plan import (
+    FIG6B_AT,
+    Estimate,
+    PlannedRun,
+    estimate_units,
+    figure_length,
+    plan_runs,
+)
+from tasks.paper.sections import (
+    restated_chunks,
+    table2,
+    table2_published,
+    table4,
+    table4_published,
+)
+from tasks.sweep import method_variants
+from tasks.text import count_tokens
+
+__all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
+
+
+@dataclass(frozen=True)
+class Planned:
+    run: PlannedRun
+    settings: Settings
+    estimate: Estimate
+
+
+def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Planned]:
+    """Each planned run with the generations it still has to make (those no earlier run or
+    earlier planned run makes) and their estimated cost."""
+    with open_warehouse(settings) as wh:
+        known = [
+            r[0]
+            for r in wh.con.execute("SELECT dataset_version FROM dim_dataset_versions").fetchall()
+        ]
+        if settings.dataset_version not in known:
+            raise ValueError(
+                f"no dataset version {settings.dataset_version!r} in {settings.db_path}: known "
+                f"are {', '.join(known) or 'none'}; `lilo demo` or `lilo import longinoutbench "
+                "PATH` makes one"
+            )
+        papers = load_papers(wh)
+        ready, qa = ready_samples(wh, settings)
+        pack = load_pack(wh, settings.dataset_version)
+        done = {
+            r[0]
+            for r in wh.con.execute(
+                "SELECT generation_id FROM fct_generations WHERE error = ''"
+            ).fetchall()
+        }
+        llm = make_client(settings)
+        history = wh.df(
+            "SELECT method, target_words, avg(llm_calls) AS calls, avg(tokens_in) AS tokens_in, "
+            "avg(tokens_out) AS tokens_out FROM fct_generations "
+            "WHERE error = '' AND backbone = ? GROUP BY ALL",
+            [llm.backbone],
+        )
+        judged = wh.con.execute(
+            "SELECT count(*), sum(tokens_in), sum(tokens_out), "
+            "(SELECT count(DISTINCT generation_id) FROM fct_scores) "
+            "FROM fct_llm_calls WHERE stage = 'score'"
+        ).fetchall()[0]
+    judge = tuple(float(v or 0) / judged[3] for v in judged[:3]) if judged[3] else None
+    prompt_tokens: dict[tuple[str, int], int] = {}
+    planned: set[str] = set()
+    plans = []
+    for run in plan_runs(lengths):
+        at = settings.with_overrides(run.overrides)
+        units = []
+        for name, _, spec in method_variants(at):
+            for target in at.generate.target_words:
+                for sample in ready:
+                    texts = [papers[p] for p in sample.paper_ids]
+                    orders = len(texts) if at.generate.permutations else 1
+                    for rotation in range(orders):
+                        gid = spec.generation_id(Unit(sample, texts, target, rotation), llm, pack)
+                        if gid in done or gid in planned:
+                            continue
+                        planned.add(gid)
+                        key = (sample.sample_id, target)
+                        if key not in prompt_tokens:
+                            instruction = task_instruction(pack, [p.text for p in texts], target)
+                            prompt_tokens[key] = count_tokens(instruction)
+                        units.append(
+                            {
+                                "method": name,
+                                "target_words": target,
+                                "prompt_tokens": prompt_tokens[key],
+                                "steps": max(2, target // 600),
+                                "questions": sum(
+                                    p.status == "approved" for p in qa.get(sample.sample_id, [])
+                                ),
+                            }
+                        )
+        plans.append(Planned(run, at, estimate_units(pd.DataFrame(units), history, judge)))
+    return plans
+
+
+def _made(wh: Any, run_id: str) -> dict[str, int]:
+    row = wh.con.execute(
+        "SELECT count(*) FILTER (WHERE NOT cached), count(*) FILTER (WHERE cached), "
+        "coalesce(sum(tokens_in) FILTER (WHERE NOT cached), 0), "
+        "coalesce(sum(tokens_out) FILTER (WHERE NOT cached), 0) "
+        "FROM fct_llm_calls WHERE run_id = ?",
+        [run_id],
+    ).fetchall()[0]
+    names = ("calls_made", "calls_cached", "tokens_in_made", "tokens_out_made")
+    return dict(zip(names, row, strict=True))
+
+
+@flow(name="lilo-reproduce", log_prints=True)
+def reproduce_ral_writer(
+    overrides: dict[str, Any], lengths: list[int], plans: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Run each planned run that has work, then write the report page. `plans` are the
+    estimates the caller printed, kept for the page's cost table."""
+    settings = load_settings(None, overrides)
+    planned = plan_reproduction(settings, tuple(lengths))
+    estimates = {p["run"]: p for p in plans or []}
+    cost = []
+    for p in planned:
+        row = estimates.get(p.run.name) or _estimate_row(p)
+        made = {"calls_made": 0, "calls_cached": 0, "tokens_in_made": 0, "tokens_out_made": 0}
+        if p.estimate.generations:
+            print(f"reproduce: {p.run.name} ({p.run.serves}): {p.estimate.generations} to make")
+            result = run_dataset(p.settings)
+            with open_warehouse(settings) as wh:
+                made = _made(wh, result["run_id"])
+        cost.append({**row, **made})
+    path = write_paper_page(settings, tuple(lengths), pd.DataFrame(cost))
+    return {"page": str(path), "cost": cost}
+
+
+def _estimate_row(p: Planned) -> dict[str, Any]:
+    e = p.estimate
+    return {
+        "run": p.run.name,
+        "serves": p.run.serves,
+        "generations": e.generations,
+        "calls_estimated": e.calls,
+        "tokens_in_estimated": e.tokens_in,
+        "tokens_out_estimated": e.tokens_out,
+        "estimated_from": e.source,
+    }
+
+
+def estimate_rows(planned: list[Planned]) -> list[dict[str, Any]]:
+    return [_estimate_row(p) for p in planned]
+
+
+def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Section]:
+    intervals = wh.df("SELECT * FROM cell_intervals")
+    cost = wh.df("SELECT * FROM cost")
+    sweep = wh.df("SELECT * FROM ral_sweep")
+    lengths_view = wh.df("SELECT * FROM output_lengths")
+    curve = wh.df("SELECT * FROM position_curve")
+    permutation = wh.df("SELECT * FROM position_permutation")
+    at = figure_length(lengths)
+    main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
+    aw = intervals[
+        (intervals["variant"] == "agentwrite") & (intervals["target_words"] == at)
+    ].set_index("score")["mean"]
+    baseline = {
+        "s_c": aw.get("consistency"),
+        "s_single": aw.get("consistency_single"),
+        "s_cross": aw.get("consistency_cross"),
+    }
+    baseline = {k: float(v) for k, v in baseline.items() if v is not None and not pd.isna(v)}
+    a, b = FIG6B_AT["generate.ral.a"], FIG6B_AT["generate.ral.b"]
+    return [
+        Section(
+            "table2",
+            "Table 2: S_l, S_c, S_q per method and length, with Overall",
+            "Each cell: mean [95% bootstrap interval] over samples; S_c - reference: the mean "
+            f"paired difference with {settings.stats.reference} and its interval, p from the "
+            "sign-flip test. Highlighted: the interval covers zero (within noise).",
+            table2(main_rows),
+            marked="within_noise",
+        ),
+        Section(
+            "table2-published",
+            "Table 2 beside the paper: Overall",
+            "The paper's published Overall (tasks/paper/published.csv, with its source) beside "
+            "lilo's; same_backbone says whether lilo ran the paper's model.",
+            table2_published(intervals),
+        ),
+        _table3(settings, wh),
+        Section(
+            "table4",
+            "Table 4: input tokens per summary (x10^3)",
+            "AgentWrite against RAL-Writer per length and Overall, and the increase (the cost "
+            "view).",
+            table4(cost),
+        ),
+        Section(
+            "table4-published",
+            "Table 4 beside the paper",
+            "The paper's input tokens per summary (x10^3) beside lilo's.",
+            table4_published(cost),
+        ),
+        Section(
+            "fig6a",
+            "Figure 6a: S_c of RAL-Writer over a x b",
+            f"At k = 12, {at} words (view ral_sweep).",
+            sweep[sweep["k"] == 12],
+            figures.fig6a_png(sweep),
+        ),
+        Section(
+            "fig6b",
+            "Figure 6b: S_c of RAL-Writer by k",
+            f"At a = {a}, b = {b}, {at} words; AgentWrite dashed (view ral_sweep).",
+            sweep[(sweep["a"] == a) & (sweep["b"] == b)],
+            figures.fig6b_png(sweep, baseline, a, b),
+        ),
+        Section(
+            "fig7a",
+            "Figure 7a: output length of Single",
+            "Mean words written per required length, standard deviation as error bars "
+            "(view output_lengths).",
+            lengths_view[lengths_view["variant"] == "single"],
+            figures.fig7a_png(lengths_view),
+        ),
+        Section(
+            "fig7b",
+            "Figure 7b: S_single by the paper's position",
+            f"{at} words (view position_curve).",
+            curve[curve["target_words"] == at],
+            figures.fig7b_png(curve, at),
+        ),
+        Section(
+            "fig8",
+            "Figure 8: S_single per slot over every cyclic order",
+            "Each sample written in every cyclic order of its papers; S_single of the paper in "
+            "each slot averaged over the orders (view position_permutation).",
+            permutation,
+            figures.fig8_png(permutation),
+        ),
+    ]
+
+
+def _table3(settings: Settings, wh: Any) -> Section:
+    """The top 3 chunks RAL-Writer (at the paper's settings) restated for the second step of
+    its first generation at the longest length."""
+    recall = wh.df(
+        "SELECT * FROM ral_recall WHERE variant = 'ral_writer' ORDER BY target_words DESC, "
+        "sample_id, step"
+    )
+    title = "Table 3: what RAL-Writer restated for one writing step (top 3)"
+    if recall.empty:
+        return Section("table3", title, "No RAL-Writer generation restated anything.", recall)
+    first = recall.iloc[0]
+    steps = recall[recall["generation_id"] == first["generation_id"]]
+    step = 2 if (steps["step"] == 2).any() else int(first["step"])
+    rows = steps[steps["step"] == step]
+    sample = wh.rows(
+        "SELECT paper_ids FROM dim_samples WHERE sample_id = ? LIMIT 1", [first["sample_id"]]
+    )[0]
+    papers = load_papers(wh)
+    pack = load_pack(wh, settings.dataset_version)
+    instruction = task_instruction(
+        pack, [papers[p].text for p in sample["paper_ids"]], int(first["target_words"])
+    )
+    ral = settings.generate.ral
+    return Section(
+        "table3",
+        title,
+        f"Step {step} ({rows.iloc[0]['step_line']!s:.120}) of sample {first['sample_id']} at "
+        f"{first['target_words']} words; rank 1 is placed last, nearest the step (view "
+        "ral_recall).",
+        restated_chunks(instruction, ral.chunk_words, ral.overlap_words, rows),
+    )
+
+
+def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.DataFrame) -> Path:
+    """The page of the current result version under `published/results/`, and each figure
+    as a Prefect artifact (a Markdown image, as the run's other figures)."""
+    with open_warehouse(settings) as wh:
+        version = int(wh.scalar("SELECT coalesce(max(version), 0) FROM res_versions"))
+        sections = _sections(settings, wh, lengths)
+    page = PaperPage(
+        settings.dataset_version,
+        version,
+        make_client(settings).backbone,
+        make_judge_client(settings).backbone,
+        sections,
+        cost,
+    )
+    folder = settings.published_path.parent / "results"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"ral-writer-v{version:04d}.html"
+    path.write_text(render_page(page))
+    for s in sections:
+        if s.png:
+            image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
+            create_markdown_artifact(
+                f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n",
+                key=f"paper-{s.key}",
+                description=f"{s.title}, result version {version}",
+            )
+    return path

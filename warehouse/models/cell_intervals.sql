@@ -1,0 +1,29 @@
+-- Each leaderboard cell of the latest result version with its 95% bootstrap interval over
+-- samples (x100 scores; target_words 0 is Overall), and the paired comparison of its
+-- variant with the reference variant (`stats.reference`, RAL-Writer by default):
+-- `within_noise` when the difference's interval covers zero.
+CREATE OR REPLACE VIEW cell_intervals AS
+WITH latest AS (
+    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
+    FROM res_versions
+)
+SELECT
+    c.method,
+    c.variant,
+    c.target_words,
+    c.backbone,
+    c.score,
+    c.n,
+    round(c.mean, 2) AS mean,
+    round(c.ci_low, 2) AS ci_low,
+    round(c.ci_high, 2) AS ci_high,
+    p.reference,
+    round(p.difference, 2) AS difference,
+    round(p.ci_low, 2) AS difference_low,
+    round(p.ci_high, 2) AS difference_high,
+    round(p.p_value, 4) AS p_value,
+    p.within_noise
+FROM res_cell_stats AS c
+JOIN latest USING (version)
+LEFT JOIN res_paired AS p USING (version, variant, target_words, backbone, score)
+ORDER BY c.variant, c.target_words, c.score;

@@ -33,6 +33,7 @@ _MODELS_ORDER = (
     "cost",
     "winrate",
     "failures",
+    "benchmark_warnings",
 )
 
 

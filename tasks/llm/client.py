@@ -152,10 +152,13 @@ class LLMClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
         attempt: int = 0,
+        draw: str = "",
     ) -> str:
         """The reply to `messages`. `attempt` > 0 asks the same prompt again for a fresh
         sample (a re-asked plan): it is part of the cache key, so a rerun replays each
-        attempt from the cache instead of getting the first reply every time."""
+        attempt from the cache instead of getting the first reply every time. `draw` names
+        who samples (a method): two methods sending one prompt get a reply each, each
+        replayed on a rerun; it is in the key, never sent."""
         temperature = self.settings.llm.temperature if temperature is None else temperature
         max_tokens = max_tokens or self.settings.llm.max_tokens
         request: dict[str, object] = {
@@ -168,6 +171,8 @@ class LLMClient:
         }
         if attempt:
             request["attempt"] = attempt
+        if draw:
+            request["draw"] = draw
         # Serialized once: the key is its hash and a new call's ledger row stores the text.
         blob = canonical_json(request)
         key = cache_key(blob)

@@ -38,9 +38,11 @@ _STEPS = "Plan:\n<steps>\n{{ plan }}\n</steps>\n"
 METHOD_TEMPLATES = {
     "plan": "Split the task into paragraph lines.\n<instruction>\n{{ instruction }}\n"
     "</instruction>\nOne line per paragraph with its word count.",
-    "write_begin": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n" + _STEPS
+    "write_begin": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"
+    + _STEPS
     + "Write the first one:\n<step>\n{{ step }}\n</step>\nParagraph only.",
-    "write_step": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n" + _STEPS
+    "write_step": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"
+    + _STEPS
     + "So far:\n<written>\n{{ written }}\n</written>\n"
     "Write the next one:\n<step>\n{{ step }}\n</step>\nParagraph only.",
     "write_begin_with_restate": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"

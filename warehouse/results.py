@@ -97,7 +97,7 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
     ]
     present = set(zip(labels, found["target_words"], found["backbone"], strict=True))
     missing = [
-        {"method": m.partition("[")[0], "variant": m, "target_words": t, "backbone": expected.backbone,
+        {"method": m.split("[")[0], "variant": m, "target_words": t, "backbone": expected.backbone,
          "n_samples": 0, "n_generated": 0, "n_failed": 0, "n_scored": 0, "n_expected": asked}
         for m, t in sorted(wanted)
         if (m, t, expected.backbone) not in present and asked

@@ -90,17 +90,13 @@ def _punkt_word_tokens() -> Counter | None:
 
 def _treebank_only(text: str) -> int:
     """nltk's `word_tokenize(text, preserve_line=True)`: no sentence split at all."""
-    return len(_splitter._treebank().tokenize(text))
+    return len(_splitter._tokenizers()[1](text))
 
 
 def _split_with(text: str, count: Counter) -> list[str]:
     """lilo's splitter with another length function."""
-    _splitter._joint.cache_clear()
-    try:
-        with mock.patch.object(_splitter, "word_tokens", count):
-            return split_recursive(text, SIZE, OVERLAP)
-    finally:
-        _splitter._joint.cache_clear()
+    with mock.patch.object(_splitter, "word_tokens", count):
+        return split_recursive(text, SIZE, OVERLAP)
 
 
 def _reference_split(text: str, count: Counter) -> list[str]:

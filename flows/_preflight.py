@@ -21,15 +21,23 @@ class PreflightError(RuntimeError):
 
 
 def check_names(settings: Settings) -> None:
-    """Every method named in the settings is registered (tasks/methods/)."""
-    from tasks.methods import available_methods
+    """Every method named in the settings is registered (tasks/methods/), with its bracket
+    options (`agentwrite[sees-written]`) if any."""
+    from tasks.methods import available_methods, get_method
+
+    def unknown_name(name: str) -> bool:
+        try:
+            get_method(name, settings)
+        except ValueError:
+            return True
+        return False
 
     known = available_methods()
     wanted = {"generate.methods (--methods)": list(settings.generate.methods)}
     if settings.winrate_against:
         wanted["winrate_against"] = [settings.winrate_against]
     for where, names in wanted.items():
-        unknown = [n for n in names if n not in known]
+        unknown = [n for n in names if unknown_name(n)]
         if unknown:
             raise PreflightError(
                 f"unknown method {', '.join(unknown)} in {where}: known are {', '.join(known)}"

@@ -1,8 +1,8 @@
 """Import a published benchmark as a dataset version (DESIGN §14): read and check its files
-(tasks/benchmark/), validate its papers with the cleaned-papers suite (DESIGN §11), then
-write papers, samples, the version, approved QA pairs with their decisions, the assets and
-every problem in one warehouse transaction: nothing half-written, and a second import adds
-nothing."""
+(tasks/benchmark/), run the cleaned-papers suite (DESIGN §11) over its papers and keep what
+it finds as per-paper warnings (the benchmark is imported as published), then write papers,
+samples, the version, approved QA pairs with their decisions, the assets and every problem
+in one warehouse transaction: nothing half-written, and a second import adds nothing."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from tasks.benchmark import (
     Benchmark,
     ImportedDataset,
     build_dataset,
+    count_kinds,
     header_stripped,
     read_longinoutbench,
 )
@@ -44,7 +45,8 @@ class ImportResult:
     group_folders: int
     samples: int
     papers: int  # paper files read in groups of three
-    papers_valid: int
+    papers_kept: int  # distinct papers stored (groups may share one)
+    warnings: dict[str, int]  # papers per kind of the suite's findings
     qa_single: int
     qa_cross: int
     assets: list[str]
@@ -77,17 +79,16 @@ def import_benchmark_flow(path: str, name: str, settings: Settings) -> ImportRes
                     _earlier(wh, bench),
                 )
                 now = datetime.now(UTC).replace(tzinfo=None)
-                passed = set(validation.passed)
-                dataset = build_dataset(bench, passed, validation.quarantine, now)
+                dataset = build_dataset(bench, validation.quarantine, now)
                 _check_immutable(wh, name, dataset)
                 if dataset.samples:
                     _write(wh, report, settings, bench, dataset, validation, now)
                 else:
-                    _write_problems(wh, report, bench, dataset, passed)
+                    _write_problems(wh, report, bench, dataset)
             run.add(report)
     except VersionExists as exc:
-        return _result(bench, None, set(), StageReport(STAGE, ""), error=str(exc))
-    return _result(bench, dataset, passed, report)
+        return _result(bench, None, StageReport(STAGE, ""), error=str(exc))
+    return _result(bench, dataset, report)
 
 
 def _earlier(wh: Warehouse, bench: Benchmark) -> dict[str, str]:
@@ -127,8 +128,8 @@ def _write(
     now: datetime,
 ) -> None:
     name = bench.name
-    passed = set(validation.passed)
-    valid = [p for p in bench.papers if p.paper_id in passed]
+    used = {p for s in dataset.samples for p in s.paper_ids}
+    valid = [p for p in dataset.papers if p.paper_id in used]
     stored = dict(
         wh.con.execute(
             "SELECT paper_id, content_sha256 FROM dim_papers WHERE list_contains(?, paper_id)",
@@ -154,7 +155,7 @@ def _write(
         report.write(wh, "fct_qa_pairs", dataset.qa_pairs, ("qa_id",))
         report.write(wh, "fct_qa_decisions", dataset.decisions, ("decision_id",))
         report.write(wh, "dim_dataset_assets", assets, ("dataset_version", "name"))
-        _write_problems(wh, report, bench, dataset, passed)
+        _write_problems(wh, report, bench, dataset)
         if news:  # the suite's account, kept when it says something new (DESIGN §11)
             summary = {"suite": "papers", "success": not validation.quarantine}
             report.write(
@@ -186,10 +187,9 @@ def _write_problems(
     report: StageReport,
     bench: Benchmark,
     dataset: ImportedDataset,
-    passed: set[str],
 ) -> None:
     """Every problem as a quarantine row (stage `import`); rows of this dataset's items
-    that are fine now, and of papers that passed, are cleared."""
+    that are fine now, and of its papers (imported with their warnings), are cleared."""
     current = {q.item_id for q in dataset.problems}
     stale = [
         r[0]
@@ -200,7 +200,7 @@ def _write_problems(
         if r[0] not in current
     ]
     with wh.transaction():
-        wh.clear_quarantine(STAGE, stale + sorted(passed))
+        wh.clear_quarantine(STAGE, stale + sorted(p.paper_id for p in dataset.papers))
         report.write(wh, "quarantine", dataset.problems, ("item_id", "stage"), update=True)
 
 
@@ -225,7 +225,6 @@ def _version_row(
 def _result(
     bench: Benchmark,
     dataset: ImportedDataset | None,
-    passed: set[str],
     report: StageReport,
     error: str = "",
 ) -> ImportResult:
@@ -236,7 +235,8 @@ def _result(
         group_folders=bench.group_folders,
         samples=len(dataset.samples) if dataset is not None else 0,
         papers=bench.paper_files,
-        papers_valid=len(passed),
+        papers_kept=len({p for s in dataset.samples for p in s.paper_ids}) if dataset else 0,
+        warnings=count_kinds(p.warnings for p in dataset.papers) if dataset else {},
         qa_single=sum(p.kind == "single" for p in pairs),
         qa_cross=sum(p.kind == "cross" for p in pairs),
         assets=[a.name for a in bench.assets],

@@ -14,6 +14,7 @@ from flows._statistics import record_statistics
 from tasks.config import Settings
 from tasks.leaderboard import read_board
 from tasks.llm import make_client
+from tasks.methods import get_method
 from tasks.reporting import markdown_table
 from warehouse.results import Expected, materialize_results
 
@@ -26,7 +27,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         ready, _ = ready_samples(wh, settings)
         expected = Expected(
             [s.sample_id for s in ready],
-            settings.generate.methods,
+            [get_method(m, settings).variant for m in settings.generate.methods],
             settings.generate.target_words,
             make_client(settings).backbone,
         )

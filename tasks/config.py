@@ -297,9 +297,15 @@ class GenerateSettings(_Section):
     # auto: LLMLingua-2 where installed with its model, else the built-in extractive
     # compressor; the one used is the method variant on the leaderboard. Naming one
     # explicitly never falls back to the other.
-    compressor: Literal["auto", "llmlingua2", "extractive"] = "auto"
+    compressor: Literal["auto", "llmlingua", "llmlingua2", "extractive"] = "auto"
     # Used by Compress only when `llmlingua` is installed and this model is in the local cache.
     llmlingua_model: str = "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"
+    # The small causal LM of LLMLingua (the paper's Compress: LLMLingua at rate 0.5), used by
+    # compress[llmlingua]; the package's own default.
+    llmlingua_lm: str = "NousResearch/Llama-2-7b-chat-hf"
+    # One plan for every method on a unit (a paired comparison); off: each method draws its
+    # own plan, as the reference's runs did.
+    shared_plan: bool = False
     ral: RALSettings = RALSettings()
     markov: MarkovSettings = MarkovSettings()
     rapid: RapidSettings = RapidSettings()

@@ -64,6 +64,7 @@ def run(tmp_path_factory, prefect_harness) -> tuple[Path, int, int]:
     args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
     args += ["--target-words", "1000", "--set", "judge.backend=offline"]
     args += ["--set", "winrate_against=ral_writer"]
+    args += ["--methods", "single,agentwrite,compress,ral_writer,agentwrite[sees-written]"]
     first = main(args)
     second = main(args)
     return data, first, second
@@ -102,13 +103,19 @@ def test_run_on_the_imported_version_renders_its_prompts(run):
 def test_leaderboard_names_the_judge_and_counts_each_cell(run):
     data, *_ = run
     rows = _sql(data, "SELECT variant, target_words, judge, scored, expected FROM leaderboard")
-    assert {r[0] for r in rows} == {"single", "agentwrite", "compress[extractive]", "ral_writer"}
+    assert {r[0] for r in rows} == {
+        "single",
+        "agentwrite",
+        "compress[extractive]",
+        "ral_writer",
+        "agentwrite[sees-written]",
+    }
     assert all(r[1] == 1000 and r[2] == "offline:offline-extractive-v1" for r in rows)
     assert all(r[4] == 2 for r in rows)  # --samples 2 of the 3 imported
     assert _sql(data, "SELECT count(*) FROM dim_samples")[0][0] == 3
     judges = _sql(data, "SELECT DISTINCT judge FROM fct_scores WHERE score <> 'length'")
     assert judges == [("offline:offline-extractive-v1",)]
-    assert _sql(data, "SELECT count(*) FROM winrate")[0][0] == 3  # 3 methods vs RAL-Writer
+    assert _sql(data, "SELECT count(*) FROM winrate")[0][0] == 4  # 4 methods vs RAL-Writer
 
 
 def test_a_second_run_makes_no_calls(run):
@@ -116,3 +123,39 @@ def test_a_second_run_makes_no_calls(run):
     assert second == 0
     latest = _sql(data, "SELECT llm_calls_made FROM runs ORDER BY started_at DESC LIMIT 1")
     assert latest == [(0,)]
+
+
+def _writer_prompts(data: Path, method: str) -> list[str]:
+    rows = _sql(
+        data,
+        "SELECT c.purpose, r.request FROM fct_llm_calls AS c JOIN llm_cache AS r USING (key) "
+        f"WHERE c.purpose LIKE 'generate:{method}:%:step%' ORDER BY c.purpose",
+        "lilo.duckdb",
+    )
+    return [json.loads(r[1])["messages"][0]["content"] for r in rows]
+
+
+def test_agentwrite_as_run_shows_an_empty_written_block_and_its_variant_the_text(run):
+    data, *_ = run
+    as_run = [p for p in _writer_prompts(data, "agentwrite") if "<written>" in p]
+    assert as_run and all("<written>\n\n</written>" in p for p in as_run)
+    assert all(p.startswith("Task:\n<instruction>") for p in as_run)  # the benchmark's template
+    corrected = [p for p in _writer_prompts(data, "agentwrite[sees-written]") if "<written>" in p]
+    assert corrected and all("<written>\n\n</written>" not in p for p in corrected)
+
+
+def test_each_method_draws_its_own_plan(run):
+    data, *_ = run
+    rows = _sql(
+        data,
+        "SELECT split_part(c.purpose, ':', 2) AS method, c.key, r.request "
+        "FROM fct_llm_calls AS c JOIN llm_cache AS r USING (key) "
+        "WHERE c.purpose LIKE '%:plan' AND c.purpose LIKE '%group_2:1000:0:plan'",
+        "lilo.duckdb",
+    )
+    keys = {method: key for method, key, _ in rows}
+    prompts = {method: json.loads(r)["messages"] for method, _, r in rows}
+    same = ("agentwrite", "ral_writer", "agentwrite[sees-written]")
+    assert set(keys) == {*same, "compress[extractive]"}
+    assert len({json.dumps(prompts[m]) for m in same}) == 1  # one prompt ...
+    assert len(set(keys.values())) == 4  # ... and a draw for each method

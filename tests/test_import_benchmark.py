@@ -32,6 +32,38 @@ TEMPLATES = {
     "Items ({{ num_checklist }}): {{ checklists }}",
 }
 
+# The reference's method templates (src/template/) in words of our own, with its variables:
+# write_step reads `written`, which the reference's AgentWrite passes as `text`.
+_STEPS = "Plan:\n<steps>\n{{ plan }}\n</steps>\n"
+METHOD_TEMPLATES = {
+    "plan": "Split the task into paragraph lines.\n<instruction>\n{{ instruction }}\n"
+    "</instruction>\nOne line per paragraph with its word count.",
+    "write_begin": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"
+    + _STEPS
+    + "Write the first one:\n<step>\n{{ step }}\n</step>\nParagraph only.",
+    "write_step": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"
+    + _STEPS
+    + "So far:\n<written>\n{{ written }}\n</written>\n"
+    "Write the next one:\n<step>\n{{ step }}\n</step>\nParagraph only.",
+    "write_begin_with_restate": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"
+    + _STEPS
+    + "Again:\n<restatement>\n{{ restatement }}\n</restatement>\n"
+    "Write the first one:\n<step>\n{{ step }}\n</step>\nParagraph only.",
+    "write_step_with_restate": "Task:\n<instruction>\n{{ instruction }}\n</instruction>\n"
+    + _STEPS
+    + "So far:\n<written>\n{{ written }}\n</written>\n"
+    "Again:\n<restatement>\n{{ restatement }}\n</restatement>\n"
+    "Write the next one:\n<step>\n{{ step }}\n</step>\n{{ keys }}\nParagraph only.",
+}
+# The two scripts holding prompt text as string literals, in the reference's structure.
+SCRIPTS = {
+    "quality_score.py": "def judge(prompt):\n    return [\n"
+    '        {"role": "system", "content": "FIXTURE-SYSTEM: grade each item."},\n'
+    '        {"role": "user", "content": prompt},\n    ]\n',
+    "consistency_score.py": "def ask(qa_instruction):\n"
+    '    return [{"role": "user", "content": qa_instruction + " FIXTURE-SUFFIX."}]\n',
+}
+
 
 def _paper(group: int, slot: int, words: int = 380) -> tuple[str, str]:
     """(file name, text) of a cleaned paper in the published format, 2,000+ words."""
@@ -118,6 +150,12 @@ def write_benchmark(root: Path, groups: tuple[int, ...] = GROUPS) -> Path:
     (ds / "prompt").mkdir()
     for name, text in TEMPLATES.items():
         (ds / "prompt" / name).write_text(text)
+    (root / "src" / "template").mkdir(parents=True)
+    for name, text in METHOD_TEMPLATES.items():
+        (root / "src" / "template" / f"{name}.jinja").write_text(text)
+    (root / "experiments").mkdir()
+    for name, text in SCRIPTS.items():
+        (root / "experiments" / name).write_text(text)
     return root
 
 
@@ -174,10 +212,36 @@ def test_reader_reads_the_published_layout(tmp_path):
     assert sorted(assets) == sorted(
         ["task", "qa_answer", "qa_judge", "checklist", "winrate"]
         + ["checklist.json", "checklist_winrate.json", "description.json"]
+        + [*METHOD_TEMPLATES, "checklist_system", "qa_answer_suffix"]
     )
     pack = PromptPack.from_assets("lib", assets)  # both level shapes parse
     assert len(pack.checklist) == 8 and all(len(i) == 5 for i in pack.checklist.values())
     assert "<paper 2>" in pack.render("task", papers=["a", "b"], length=4000)
+    # the method templates as written, the scripts' strings read from their literals
+    assert pack.extras["write_step"] == METHOD_TEMPLATES["write_step"]
+    assert pack.extras["checklist_system"] == "FIXTURE-SYSTEM: grade each item."
+    assert pack.extras["qa_answer_suffix"] == " FIXTURE-SUFFIX."
+
+
+def test_a_clone_lacking_a_script_or_template_says_so_in_one_line(tmp_path):
+    root = write_benchmark(tmp_path / "clone", (2,))
+    (root / "experiments" / "quality_score.py").unlink()
+    (root / "experiments" / "consistency_score.py").write_text("x = 'no message here'\n")
+    (root / "src" / "template" / "plan.jinja").write_text("{{ instruction }} {{ outline }}")
+    bench = read_longinoutbench(root, "lib")
+    lines = {q.item_id: q.detail for q in bench.problems}
+    assert lines == {
+        "lib/experiments/quality_score.py#checklist_system": "experiments/quality_score.py: "
+        "missing: checklist_system absent, lilo's own prompt stands in",
+        "lib/experiments/consistency_score.py#qa_answer_suffix": "experiments/"
+        "consistency_score.py: no sentence appended to the QA answer prompt as a string "
+        "literal: qa_answer_suffix absent, lilo's own prompt stands in",
+        "lib/src/template/plan.jinja": "src/template/plan.jinja: uses outline, which no "
+        "method passes: lilo's stands in",
+    }
+    names = {a.name for a in bench.assets}
+    assert not names & {"plan", "checklist_system", "qa_answer_suffix"}
+    assert "write_step" in names
 
 
 def test_reader_reports_each_bad_case_on_one_line(tmp_path):
@@ -235,8 +299,8 @@ def test_import_writes_the_version_once(tmp_path, capsys, prefect_harness):
     code, out, _ = _import(capsys, write_benchmark(tmp_path / "clone"), data)
     assert code == 0, out
     assert "groups:   3 folders, 3 samples" in out
-    assert "papers:   9 read, 9 valid, 0 quarantined" in out
-    assert "QA pairs: 18 single, 18 cross" in out and "assets:   8" in out
+    assert "papers:   9 read, 9 distinct papers kept" in out
+    assert "QA pairs: 18 single, 18 cross" in out and "assets:   15" in out
     assert "problems: 0" in out and "next: lilo run --dataset longinoutbench --samples 3" in out
     samples = _sql(
         data, "SELECT sample_id, paper_ids, topic, survey_id, group_kind FROM dim_samples"
@@ -271,18 +335,18 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
     data, clone = tmp_path / "data", break_benchmark(tmp_path / "clone")
     code, out, _ = _import(capsys, clone / "dataset", data, "--name", "lib")
     assert code == 0, out
-    assert "groups:   6 folders, 3 samples" in out
-    assert "papers:   15 read, 13 valid, 2 quarantined" in out
-    assert "QA pairs: 18 single, 12 cross" in out
-    assert "lilo's own stands in for: winrate" in out and "problems: 9" in out
+    # group_6's short paper is imported as published, with a warning
+    assert "groups:   6 folders, 4 samples" in out
+    assert "papers:   15 read, 12 distinct papers kept" in out
+    assert "QA pairs: 24 single, 18 cross" in out
+    assert "\n    short_text: 1 papers\n" in out
+    assert "lilo's own stands in for: winrate" in out and "problems: 7" in out
     rows = dict(_sql(data, "SELECT item_id, reason FROM quarantine WHERE stage = 'import'"))
     assert rows == {
         "lib/group_4": "group_size",
-        "lib/group_5": "paper_quarantined",
-        "lib/group_6": "paper_quarantined",
+        "lib/group_5": "paper_unreadable",
         "lib/group_7": "missing_group",
         "2405.10000v1": "not_utf8",
-        "2406.10007v2": "expect_column_values_to_be_between:words",
         "lib/questions/single/group_2.json#6": "unknown_paper",
         "lib/questions/combine/group_3.json": "malformed_json",
         "lib/prompt/checklist_winrate.jinja": "bad_template",
@@ -296,6 +360,8 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
     ):
         assert f"\n    {line}" in out
     assert _sql(data, "SELECT name FROM dim_dataset_assets WHERE name = 'winrate'") == []
+    warned = _sql(data, "SELECT sample_id, paper_id, kind FROM benchmark_warnings")
+    assert warned == [("lib/group_6", "2406.10007v2", "short_text")]
     before = _counts(data)
     code, out, _ = _import(capsys, clone, data, "--name", "lib")  # PATH as the clone now
     assert code == 0 and "rows added: 0: nothing new" in out
@@ -316,7 +382,7 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
     bench = read_longinoutbench(write_benchmark(tmp_path / "clone"), "lib")
     validation = validate_papers([header_stripped(p) for p in bench.papers], settings)
     assert validation.quarantine == []
-    dataset = build_dataset(bench, set(validation.passed), [], datetime(2026, 1, 1))
+    dataset = build_dataset(bench, [], datetime(2026, 1, 1))
     upsert = Warehouse.upsert
 
     def failing(self, table, *args, **kwargs):

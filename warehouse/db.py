@@ -39,6 +39,7 @@ _MODELS_ORDER = (
     "output_lengths",
     "ral_recall",
     "judge_spread",
+    "benchmark_warnings",
 )
 
 

@@ -37,7 +37,7 @@ _HEADLINE = ("length", "consistency", "quality")
 
 @dataclass(frozen=True)
 class Expected:
-    """What a run was asked for: these samples x methods x lengths on this backbone."""
+    """What a run was asked for: these samples x method variants x lengths on this backbone."""
 
     samples: list[str]
     methods: Iterable[str]
@@ -81,21 +81,23 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
         """,
         [expected.samples],
     )
+    # Expected methods are variants (`compress[extractive]`, `agentwrite[sees-written]`).
     wanted = {(m, t) for m in expected.methods for t in expected.target_words}
     asked = len(expected.samples)
+    labels = [v or m for v, m in zip(found["variant"], found["method"], strict=True)]
     found["n_expected"] = [
         max(asked, n) if (m, t) in wanted and b == expected.backbone else n
         for m, t, b, n in zip(
-            found["method"],
+            labels,
             found["target_words"],
             found["backbone"],
             found["n_samples"],
             strict=True,
         )
     ]
-    present = set(zip(found["method"], found["target_words"], found["backbone"], strict=True))
+    present = set(zip(labels, found["target_words"], found["backbone"], strict=True))
     missing = [
-        {"method": m, "variant": m, "target_words": t, "backbone": expected.backbone,
+        {"method": m.split("[")[0], "variant": m, "target_words": t, "backbone": expected.backbone,
          "n_samples": 0, "n_generated": 0, "n_failed": 0, "n_scored": 0, "n_expected": asked}
         for m, t in sorted(wanted)
         if (m, t, expected.backbone) not in present and asked

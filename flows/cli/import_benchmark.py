@@ -42,17 +42,21 @@ def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
 
 def _print_result(result: Any, path: Path) -> None:
     name = result.name
-    quarantined = result.papers - result.papers_valid
     print(f"LongInOutBench at {path} -> dataset {name} (run {result.run_id})")
     print(f"  groups:   {result.group_folders} folders, {result.samples} samples")
-    print(
-        f"  papers:   {result.papers} read, {result.papers_valid} valid, {quarantined} quarantined"
-    )
+    print(f"  papers:   {result.papers} read, {result.papers_kept} distinct papers kept")
     print(
         f"  QA pairs: {result.qa_single} single, {result.qa_cross} cross "
         f"(approved, reviewer import:{name})"
     )
     print(f"  assets:   {len(result.assets)} ({', '.join(result.assets) or '-'})")
+    if result.warnings:
+        print(
+            "  warnings: what lilo's cleaned-papers checks find, kept as published "
+            "(view benchmark_warnings):"
+        )
+        for kind, n in result.warnings.items():
+            print(f"    {kind}: {n} papers")
     if result.stand_ins:
         print(f"  lilo's own stands in for: {', '.join(result.stand_ins)}")
     where = " (one line each; also in the quarantine table)" if result.problems else ""
@@ -70,7 +74,7 @@ def _print_result(result: Any, path: Path) -> None:
     if result.samples:
         print(f"next: lilo run --dataset {name} --samples 3")
     else:
-        print("nothing imported: no group has three valid papers (see the problems above)")
+        print("nothing imported: no group has three readable papers (see the problems above)")
 
 
 def register(sub: Any) -> None:
@@ -83,9 +87,10 @@ def register(sub: Any) -> None:
     bench = kinds.add_parser(
         "longinoutbench",
         help="LongInOutBench (RAL-Writer): your clone of github.com/OnlyAR/RAL-Writer",
-        description="PATH is the clone (or its dataset/ folder). Papers are validated with the "
-        "cleaned-papers suite, questions imported as approved QA pairs, the prompts and "
-        "checklists stored with the version. Each problem is one line naming its file; the "
+        description="PATH is the clone (or its dataset/ folder). Papers are imported as "
+        "published, what the cleaned-papers suite finds in them kept as warnings; questions "
+        "imported as approved QA pairs, the prompts, method templates and checklists stored "
+        "with the version. Each problem is one line naming its file; the "
         "rest imports. Exit 0 when something was imported, 1 when nothing could be, 2 when "
         "PATH is missing. A second import adds nothing.",
     )

@@ -4,6 +4,7 @@ no warehouse access; flows/import_benchmark.py validates the papers and writes t
 from tasks.benchmark._assets import Asset
 from tasks.benchmark._files import STAGE, BenchmarkError, header_stripped, locate_dataset, title_of
 from tasks.benchmark._questions import Question
+from tasks.benchmark._warnings import count_kinds, warning_kinds
 from tasks.benchmark.longinoutbench import (
     Benchmark,
     Group,
@@ -21,8 +22,10 @@ __all__ = [
     "ImportedDataset",
     "Question",
     "build_dataset",
+    "count_kinds",
     "header_stripped",
     "locate_dataset",
     "read_longinoutbench",
     "title_of",
+    "warning_kinds",
 ]

@@ -4,15 +4,17 @@ copies them into its repository.
 
 Two pure steps around the papers suite (tasks/validate.py), which the flow runs between
 them: `read_longinoutbench` reads every file and reports each problem as one line naming
-it; `build_dataset` turns the groups whose three papers passed into samples, approved QA
-pairs and their review decisions.
+it; `build_dataset` turns every group of three readable papers into a sample with its
+approved QA pairs and their review decisions. What the suite finds in a published paper
+(an appendix, a bibliography, comment lines, no title, ...) is a warning kept with the paper
+(tasks/benchmark/_warnings.py), never a reason to drop it: the benchmark is imported as
+published.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -20,6 +22,8 @@ from tasks.benchmark._assets import Asset, read_assets
 from tasks.benchmark._files import PAPERS_DIR, Files, locate_dataset, paper_id_of, problem
 from tasks.benchmark._layout import group_folders, read_descriptions, report_orphans
 from tasks.benchmark._questions import Question, qa_pair, read_questions
+from tasks.benchmark._scripts import read_method_assets
+from tasks.benchmark._warnings import warning_kinds
 from tasks.qa.review import QADecision
 from tasks.records import PaperText, QAPair, Quarantine, Sample, content_id
 
@@ -69,10 +73,11 @@ class Benchmark:
 
 @dataclass(frozen=True)
 class ImportedDataset:
+    papers: tuple[PaperText, ...]  # every paper read, `warnings` holding the suite's findings
     samples: tuple[Sample, ...]
     qa_pairs: tuple[QAPair, ...]
     decisions: tuple[QADecision, ...]
-    problems: tuple[Quarantine, ...]  # the reader's and the validation's, and groups skipped
+    problems: tuple[Quarantine, ...]  # the reader's: files that could not be read
 
 
 def read_longinoutbench(path: Path, name: str) -> Benchmark:
@@ -116,15 +121,16 @@ def read_longinoutbench(path: Path, name: str) -> Benchmark:
             )
         )
     assets, stand_ins, asset_problems = read_assets(files)
+    method_assets, method_problems = read_method_assets(files)
     return Benchmark(
         files=files,
         group_folders=len(folders),
         paper_files=paper_files,
         groups=tuple(groups),
         papers=tuple(papers.values()),
-        assets=tuple(assets + ([description] if description else [])),
+        assets=tuple(assets + method_assets + ([description] if description else [])),
         stand_ins=tuple(stand_ins),
-        problems=tuple(problems + asset_problems),
+        problems=tuple(problems + asset_problems + method_problems),
     )
 
 
@@ -155,34 +161,28 @@ def _read_papers(
     return True
 
 
-def build_dataset(
-    bench: Benchmark, passed: Collection[str], rejected: list[Quarantine], at: datetime
-) -> ImportedDataset:
-    """Samples from the groups whose three papers all passed the papers suite, in numeric
-    group order, with their questions as approved pairs; `rejected` (the suite's quarantine
-    rows) become problems at stage `import`, and each group they leave short is one too."""
-    files, name = bench.files, bench.name
-    by_id = {p.paper_id: p for p in bench.papers}
+def build_dataset(bench: Benchmark, findings: list[Quarantine], at: datetime) -> ImportedDataset:
+    """Every group as a sample, in numeric group order, with its questions as approved
+    pairs. `findings` (the papers suite's quarantine rows) become the papers' warnings."""
+    name = bench.name
+    kinds = {q.item_id: warning_kinds(q.detail) for q in findings}
+    papers = tuple(
+        replace(p, warnings=(*p.warnings, *kinds.get(p.paper_id, ()))) for p in bench.papers
+    )
+    by_id = {p.paper_id: p for p in papers}
     problems = list(bench.problems)
-    problems += [
-        problem(
-            q.item_id,
-            q.reason,
-            f"{by_id[q.item_id].main_file}: fails the papers suite: {q.detail}: paper quarantined",
-        )
-        for q in rejected
-    ]
     samples: list[Sample] = []
     pairs: list[QAPair] = []
     for group in bench.groups:
         sample_id = f"{name}/group_{group.number}"
-        missing = [p for p in group.paper_ids if p not in passed]
-        if missing:
+        unread = [p for p in group.paper_ids if p not in by_id]
+        if unread:  # not UTF-8: the text cannot be read at all
             problems.append(
                 problem(
                     sample_id,
-                    "paper_quarantined",
-                    f"{files.shown(group.folder)}: {', '.join(missing)} quarantined: group skipped",
+                    "paper_unreadable",
+                    f"{bench.files.shown(group.folder)}: {', '.join(unread)} unreadable: "
+                    "group skipped",
                 )
             )
             continue
@@ -200,6 +200,7 @@ def build_dataset(
         )
         pairs += [qa_pair(q, sample_id, group.files, name) for q in group.questions]
     return ImportedDataset(
+        papers=papers,
         samples=tuple(samples),
         qa_pairs=tuple(pairs),
         decisions=tuple(_decision(p, at) for p in pairs),

@@ -158,11 +158,14 @@ class LLMClient:
         max_tokens: int | None = None,
         attempt: int = 0,
         response_format: dict[str, Any] | None = None,
+        draw: str = "",
     ) -> str:
         """The reply to `messages`. `attempt` > 0 asks the same prompt again for a fresh
         sample (a re-asked plan): it is part of the cache key, so a rerun replays each
         attempt from the cache instead of getting the first reply every time.
-        `response_format` (OpenAI's, e.g. a JSON schema) is sent and is part of the key."""
+        `response_format` (OpenAI's, e.g. a JSON schema) is sent and is part of the key.
+        `draw` names who samples (a method): two methods sending one prompt get a reply
+        each, each replayed on a rerun; it is in the key, never sent."""
         temperature = self.settings.llm.temperature if temperature is None else temperature
         max_tokens = max_tokens or self.settings.llm.max_tokens
         request: dict[str, object] = {
@@ -177,6 +180,8 @@ class LLMClient:
             request["attempt"] = attempt
         if response_format is not None:
             request["response_format"] = response_format
+        if draw:
+            request["draw"] = draw
         # Serialized once: the key is its hash and a new call's ledger row stores the text.
         blob = canonical_json(request)
         key = cache_key(blob)

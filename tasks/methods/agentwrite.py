@@ -9,17 +9,24 @@ word count is read wherever it appears, and a plan is never a reason to fail.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tasks.config import Settings
-from tasks.methods._prompts import planner_prompt, task_instruction, writer_prompt
+from tasks.methods._prompts import MethodPrompts, task_instruction
 from tasks.methods.base import Draft, Run, Writer, method
 
-__all__ = ["PlanStep", "agentwrite", "ask_plan", "parse_plan", "plan_and_write", "write_steps"]
+__all__ = [
+    "Plan",
+    "PlanStep",
+    "agentwrite",
+    "ask_plan",
+    "parse_plan",
+    "plan_and_write",
+    "write_steps",
+]
 
 # "Word Count: 400 words", "Word count: about 1,000", then "400 words", "~400 words".
 _COUNT_RE = re.compile(
@@ -34,7 +41,6 @@ _LABEL_RE = re.compile(
 )
 
 Chat = Callable[[str, str, int], str]  # (prompt, step label, attempt) -> reply
-Restate = Callable[["PlanStep", str, str], tuple[str, str, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -69,68 +75,106 @@ def parse_plan(text: str) -> list[PlanStep]:
     return steps
 
 
-def ask_plan(chat: Chat, instruction: str, attempt: int = 0) -> list[PlanStep]:
+@dataclass(frozen=True)
+class Plan:
+    reply: str  # the planner's reply as it came
+    steps: list[PlanStep]
+
+
+def ask_plan(chat: Chat, prompts: MethodPrompts, instruction: str, attempt: int = 0) -> Plan:
     """The planner's steps; an empty reply yields one step covering the whole task."""
-    steps = parse_plan(chat(planner_prompt(instruction), "plan", attempt))
-    return steps or [PlanStep(1, "Write the whole summary.", "the whole summary", None)]
+    reply = chat(prompts.plan(instruction), "plan", attempt)
+    steps = parse_plan(reply)
+    return Plan(
+        reply, steps or [PlanStep(1, "Write the whole summary.", "the whole summary", None)]
+    )
+
+
+# (step, its 0-based index, the text written so far) -> (the writer's prompt, what it restated)
+Restate = Callable[[PlanStep, int, str], tuple[str, dict[str, Any]]]
 
 
 def write_steps(
-    chat: Chat, instruction: str, steps: list[PlanStep], restate: Restate | None = None
+    chat: Chat,
+    prompts: MethodPrompts,
+    instruction: str,
+    plan: Plan,
+    restate: Restate | None = None,
 ) -> tuple[str, tuple[dict[str, Any], ...]]:
-    """One writer call per step; `restate` (RAL-Writer) turns the step's prompt parts into
-    a restatement block and the key requirements, and returns what it added, per step."""
-    plan = "\n".join(s.line for s in steps)
-    paragraphs: list[str] = []
+    """One writer call per step; `restate` (RAL-Writer) builds the step's prompt with its
+    restatement block and returns what it restated, per step."""
+    shown = prompts.plan_text(plan.reply, [s.line for s in plan.steps])
+    replies: list[str] = []
     records: list[dict[str, Any]] = []
-    for step in steps:
-        written = "\n\n".join(paragraphs)
+    for index, step in enumerate(plan.steps):
+        written = prompts.written(replies)
         if restate is None:
-            prompt = writer_prompt(instruction, plan, written, step.line)
+            prompt = prompts.step(instruction, shown, step.line, index, written)
         else:
-            prompt, record = _restated(restate, instruction, plan, written, step)
+            prompt, record = restate(step, index, written)
             records.append(record)
-        paragraphs.append(chat(prompt, f"step{step.number}", 0).strip())
-    return "\n\n".join(p for p in paragraphs if p), tuple(records)
-
-
-def _restated(
-    restate: Restate, instruction: str, plan: str, written: str, step: PlanStep
-) -> tuple[str, dict[str, Any]]:
-    base = writer_prompt(instruction, plan, written, step.line)
-    block, keys, record = restate(step, written, base)
-    return writer_prompt(instruction, plan, written, step.line, block, keys), record
+        replies.append(chat(prompt, f"step{step.number}", 0))
+    return prompts.compose(replies), tuple(records)
 
 
 def _args(settings: Settings) -> dict[str, Any]:
     return {
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
+        "sees_written": False,
+        "shared_plan": settings.generate.shared_plan,
     }
 
 
-def chat_for(run: Run, temperature: float, max_tokens: int) -> Chat:
+def chat_for(run: Run, temperature: float, max_tokens: int, shared_plan: bool = False) -> Chat:
+    """The method's calls; each is its own draw (`Run.chat`), the plan shared by every
+    method when `shared_plan` (generate.shared_plan) asks for a paired comparison."""
+
     def chat(prompt: str, label: str, attempt: int) -> str:
         return run.chat(
-            prompt, label, temperature=temperature, max_tokens=max_tokens, attempt=attempt
+            prompt,
+            label,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            attempt=attempt,
+            shared=shared_plan and label == "plan",
         )
 
     return chat
 
 
-def plan_and_write(run: Run, texts: list[str], temperature: float, max_tokens: int) -> Draft:
+def plan_and_write(
+    run: Run,
+    texts: list[str],
+    temperature: float,
+    max_tokens: int,
+    sees_written: bool,
+    shared_plan: bool,
+) -> Draft:
     """AgentWrite over `texts` (the papers, or Compress's compressed papers)."""
-    chat = chat_for(run, temperature, max_tokens)
+    chat = chat_for(run, temperature, max_tokens, shared_plan)
+    prompts = MethodPrompts(run.pack, sees_written)
     instruction = task_instruction(run.pack, texts, run.target_words)
-    steps = ask_plan(chat, instruction)
-    text, _ = write_steps(chat, instruction, steps)
-    return Draft(text, plan=tuple(s.line for s in steps))
+    plan = ask_plan(chat, prompts, instruction)
+    text, _ = write_steps(chat, prompts, instruction, plan)
+    return Draft(text, plan=tuple(s.line for s in plan.steps))
 
 
-@method("agentwrite", args=_args)
-def agentwrite(temperature: float, max_tokens: int) -> Writer:
-    return functools.partial(_write, temperature=temperature, max_tokens=max_tokens)
+def _variant(args: dict[str, Any]) -> str:
+    return "agentwrite[sees-written]" if args["sees_written"] else "agentwrite"
 
 
-def _write(run: Run, temperature: float, max_tokens: int) -> Draft:
-    return plan_and_write(run, [p.text for p in run.papers], temperature, max_tokens)
+# The writer sees the text written so far: the baseline as the paper describes it, where the
+# reference as run showed an empty <written> block (docs/reference.md).
+SEES_WRITTEN = {"sees-written": lambda settings: {"sees_written": True}}
+
+
+@method("agentwrite", args=_args, variant=_variant, options=SEES_WRITTEN)
+def agentwrite(
+    temperature: float, max_tokens: int, sees_written: bool, shared_plan: bool
+) -> Writer:
+    def write(run: Run) -> Draft:
+        texts = [p.text for p in run.papers]
+        return plan_and_write(run, texts, temperature, max_tokens, sees_written, shared_plan)
+
+    return write

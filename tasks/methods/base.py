@@ -77,7 +77,9 @@ class Run:
     """One method applied to one sample at one length, its papers in the order it reads
     them (`rotation` cyclic shifts of the sample's order). `tag` prefixes every call's
     purpose. `llm` is the run's own client (the caller's backend, cache, limits and call
-    log): each call's tokens go into `tally` as it returns."""
+    log): each call's tokens go into `tally` as it returns. `draw` (the method variant)
+    is part of each call's cache key: every method samples its own replies, as the
+    reference's runs did, and a rerun replays them."""
 
     sample: Sample
     papers: list[PaperText]
@@ -87,10 +89,19 @@ class Run:
     pack: PromptPack
     tag: str
     tally: _Tally
+    draw: str = ""
 
     def chat(
-        self, prompt: str, step: str, *, temperature: float, max_tokens: int, attempt: int = 0
+        self,
+        prompt: str,
+        step: str,
+        *,
+        temperature: float,
+        max_tokens: int,
+        attempt: int = 0,
+        shared: bool = False,
     ) -> str:
+        """`shared`: the reply every method asking this prompt gets (no draw of its own)."""
         try:
             return self.llm.chat(
                 [{"role": "user", "content": prompt}],
@@ -98,6 +109,7 @@ class Run:
                 temperature=temperature,
                 max_tokens=max_tokens,
                 attempt=attempt,
+                draw="" if shared else self.draw,
             )
         finally:
             self.tally.add(self.llm.take_calls())
@@ -167,7 +179,7 @@ class _Registered:
         # log (a test, a bench) gets them back as records, from `llm.take_calls()`.
         own = LLMClient(llm.backend, llm.cache, llm.settings, llm.log)
         tally = _Tally(keep=llm.log is None)
-        run = Run(sample, unit.ordered, target_words, own, embedder, pack, tag, tally)
+        run = Run(sample, unit.ordered, target_words, own, embedder, pack, tag, tally, self.variant)
         started = time.perf_counter()
         try:
             draft, error = self.write(run), ""
@@ -197,26 +209,36 @@ class _Registered:
         )
 
     def _tag(self, sample: Sample, target_words: int, rotation: int) -> str:
-        return f"generate:{self.name}:{sample.sample_id}:{target_words}:{rotation}"
+        return f"generate:{self.variant}:{sample.sample_id}:{target_words}:{rotation}"
+
+
+Variant = Callable[[dict[str, Any]], str]
+# An option named in brackets (`agentwrite[sees-written]`) -> the arguments it sets.
+Options = dict[str, Callable[[Settings], dict[str, Any]]]
 
 
 @dataclass(frozen=True)
 class _Entry:
     build: Callable[..., Method]
     settings_args: Callable[[Settings], dict[str, Any]]
+    options: Options
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
-Variant = Callable[[dict[str, Any]], str]
-
 
 def method(
-    name: str, *, args: Callable[[Settings], dict[str, Any]], variant: Variant | None = None
+    name: str,
+    *,
+    args: Callable[[Settings], dict[str, Any]],
+    variant: Variant | None = None,
+    options: Options | None = None,
 ) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
     """Register a method factory under `name`; `args` reads its parameters from Settings;
     `variant` names what the leaderboard shows for a given set of arguments (e.g. the
-    compressor Compress used), the method's name by default."""
+    compressor Compress used), the method's name by default; `options` are the variants a
+    run can name in brackets beside the default (`--methods agentwrite,agentwrite[sees-written]`),
+    each setting some arguments."""
 
     def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
         @functools.wraps(factory)
@@ -224,7 +246,7 @@ def method(
             label = variant(kwargs) if variant else name
             return _Registered(name, dict(kwargs), label, factory(**kwargs))
 
-        _REGISTRY[name] = _Entry(build, args)
+        _REGISTRY[name] = _Entry(build, args, dict(options or {}))
         return build
 
     return decorate
@@ -240,17 +262,37 @@ def _discover() -> None:
 
 
 def available_methods() -> list[str]:
+    """Registered method names, then each with each of its bracket options."""
     _discover()
-    return sorted(_REGISTRY)
+    names = sorted(_REGISTRY)
+    return names + [f"{n}[{o}]" for n in names for o in _REGISTRY[n].options]
+
+
+def _parse(name: str) -> tuple[str, list[str]]:
+    """`compress[llmlingua,sees-written]` -> ("compress", ["llmlingua", "sees-written"])."""
+    base, bracket, rest = name.partition("[")
+    if not bracket:
+        return name, []
+    if not rest.endswith("]"):
+        raise ValueError(f"method {name!r}: options go between [ and ], e.g. {base}[option]")
+    return base, [o.strip() for o in rest[:-1].split(",") if o.strip()]
 
 
 def get_method(name: str, settings: Settings) -> Method:
-    """The method `name` with its parameters taken from settings (recorded as method_args)."""
+    """The method `name` (with bracket options, if any) with its parameters taken from
+    settings (recorded as method_args)."""
     _discover()
-    if name not in _REGISTRY:
+    base, options = _parse(name)
+    if base not in _REGISTRY:
         raise ValueError(
-            f"unknown method {name!r}: available are {', '.join(sorted(_REGISTRY))}; "
-            f"add tasks/methods/{name}.py with @method({name!r}, args=...)"
+            f"unknown method {base!r}: available are {', '.join(sorted(_REGISTRY))}; "
+            f"add tasks/methods/{base}.py with @method({base!r}, args=...)"
         )
-    entry = _REGISTRY[name]
-    return entry.build(**entry.settings_args(settings))
+    entry = _REGISTRY[base]
+    args = entry.settings_args(settings)
+    for option in options:
+        if option not in entry.options:
+            known = ", ".join(f"{base}[{o}]" for o in entry.options) or "none"
+            raise ValueError(f"method {name!r}: no option {option!r}; {base}'s are: {known}")
+        args.update(entry.options[option](settings))
+    return entry.build(**args)

@@ -1,12 +1,16 @@
 """Compress (DESIGN §7): AgentWrite on the input compressed to `compress_ratio` of its tokens.
 
-LLMLingua-2 (the optional extra `.[compress]`) needs the `llmlingua` package and its model
-already in the local Hugging Face cache (nothing is downloaded). The built-in extractive
-compressor keeps, per paper, the sentences closest to the paper's embedding centroid, in
-their original order, plus every sectioning line so the structure survives. The compressor
-used is part of `method_args` and of the variant the leaderboard shows
-(`compress[llmlingua2]`, `compress[extractive]`), so one never stands in for the other
-unseen; `generate.compressor = "llmlingua2"` fails the generation when it is not there.
+The paper names LLMLingua (Jiang et al., 2023) at rate 0.5: `compress[llmlingua]`, with the
+causal LM `generate.llmlingua_lm`. `compress[llmlingua2]` is its successor LLMLingua-2
+(`generate.llmlingua_model`). Both need the `llmlingua` package (the optional extra
+`.[compress]`) and their model already in the local Hugging Face cache (nothing is
+downloaded). The built-in extractive compressor, `compress[extractive]`, keeps per paper
+the sentences closest to the paper's embedding centroid, in their original order, plus every
+sectioning line so the structure survives. The compressor used is part of `method_args` and
+of the variant the leaderboard shows, so one never stands in for another unseen: one asked
+for and missing fails the generation with a record naming what to install.
+`compress[sees-written]` is Compress with the writer seeing the text written so far
+(tasks/methods/agentwrite.py).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import numpy as np
 
 from tasks.config import Settings
 from tasks.embeddings import Embedder
-from tasks.methods.agentwrite import plan_and_write
+from tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write
 from tasks.methods.base import Draft, Run, Writer, method
 from tasks.text import count_tokens, split_sentences
 
@@ -58,59 +62,93 @@ def compress_extractive(text: str, ratio: float, embedder: Embedder) -> str:
     return "\n\n".join(" ".join(parts) for _, parts in sorted(kept.items()))
 
 
-@functools.cache
-def _llmlingua_ready(model: str) -> bool:
+LINGUA = ("llmlingua", "llmlingua2")
+
+
+def _model(settings: Settings, compressor: str) -> str:
+    return {
+        "llmlingua": settings.generate.llmlingua_lm,
+        "llmlingua2": settings.generate.llmlingua_model,
+    }.get(compressor, settings.embedding.model)
+
+
+def _missing(model: str) -> str:
+    """What is missing to run LLMLingua with `model` ("" when ready)."""
     if importlib.util.find_spec("llmlingua") is None:
-        return False
+        return "the llmlingua package is not installed (pip install -e '.[compress]')"
     from huggingface_hub import try_to_load_from_cache
 
-    return isinstance(try_to_load_from_cache(model, "config.json"), str)
+    if not isinstance(try_to_load_from_cache(model, "config.json"), str):
+        return f"{model} is not in the local Hugging Face cache (huggingface-cli download {model})"
+    return ""
 
 
 @functools.cache
-def _llmlingua(model: str) -> Any:
+def _llmlingua(compressor: str, model: str) -> Any:
     from llmlingua import PromptCompressor
 
-    return PromptCompressor(model_name=model, use_llmlingua2=True, device_map="cpu")
+    return PromptCompressor(
+        model_name=model, use_llmlingua2=compressor == "llmlingua2", device_map="cpu"
+    )
 
 
 def _args(settings: Settings) -> dict[str, Any]:
-    model = settings.generate.llmlingua_model
     wanted = settings.generate.compressor
-    lingua = wanted == "llmlingua2" or (wanted == "auto" and _llmlingua_ready(model))
+    if wanted == "auto":
+        ready = not _missing(settings.generate.llmlingua_model)
+        wanted = "llmlingua2" if ready else "extractive"
     return {
         "ratio": settings.generate.compress_ratio,
-        "compressor": "llmlingua2" if lingua else "extractive",
-        "compressor_model": model if lingua else settings.embedding.model,
+        "compressor": wanted,
+        "compressor_model": _model(settings, wanted),
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
+        "sees_written": False,
+        "shared_plan": settings.generate.shared_plan,
     }
 
 
 def _variant(args: dict[str, Any]) -> str:
-    return f"compress[{args['compressor']}]"
+    extra = ",sees-written" if args["sees_written"] else ""
+    return f"compress[{args['compressor']}{extra}]"
 
 
-@method("compress", args=_args, variant=_variant)
+def _compressor(name: str) -> Any:
+    return lambda settings: {"compressor": name, "compressor_model": _model(settings, name)}
+
+
+OPTIONS = {
+    **{name: _compressor(name) for name in (*LINGUA, "extractive")},
+    **SEES_WRITTEN,
+}
+
+
+@method("compress", args=_args, variant=_variant, options=OPTIONS)
 def compress(
-    ratio: float, compressor: str, compressor_model: str, temperature: float, max_tokens: int
+    ratio: float,
+    compressor: str,
+    compressor_model: str,
+    temperature: float,
+    max_tokens: int,
+    sees_written: bool,
+    shared_plan: bool,
 ) -> Writer:
     def shrink(text: str, embedder: Embedder) -> str:
-        if compressor == "llmlingua2":
-            if not _llmlingua_ready(compressor_model):
+        if compressor in LINGUA:
+            if why := _missing(compressor_model):
                 raise RuntimeError(
-                    f"compressor llmlingua2 asked for, but llmlingua or {compressor_model} is "
-                    "not available: pip install -e '.[compress]' and put the model in the "
-                    "Hugging Face cache, or set generate.compressor=extractive"
+                    f"compress[{compressor}] cannot run: {why}; or name compress[extractive]"
                 )
-            result = _llmlingua(compressor_model).compress_prompt(
-                text, rate=ratio, force_tokens=["\n"]
+            # LLMLingua-2 keeps line breaks only when told to; LLMLingua keeps lines as units.
+            keep = {"force_tokens": ["\n"]} if compressor == "llmlingua2" else {}
+            result = _llmlingua(compressor, compressor_model).compress_prompt(
+                text, rate=ratio, **keep
             )
             return str(result["compressed_prompt"])
         return compress_extractive(text, ratio, embedder)
 
     def write(run: Run) -> Draft:
         texts = [shrink(p.text, run.embedder) for p in run.papers]
-        return plan_and_write(run, texts, temperature, max_tokens)
+        return plan_and_write(run, texts, temperature, max_tokens, sees_written, shared_plan)
 
     return write

@@ -6,15 +6,15 @@ task's key requirements, where a long-context model attends best."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from tasks.config import RALSettings, Settings
-from tasks.methods._prompts import RESTATE_SEPARATOR, task_instruction
+from tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from tasks.methods._splitter import split_recursive
-from tasks.methods.agentwrite import Chat, PlanStep, ask_plan, chat_for, write_steps
+from tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
 from tasks.methods.base import Draft, Run, Writer, method
 from tasks.prompts import key_requirements
 from tasks.tokens import count_gpt4o_tokens
@@ -55,6 +55,7 @@ def _args(settings: Settings) -> dict[str, Any]:
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
+        "shared_plan": settings.generate.shared_plan,
     }
 
 
@@ -66,15 +67,17 @@ def _variant(args: dict[str, Any]) -> str:
     return f"ral_writer[{','.join(shown)}]" if shown else "ral_writer"
 
 
-def _short_plan(chat: Chat, instruction: str, max_steps: int, retries: int) -> list[PlanStep]:
+def _short_plan(
+    chat: Chat, prompts: MethodPrompts, instruction: str, max_steps: int, retries: int
+) -> Plan:
     """The same plan prompt is asked again while the plan has `max_steps` steps or more
     (DESIGN §7); lilo stops after `retries` re-asks and keeps the last plan."""
-    steps = ask_plan(chat, instruction)
+    plan = ask_plan(chat, prompts, instruction)
     for attempt in range(1, retries + 1):
-        if len(steps) < max_steps:
+        if len(plan.steps) < max_steps:
             break
-        steps = ask_plan(chat, instruction, attempt)
-    return steps
+        plan = ask_plan(chat, prompts, instruction, attempt)
+    return plan
 
 
 @method("ral_writer", args=_args, variant=_variant)
@@ -90,28 +93,44 @@ def ral_writer(
     embedding: str,
     temperature: float,
     max_tokens: int,
+    shared_plan: bool,
 ) -> Writer:
     def write(run: Run) -> Draft:
-        chat = chat_for(run, temperature, max_tokens)
+        chat = chat_for(run, temperature, max_tokens, shared_plan)
+        prompts = MethodPrompts(run.pack)
         instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
         keys = key_requirements(instruction)
-        steps = _short_plan(chat, instruction, max_plan_steps, plan_retries)
+        plan = _short_plan(chat, prompts, instruction, max_plan_steps, plan_retries)
+        shown = prompts.plan_text(plan.reply, [s.line for s in plan.steps])
         # The reference chunks the whole instruction (task text and papers), so a chunk's
         # position is its place in the prompt the model reads.
         chunks = split_recursive(instruction, chunk_words, overlap_words)
         chunk_vectors = run.embedder.embed(chunks)
-        step_vectors = run.embedder.embed([s.line for s in steps])
+        step_vectors = run.embedder.embed([s.line for s in plan.steps])
         chunk_tokens = [count_gpt4o_tokens(c) for c in chunks]
         instruction_tokens = count_gpt4o_tokens(instruction)
 
-        def restate(step: PlanStep, written: str, base: str) -> tuple[str, str, dict[str, Any]]:
+        def restate(step: PlanStep, index: int, written: str) -> tuple[str, dict[str, Any]]:
             relevance = chunk_vectors @ step_vectors[step.number - 1]
             scores = importance(np.asarray(relevance).tolist(), a, b)
-            step_keys = keys if written else ""
-            # The instruction is counted once; per step only what surrounds it.
-            rest = count_gpt4o_tokens(base.replace(instruction, "", 1) + step_keys)
-            room = context_limit_tokens - instruction_tokens - rest
-            used, chosen = _fit(scores, chunk_tokens, k, room)
+
+            def prompt_for(chosen: list[int], begin: bool) -> str:
+                block = RESTATE_SEPARATOR.join(chunks[i] for i in chosen)
+                return prompts.restated_step(
+                    instruction, shown, step.line, written, block, keys, begin
+                )
+
+            if prompts.reference:
+                used, chosen, prompt = _fit_as_run(
+                    scores, k, context_limit_tokens, index, prompt_for
+                )
+            else:
+                # The instruction is counted once; per step only what surrounds it.
+                base = prompt_for([], False)
+                rest = count_gpt4o_tokens(base.replace(instruction, "", 1))
+                room = context_limit_tokens - instruction_tokens - rest
+                used, chosen = _fit(scores, chunk_tokens, k, room)
+                prompt = prompt_for(chosen, False)
             record = {
                 "step": step.number,
                 "embedder": run.embedder.label,
@@ -119,13 +138,34 @@ def ral_writer(
                 "importance": [round(scores[i], 6) for i in chosen],
                 "k": used,
             }
-            block = RESTATE_SEPARATOR.join(chunks[i] for i in chosen)
-            return block, step_keys, record
+            return prompt, record
 
-        text, restated = write_steps(chat, instruction, steps, restate)
-        return Draft(text, plan=tuple(s.line for s in steps), restated=restated)
+        text, restated = write_steps(chat, prompts, instruction, plan, restate)
+        return Draft(text, plan=tuple(s.line for s in plan.steps), restated=restated)
 
     return write
+
+
+def _fit_as_run(
+    scores: list[float],
+    k: int,
+    limit: int,
+    index: int,
+    prompt_for: Callable[[list[int], bool], str],
+) -> tuple[int, list[int], str]:
+    """The reference's loop (src/agent/restate.py): from k down to 1, the top-k chunks (all
+    of them when there are no more than k), rendered with the first-step template on the
+    first step and whenever k was lowered, until the whole prompt is under `limit` GPT-4o
+    tokens; at k = 1 the prompt goes as it is."""
+    n = len(scores)
+    used, chosen, prompt = 0, [], prompt_for([], index == 0)
+    for tried in range(k, 0, -1):
+        used = tried if n > k else n
+        chosen = select_restatements(scores, used)
+        prompt = prompt_for(chosen, index == 0 or tried < k)
+        if count_gpt4o_tokens(prompt) < limit:
+            break
+    return used, chosen, prompt
 
 
 def _fit(scores: list[float], chunk_tokens: list[int], k: int, room: int) -> tuple[int, list[int]]:

@@ -17,7 +17,8 @@ _MIN_STEP, _MAX_STEP = 200, 1000
 
 
 def matches(prompt: str) -> bool:
-    return SIGNATURE in prompt
+    """lilo's planner, or a benchmark's own: the task in `<instruction>`, no steps yet."""
+    return SIGNATURE in prompt or ("<instruction>" in prompt and "<steps>" not in prompt)
 
 
 def respond(messages: list[Message], settings: Settings) -> str:

@@ -32,7 +32,8 @@ _LABEL_RE = re.compile(r"^\W*(?:paragraph|step|section|part)?\s*\d*\W*(?:main\s*
 
 
 def matches(prompt: str) -> bool:
-    return SIGNATURE in prompt
+    """lilo's writer, or a benchmark's own: the plan in `<steps>`, the current `<step>`."""
+    return SIGNATURE in prompt or ("<steps>" in prompt and "<step>" in prompt)
 
 
 def respond(messages: list[Message], settings: Settings) -> str:

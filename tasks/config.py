@@ -74,6 +74,12 @@ class CleanSettings(_Section):
     ratio_floor_bytes: int = Field(1_000_000, ge=0)
     # Validation (DESIGN §11): share of characters that are LaTeX markup in a cleaned text.
     max_markup_density: float = Field(0.35, gt=0.0, le=1.0)
+    # Bounds on hostile sources (docs/design.md): the text a paper may become once its inputs
+    # are inlined and its macros expanded (a long thesis is a few MB), the words a cleaned
+    # paper may hold, and the seconds one paper may take before its worker is stopped.
+    max_text_chars: int = Field(20_000_000, gt=0)
+    max_words: int = Field(200_000, ge=1)
+    max_seconds: float = Field(120.0, gt=0.0)
 
 
 class OfflineSettings(_Section):
@@ -406,6 +412,7 @@ class Settings(BaseSettings):
                 "llm": _PACING,
                 "judge": _PACING,
                 "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
+                "clean": {"max_seconds"},
             },
         )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

@@ -19,6 +19,7 @@ from pathlib import Path
 from tasks.clean._comments import remove_environments, strip_comments
 from tasks.clean._tex import decode_tex
 from tasks.clean.errors import Quarantined
+from tasks.config import CleanSettings
 
 __all__ = [
     "BEGIN_DOCUMENT",
@@ -31,7 +32,8 @@ __all__ = [
 
 BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 END_DOCUMENT = re.compile(r"\\end\s*\{document\}")
-_DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+# `[^][]` and `[^{}]`: an unclosed one must not make every later one scan to the end.
+_DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\s*(?:\[[^\][]*\])?\s*\{([^{}]*)\}")
 _INPUT_COMMANDS = ("input", "include", "subfile")
 # `\newcommand\variable[1]{\input{##1}}`: a wrapper whose uses are inputs too.
 _WRAPPER = re.compile(
@@ -40,7 +42,8 @@ _WRAPPER = re.compile(
 )
 # The comment package: `\\excludecomment{notes}` makes `notes` a comment environment.
 _EXCLUDECOMMENT = re.compile(r"\\excludecomment\s*\{([^{}]+)\}")
-_USEPACKAGE = re.compile(r"\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+_USEPACKAGE = re.compile(r"\\(?:usepackage|RequirePackage)\s*(?:\[[^\][]*\])?\s*\{([^{}]*)\}")
+_PACKAGE_NAME = re.compile(r"[\w.-]{1,100}")
 _CONVENTIONAL = ("main", "ms", "paper")
 # Second documents that authors keep beside the paper.
 _SECONDARY = re.compile(
@@ -131,9 +134,18 @@ def document_body(text: str) -> str:
 
 
 class Inliner:
-    """Reads the main file with every input inlined; collects comment bytes and warnings."""
+    """Reads the main file with every input inlined; collects comment bytes and warnings.
 
-    def __init__(self, folder: Path, main: Path) -> None:
+    Inlining is bounded, so that inputs that include each other twice over (2^N copies from
+    N small files) cannot hang a run: at most `max_files` inputs are read and at most
+    `max_text_chars` of their text, else the paper is quarantined (`too_large`). Each file is
+    read and decommented once, however often it is input."""
+
+    def __init__(self, folder: Path, main: Path, limits: CleanSettings | None = None) -> None:
+        self._limits = limits or CleanSettings()
+        self._inputs = 0
+        self._bytes = 0
+        self._files: dict[Path, tuple[str, int, list[str]]] = {}
         self._folder = folder
         self._root = folder.resolve()
         self._base = main.parent
@@ -145,7 +157,7 @@ class Inliner:
     def read(self, path: Path, stack: tuple[Path, ...] = (), base: Path | None = None) -> str:
         """`path` decommented, with its inputs inlined; `stack` holds the files being read
         (a cycle is dropped with a warning), `base` the folder its inputs resolve against."""
-        text, removed, warnings = strip_comments(self._decode(path))
+        text, removed, warnings = self._decommented(path)
         self.comment_bytes += removed
         self.warnings.extend(f"{self._name(path)}: {w}" for w in warnings)
         if not stack:
@@ -157,6 +169,28 @@ class Inliner:
         if not stack and "excludecomment" in text:
             text = remove_environments(text, tuple(_EXCLUDECOMMENT.findall(text)))
         return text
+
+    def _decommented(self, path: Path) -> tuple[str, int, list[str]]:
+        """`strip_comments` of the file, counted against the limits."""
+        if path not in self._files:
+            self._files[path] = strip_comments(self._decode(path))
+        text = self._files[path][0]
+        self._inputs += 1
+        self._bytes += len(text)
+        limits = self._limits
+        if self._inputs > limits.max_files:
+            raise Quarantined(
+                "too_large",
+                f"{self._name(path)}: more than {limits.max_files} inputs read (clean.max_files):"
+                " files that input each other more than once?",
+            )
+        if self._bytes > limits.max_text_chars:
+            raise Quarantined(
+                "too_large",
+                f"{self._name(path)}: inputs inline to more than {limits.max_text_chars} "
+                "characters (clean.max_text_chars)",
+            )
+        return self._files[path]
 
     def _scan_preamble(self, main: str) -> None:
         """Input wrappers defined by the main file or its local packages become input
@@ -194,8 +228,10 @@ class Inliner:
         found = []
         for match in _USEPACKAGE.finditer(preamble):
             for name in match.group(1).split(","):
+                if not _PACKAGE_NAME.fullmatch(name.strip()):
+                    continue
                 path = self._base / f"{name.strip()}.sty"
-                if name.strip() and path.is_file() and path.resolve().is_relative_to(self._root):
+                if path.is_file() and path.resolve().is_relative_to(self._root):
                     found.append(path)
         return found
 
@@ -247,6 +283,6 @@ def _written(match: re.Match[str]) -> str:
     return written.strip().strip('"').strip()
 
 
-def inlined_source(folder: Path, main: Path) -> str:
+def inlined_source(folder: Path, main: Path, limits: CleanSettings | None = None) -> str:
     """The main file with every input inlined and comments removed, preamble included."""
-    return Inliner(folder, main).read(main)
+    return Inliner(folder, main, limits).read(main)

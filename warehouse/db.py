@@ -245,19 +245,20 @@ class Warehouse:
             "WHERE NOT internal AND database_name = ? AND schema_name = 'main'",
             [source],
         ).fetchall()
-        self.con.execute(f"ATTACH '{tmp}' AS lilo_publish")
+        # Paths are parameters and names quoted identifiers: a data dir may hold any character.
+        self.con.execute("ATTACH ? AS lilo_publish", [str(tmp)])
         try:
             for table in self.tables():
                 columns = "* EXCLUDE (request)" if table == "llm_cache" else "*"
                 self.con.execute(
-                    f'CREATE TABLE lilo_publish.main."{table}" AS '
-                    f'SELECT {columns} FROM "{source}".main."{table}"'
+                    f"CREATE TABLE lilo_publish.main.{_identifier(table)} AS "
+                    f"SELECT {columns} FROM {_identifier(source)}.main.{_identifier(table)}"
                 )
             self.con.execute("USE lilo_publish")
             try:
                 _create_views(self.con, [sql for _, sql in views])
             finally:
-                self.con.execute(f'USE "{source}"')
+                self.con.execute(f"USE {_identifier(source)}")
         finally:
             self.con.execute("DETACH lilo_publish")
         os.replace(tmp, published)
@@ -274,10 +275,16 @@ class Warehouse:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             self.con.execute(
-                f"COPY (SELECT * FROM res_scores WHERE version = {int(version)} ORDER BY ALL) "
-                f"TO '{tmp}' (FORMAT parquet)"
+                "COPY (SELECT * FROM res_scores WHERE version = ? ORDER BY ALL) "
+                "TO ? (FORMAT parquet)",
+                [version, str(tmp)],
             )
             os.replace(tmp, target)
+
+
+def _identifier(name: str) -> str:
+    """`name` as a quoted SQL identifier: DuckDB takes no parameter for a name."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:

@@ -19,6 +19,7 @@ from flows._stage import StageReport, fold_call_logs, log, open_warehouse
 from tasks.config import Settings
 from tasks.llm import make_client
 from tasks.provenance import code_version
+from tasks.redact import redacted
 from warehouse import Warehouse
 from warehouse.db import pid_alive, remove_stale_temp
 
@@ -158,7 +159,7 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     try:
         yield run
     except BaseException as exc:
-        run.save("failed", f"{type(exc).__name__}: {exc}")
+        run.save("failed", redacted(exc, settings))
         _publish(settings, quiet=True)
         _run_artifact(run)
         raise

@@ -40,8 +40,7 @@ T = TypeVar("T")
 # The path goes in as a string literal (JSON's is Python's), the whole program as one shell
 # word: a data dir may hold quotes.
 _QUERY_HINT = (
-    "import duckdb; "
-    'print(duckdb.connect({path}, read_only=True).sql("SELECT * FROM leaderboard"))'
+    'import duckdb; print(duckdb.connect({path}, read_only=True).sql("SELECT * FROM leaderboard"))'
 )
 
 

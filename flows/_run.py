@@ -147,8 +147,8 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     units failed) or `failed` with the exception, which is re-raised, and the copy is
     published again with the run's results and final status."""
     run = RunRecord(settings, flow_name)
-    for path in remove_stale_temp(settings.published_path.parent):
-        log.warning("removed %s, left by a killed publish", path)
+    for path in remove_stale_temp(settings.data_dir):
+        log.warning("removed %s, left by a killed run", path)
     with open_warehouse(settings) as wh:
         mark_crashed(wh, run.run_id)
         if folded := fold_call_logs(wh, settings.data_dir):

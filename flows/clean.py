@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from flows._stage import StageReport, stage
 from tasks.clean import clean_paper
 from tasks.clean.latex import CLEANER_VERSION
 from tasks.config import Settings
+from tasks.files import temp_dir
 from tasks.parallel import map_processes
 from tasks.records import PaperText, Quarantine, RawSource
 from tasks.validate import Validation, validate_papers
@@ -25,7 +25,7 @@ __all__ = ["clean_flow"]
 def clean_papers_task(raws: list[RawSource], settings: Settings) -> list[PaperText | Quarantine]:
     """Each paper in a worker process that is stopped once it takes `clean.max_seconds`:
     one hostile source cannot hold up the others, nor a rerun (it stays quarantined)."""
-    with tempfile.TemporaryDirectory(prefix="lilo-clean-") as tmp:
+    with temp_dir(settings.data_dir, "clean") as tmp:
         return map_processes(
             functools.partial(clean_paper, work_dir=Path(tmp), settings=settings),
             raws,

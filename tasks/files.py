@@ -1,4 +1,6 @@
-"""Writing files so that a crash never leaves a partial file under its final name."""
+"""Writing files so that a crash never leaves a partial file under its final name, and
+temporaries that the next run finds: each is named `.NAME.<pid>.tmp`, under the data dir,
+and `warehouse.db.remove_stale_temp` removes those whose process is gone."""
 
 from __future__ import annotations
 
@@ -6,13 +8,13 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["temp_dir", "write_atomic"]
 
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, then `os.replace` it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=f".{os.getpid()}.tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -20,3 +22,14 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def temp_dir(data_dir: Path, purpose: str) -> tempfile.TemporaryDirectory[str]:
+    """A temporary folder under `data_dir/tmp` (unpacked e-prints: hostile sources stay
+    inside the data dir), removed when its block ends, or by the next run's sweep when this
+    process is killed."""
+    root = data_dir / "tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(
+        prefix=f".{purpose}-", suffix=f".{os.getpid()}.tmp", dir=root
+    )

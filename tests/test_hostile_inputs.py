@@ -102,9 +102,9 @@ def test_hostile_latex_is_cleaned_or_quarantined_in_bounded_time_and_memory(
         assert run["rc"] == 1 and f": {reason}: " in run["stderr"], run["stderr"]
 
 
-def _archive(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
-    archive = tmp_path / f"{name}.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
+def _archive(tmp_path: Path, name: str, files: dict[str, str], packed: bool = True) -> Path:
+    archive = tmp_path / (f"{name}.tar.gz" if packed else f"{name}.tar")
+    with tarfile.open(archive, "w:gz" if packed else "w") as tar:
         for rel, text in files.items():
             path = tmp_path / name / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -230,3 +230,43 @@ def test_redact_removes_configured_keys_bearer_tokens_and_sk_keys() -> None:
     assert redact(text, configured_secrets(settings)) == (
         "denied [redacted]; Bearer [redacted]; key [redacted] ok"
     )
+
+
+def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path) -> None:
+    """`lilo clean` killed with SIGKILL mid-clean leaves its unpacked e-print under the data
+    dir (never the system temp dir); the next run's start removes it, with a killed
+    publish's copy and the `.wal` DuckDB kept beside it."""
+    import os
+    import signal
+    import tempfile
+
+    from flows._run import recorded_run
+
+    data = tmp_path / "data"
+    slow = {"main.tex": PREAMBLE + "Some words and \\emph{more} \\cite{x}.\n\n" * 400_000 + END}
+    archive = _archive(tmp_path, "slow", slow, packed=False)  # 16 MB: no gzip-bomb ratio
+    system_temp = set(Path(tempfile.gettempdir()).glob("lilo-*"))
+    child = subprocess.Popen(
+        [*LILO, "clean", str(archive), "--data-dir", str(data)], stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + MAX_SECONDS
+    while not list((data / "tmp").glob(".clean-*/*/main.tex")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    (left,) = (data / "tmp").iterdir()
+    assert left.name.endswith(f".{child.pid}.tmp") and list(left.glob("*/main.tex"))
+    assert set(Path(tempfile.gettempdir()).glob("lilo-*")) == system_temp
+    published = data / "published"
+    published.mkdir(parents=True)
+    copy = published / f".lilo.duckdb.{child.pid}.tmp"
+    for path in (copy, copy.with_name(copy.name + ".wal")):
+        path.write_bytes(b"half a copy")
+    mine = data / "tmp" / f".clean-live.{os.getpid()}.tmp"  # a live process's: kept
+    mine.mkdir()
+
+    with recorded_run(Settings(data_dir=data), "next"):
+        pass
+    assert sorted(p.name for p in (data / "tmp").iterdir()) == [mine.name]
+    assert not any(p.name.endswith((".tmp", ".tmp.wal")) for p in published.iterdir())

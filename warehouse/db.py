@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -303,7 +304,8 @@ def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None
         pending = failed
 
 
-_TEMP = re.compile(r"^\..+\.(\d+)\.tmp$")
+# `.NAME.<pid>.tmp`, and the `.wal` DuckDB keeps beside an attached one.
+_TEMP = re.compile(r"^\..+\.(\d+)\.tmp(?:\.wal)?$")
 
 
 def pid_alive(pid: int) -> bool:
@@ -318,13 +320,21 @@ def pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temp(folder: Path) -> list[Path]:
-    """Remove the publish temp files (`.NAME.<pid>.tmp`, under `folder`) that a killed
-    process left behind; a live process's own are kept. Returns what was removed."""
+    """Remove the temporaries (`.NAME.<pid>.tmp` files and folders, anywhere under
+    `folder`: publish copies and their `.wal`, partial writes, unpacked e-prints) that a
+    killed process left behind; a live process's own are kept. Returns what was removed."""
     removed = []
-    for path in folder.rglob(".*.tmp") if folder.exists() else ():
-        found = _TEMP.match(path.name)
-        if found and not pid_alive(int(found.group(1))):
-            path.unlink(missing_ok=True)
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            found = _TEMP.match(name)
+            if found is None or pid_alive(int(found.group(1))):
+                continue
+            path = Path(root) / name
+            if name in dirs:
+                dirs.remove(name)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
             removed.append(path)
     return removed
 

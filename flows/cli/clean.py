@@ -1,5 +1,6 @@
 """`lilo clean PATH`: clean one paper's LaTeX source (a folder or an e-print archive) with the
-pipeline's own cleaner and print the result. Nothing is written outside a temporary folder."""
+pipeline's own cleaner and print the result. Nothing is written outside a temporary folder
+(under the data dir's `tmp/`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import argparse
 import hashlib
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,9 @@ def cmd_clean(args: argparse.Namespace) -> int:
         data = path.read_bytes()
         sha = hashlib.sha256(data).hexdigest()
         raw = RawSource(path.name, sha, str(path), len(data), detect_format(data))
-        with tempfile.TemporaryDirectory(prefix="lilo-clean-") as work:
+        from tasks.files import temp_dir
+
+        with temp_dir(settings.data_dir, "clean") as work:
             result = clean_paper(raw, Path(work), settings)
     if not isinstance(result, PaperText):
         print(f"quarantined {path}: {result.reason}: {result.detail}", file=sys.stderr)

@@ -270,3 +270,28 @@ def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path)
         pass
     assert sorted(p.name for p in (data / "tmp").iterdir()) == [mine.name]
     assert not any(p.name.endswith((".tmp", ".tmp.wal")) for p in published.iterdir())
+
+
+def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exists(
+    tmp_path: Path,
+) -> None:
+    """No file-existence oracle: a host file that exists (beside paper `a`) and one that does
+    not (beside paper `b`) are "outside the archive" alike, by absolute path, `..` or
+    `\\import`, and never read."""
+    from tasks.clean.latex import clean_source
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "secret.tex").write_text("host text\n")
+    forms = ["\\input{{{}}}", "\\include{{{}}}", "\\input {}", "\\subfile{{{}}}"]
+    warnings: dict[str, list[list[str]]] = {"a": [], "b": []}
+    for side in warnings:
+        host = tmp_path / side
+        bodies = [form.format(w) for form in forms for w in (host / "secret", "../secret.tex")]
+        bodies += [f"\\import{{{host}/}}{{secret}}", "\\import{../}{secret}"]
+        for n, body in enumerate(bodies):
+            folder = _write(host / f"paper{n}", {"main.tex": PREAMBLE + body + END})
+            cleaned = clean_source(folder, Settings())
+            assert "host text" not in cleaned.text
+            warnings[side].append([w.replace(str(host), "HOST") for w in cleaned.warnings])
+    assert warnings["a"] == warnings["b"]
+    assert all(any("outside the archive" in w for w in found) for found in warnings["a"])

@@ -13,6 +13,7 @@ kept for the macro definitions they hold.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -211,11 +212,14 @@ class Inliner:
         if match.group(5) is not None:  # \import{dir}{file}: from the main folder; \subimport: here
             base = (base if match.group(4) else self._base) / match.group(5).strip()
         shown = written if Path(written).suffix else f"{written}.tex"
+        if not self._inside(written, base):
+            self.warnings.append(f"input outside the archive, skipped: {shown}")
+            return ""
         target = self._resolve(written, base)
         if target is None:
             self.warnings.append(f"missing input: {shown}")
             return ""
-        if not target.is_relative_to(self._root):
+        if not target.is_relative_to(self._root):  # a link in a folder given to `lilo clean`
             self.warnings.append(f"input outside the archive, skipped: {shown}")
             return ""
         if target in stack:
@@ -239,9 +243,18 @@ class Inliner:
         """A package's inputs stay in the preamble (never inlined); a missing one is what a
         build tool would have made (showyourwork.tex): a warning, like any missing input."""
         written = _written(match)
-        if written and "#" not in written and self._resolve(written) is None:
+        if not written or "#" in written or not self._inside(written, self._base):
+            return
+        if self._resolve(written) is None:
             shown = written if Path(written).suffix else f"{written}.tex"
             self.warnings.append(f"missing input: {shown} (from {package.name})")
+
+    def _inside(self, written: str, base: Path) -> bool:
+        """Whether `written`, read from `base`, names a path in the paper's folder: decided
+        from the path alone, before the file system is asked, so that no warning tells an
+        archive whether a host file exists."""
+        path = os.path.normpath(os.path.join(os.path.abspath(base), written))
+        return Path(path).is_relative_to(os.path.abspath(self._folder))
 
     def _resolve(self, written: str, base: Path | None = None) -> Path | None:
         if not written:

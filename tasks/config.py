@@ -26,6 +26,8 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from tasks.files import FileTooLarge, read_bounded
+
 __all__ = ["ConfigError", "Settings", "load_settings"]
 
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
@@ -461,18 +463,26 @@ def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = N
 _JSON_HINT = """lists and sections are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""
 
 
+# A settings file is a few KB; a bigger one is not one.
+_MAX_CONFIG_BYTES = 1_000_000
+
+
 def _from_file(path: Path) -> Settings:
     if path.is_dir():
         raise ConfigError(f"{path} is a folder: --config (or LILO_CONFIG) names a TOML file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, _MAX_CONFIG_BYTES).decode("utf-8")
         data = tomllib.loads(text)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such config file: fix --config or LILO_CONFIG") from exc
+    except FileTooLarge as exc:
+        raise ConfigError(f"{exc}: give a TOML settings file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not a text file ({exc.reason}): give a TOML file") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: nested too deeply to read: give a TOML file") from exc
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

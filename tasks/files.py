@@ -5,10 +5,27 @@ and `warehouse.db.remove_stale_temp` removes those whose process is gone."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["temp_dir", "write_atomic"]
+__all__ = ["FileTooLarge", "read_bounded", "temp_dir", "write_atomic"]
+
+
+class FileTooLarge(ValueError):
+    """A file past a reader's size limit, or not a regular file; the message names it."""
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes. Otherwise `FileTooLarge`:
+    `/dev/zero`, a FIFO or a huge file is refused, never read until memory runs out."""
+    if not stat.S_ISREG(path.stat().st_mode):  # before opening: opening a FIFO blocks
+        raise FileTooLarge(f"{path}: not a regular file")
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(f"{path}: larger than {limit:,} bytes")
+    return data
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -295,3 +295,53 @@ def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exis
             warnings[side].append([w.replace(str(host), "HOST") for w in cleaned.warnings])
     assert warnings["a"] == warnings["b"]
     assert all(any("outside the archive" in w for w in found) for found in warnings["a"])
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["clean", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["clean", "{folder}", "--config", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["clean", "{folder}", "--config", "{big}"], "larger than 1,000,000 bytes"),
+        (["clean", "{folder}", "--config", "{deep}"], "nested too deeply"),
+    ],
+)
+def test_unbounded_files_are_refused_in_one_line_naming_them(
+    argv: list[str], named: str, tmp_path: Path
+) -> None:
+    paths = {
+        "folder": _write(tmp_path / "paper", {"main.tex": PREAMBLE + "Hello." + END}),
+        "big": tmp_path / "big.toml",
+        "deep": tmp_path / "deep.toml",
+    }
+    paths["big"].write_text("# padding\n" * 200_000)
+    paths["deep"].write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    argv = [a.format(**paths) for a in argv]
+    run = measured([*LILO, *argv, "--data-dir", str(tmp_path / "d")])
+    assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
+    lines = run["stderr"].strip().splitlines()
+    assert run["rc"] == 2 and len(lines) == 1 and named in lines[0], run["stderr"]
+
+
+def test_a_tex_file_past_the_size_limit_quarantines_the_paper_naming_it(tmp_path: Path) -> None:
+    folder = _write(tmp_path / "paper", {"main.tex": PREAMBLE + "word " * 2000 + END})
+    argv = [*LILO, "clean", str(folder), "--data-dir", str(tmp_path / "d")]
+    run = measured([*argv, "--set", "clean.max_text_chars=5000"])
+    assert run["rc"] == 1, run["stderr"]
+    assert "too_large: main.tex: larger than 5,000 bytes" in run["stderr"]
+
+
+def test_a_bib_entry_with_50000_nested_braces_does_not_reject_the_survey(tmp_path: Path) -> None:
+    deep = "{" * 50_000 + "x" + "}" * 50_000
+    bib = (
+        "@article{good, title={Fine}, eprint={2101.00001}}\n"
+        f"@article{{deep, title={{{deep}}}}}\n"
+        "@article{also, title={Also fine}, eprint={2101.00002}}\n"
+    )
+    main = PREAMBLE + "See \\cite{good,deep,also}.\n\\bibliography{refs}" + END
+    folder = _write(tmp_path / "survey", {"main.tex": main, "refs.bib": bib})
+    run = measured([*LILO, "refs", str(folder), "--offline", "--data-dir", str(tmp_path / "d")])
+    assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
+    assert run["rc"] == 0, run["stderr"]
+    ids = [json.loads(line)["arxiv_id"] for line in run["stdout"].splitlines()]
+    assert ids == ["2101.00001", None, "2101.00002"]

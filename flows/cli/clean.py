@@ -33,8 +33,13 @@ def cmd_clean(args: argparse.Namespace) -> int:
         result = clean_folder(path, raw, settings)
     else:
         from tasks.fetch import detect_format
+        from tasks.files import FileTooLarge, read_bounded
 
-        data = path.read_bytes()
+        try:
+            data = read_bounded(path, settings.arxiv.max_eprint_bytes)
+        except FileTooLarge as exc:
+            print(f"lilo clean: {exc}: give a source folder or an e-print", file=sys.stderr)
+            return 2
         sha = hashlib.sha256(data).hexdigest()
         raw = RawSource(path.name, sha, str(path), len(data), detect_format(data))
         from tasks.files import temp_dir

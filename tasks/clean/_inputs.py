@@ -21,6 +21,7 @@ from tasks.clean._comments import remove_environments, strip_comments
 from tasks.clean._tex import decode_tex
 from tasks.clean.errors import Quarantined
 from tasks.config import CleanSettings
+from tasks.files import FileTooLarge, read_bounded
 
 __all__ = [
     "BEGIN_DOCUMENT",
@@ -59,11 +60,11 @@ _NOT_TEXT = (
 _README_XXD = re.compile(r"^\s*(\S+\.tex)\s+toplevelfile\b", re.M)
 
 
-def find_main(folder: Path) -> Path:
+def find_main(folder: Path, limit: int) -> Path:
     """arXiv's `00README` choice when there is one; else the file with `\\documentclass` and
     `\\begin{document}` (subfiles excluded). Ties go to a conventional name (main/ms/paper/the
     folder's name), then away from supplement/cover-letter/workshop names, then to the
-    shallower, then the larger file."""
+    shallower, then the larger file. A .tex file over `limit` bytes is `too_large`."""
     if (chosen := _readme_toplevel(folder)) is not None:
         return chosen
     names = {*_CONVENTIONAL, folder.name.lower()}
@@ -72,7 +73,7 @@ def find_main(folder: Path) -> Path:
     for path in sorted(folder.rglob("*.tex")):
         if path.is_symlink() or not path.is_file():
             continue
-        text = decode_tex(path.read_bytes())[0]
+        text = decode_tex(_read(path, folder, limit))[0]
         if "\x00" in text:
             not_text.append(path.relative_to(folder).as_posix())
             continue
@@ -267,7 +268,7 @@ class Inliner:
         return None
 
     def _decode(self, path: Path, warn: bool = True) -> str:
-        text, encoding = decode_tex(path.read_bytes())
+        text, encoding = decode_tex(_read(path, self._folder, self._limits.max_text_chars))
         if "\x00" in text:
             raise Quarantined("not_utf8", f"{self._name(path)}: {_NOT_TEXT}")
         if warn and encoding not in {"utf-8", "utf-8-sig"}:
@@ -279,6 +280,14 @@ class Inliner:
         if resolved.is_relative_to(self._root):
             return resolved.relative_to(self._root).as_posix()
         return path.name
+
+
+def _read(path: Path, folder: Path, limit: int) -> bytes:
+    try:
+        return read_bounded(path, limit)
+    except FileTooLarge as exc:
+        name = path.relative_to(folder) if path.is_relative_to(folder) else path.name
+        raise Quarantined("too_large", f"{name}: {str(exc).rpartition(': ')[2]}") from exc
 
 
 def _input_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:

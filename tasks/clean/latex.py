@@ -80,7 +80,7 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     fallback named in the warnings. A source whose inputs or macros make more text than
     `clean.max_text_chars` is `too_large`.
     """
-    main = find_main(folder)
+    main = find_main(folder, settings.clean.max_text_chars)
     inliner = Inliner(folder, main, settings.clean)
     source = inliner.read(main)
     removed = {"comments": inliner.comment_bytes}

@@ -19,6 +19,7 @@ from flows._stage import StageReport, fold_call_logs, log, open_warehouse
 from tasks.config import Settings
 from tasks.llm import make_client
 from tasks.provenance import code_version
+from tasks.redact import redacted
 from warehouse import Warehouse
 from warehouse.db import pid_alive, remove_stale_temp
 
@@ -146,8 +147,8 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     units failed) or `failed` with the exception, which is re-raised, and the copy is
     published again with the run's results and final status."""
     run = RunRecord(settings, flow_name)
-    for path in remove_stale_temp(settings.published_path.parent):
-        log.warning("removed %s, left by a killed publish", path)
+    for path in remove_stale_temp(settings.data_dir):
+        log.warning("removed %s, left by a killed run", path)
     with open_warehouse(settings) as wh:
         mark_crashed(wh, run.run_id)
         if folded := fold_call_logs(wh, settings.data_dir):
@@ -158,7 +159,7 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     try:
         yield run
     except BaseException as exc:
-        run.save("failed", f"{type(exc).__name__}: {exc}")
+        run.save("failed", redacted(exc, settings))
         _publish(settings, quiet=True)
         _run_artifact(run)
         raise

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tempfile
+import functools
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +13,8 @@ from flows._stage import StageReport, stage
 from tasks.clean import clean_paper
 from tasks.clean.latex import CLEANER_VERSION
 from tasks.config import Settings
-from tasks.parallel import map_threads
+from tasks.files import temp_dir
+from tasks.parallel import map_processes
 from tasks.records import PaperText, Quarantine, RawSource
 from tasks.validate import Validation, validate_papers
 
@@ -22,8 +23,22 @@ __all__ = ["clean_flow"]
 
 @task(name="clean-papers", cache_policy=NO_CACHE)
 def clean_papers_task(raws: list[RawSource], settings: Settings) -> list[PaperText | Quarantine]:
-    with tempfile.TemporaryDirectory(prefix="lilo-clean-") as tmp:
-        return map_threads(lambda raw: clean_paper(raw, Path(tmp), settings), raws, workers=2)
+    """Each paper in a worker process that is stopped once it takes `clean.max_seconds`:
+    one hostile source cannot hold up the others, nor a rerun (it stays quarantined)."""
+    with temp_dir(settings.data_dir, "clean") as tmp:
+        return map_processes(
+            functools.partial(clean_paper, work_dir=Path(tmp), settings=settings),
+            raws,
+            workers=2,
+            limit_s=settings.clean.max_seconds,
+            on_failure=_failed,
+        )
+
+
+def _failed(raw: RawSource, why: str, timed_out: bool) -> Quarantine:
+    reason = "clean_timeout" if timed_out else "clean_error"
+    detail = f"cleaning {why}" + (" (clean.max_seconds)" if timed_out else "")
+    return Quarantine(raw.arxiv_id, stage="clean", reason=reason, detail=detail)
 
 
 @task(name="validate-papers", cache_policy=NO_CACHE)
@@ -60,7 +75,10 @@ def clean_flow(settings: Settings, run_id: str) -> StageReport:
             report.note("nothing new to clean")
             return report
         results = clean_papers_task(todo, settings)
-        papers = [r for r in results if isinstance(r, PaperText)]
+        # Stamped with the version this flow selects by: the workers import their own copy.
+        papers = [
+            replace(r, cleaner_version=CLEANER_VERSION) for r in results if isinstance(r, PaperText)
+        ]
         quarantine = [r for r in results if isinstance(r, Quarantine)]
         earlier = {
             r[0]: r[1]

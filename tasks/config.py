@@ -26,6 +26,8 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from tasks.files import FileTooLarge, read_bounded
+
 __all__ = ["PROFILES", "ConfigError", "Settings", "load_settings"]
 
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
@@ -103,6 +105,12 @@ class CleanSettings(_Section):
     ratio_floor_bytes: int = Field(1_000_000, ge=0)
     # Validation (DESIGN §11): share of characters that are LaTeX markup in a cleaned text.
     max_markup_density: float = Field(0.35, gt=0.0, le=1.0)
+    # Bounds on hostile sources (docs/design.md): the text a paper may become once its inputs
+    # are inlined and its macros expanded (a long thesis is a few MB), the words a cleaned
+    # paper may hold, and the seconds one paper may take before its worker is stopped.
+    max_text_chars: int = Field(20_000_000, gt=0)
+    max_words: int = Field(200_000, ge=1)
+    max_seconds: float = Field(120.0, gt=0.0)
 
 
 class OfflineSettings(_Section):
@@ -460,6 +468,7 @@ class Settings(BaseSettings):
                 "llm": _PACING,
                 "judge": _PACING,
                 "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
+                "clean": {"max_seconds"},
             },
         )
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
@@ -526,18 +535,26 @@ def _leaves(nested: dict[str, Any], prefix: str = "") -> set[str]:
 _JSON_HINT = """lists and sections are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""
 
 
+# A settings file is a few KB; a bigger one is not one.
+_MAX_CONFIG_BYTES = 1_000_000
+
+
 def _from_file(path: Path) -> Settings:
     if path.is_dir():
         raise ConfigError(f"{path} is a folder: --config (or LILO_CONFIG) names a TOML file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, _MAX_CONFIG_BYTES).decode("utf-8")
         data = tomllib.loads(text)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: no such config file: fix --config or LILO_CONFIG") from exc
+    except FileTooLarge as exc:
+        raise ConfigError(f"{exc}: give a TOML settings file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not a text file ({exc.reason}): give a TOML file") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: nested too deeply to read: give a TOML file") from exc
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

@@ -26,6 +26,7 @@ import numpy as np
 
 from tasks.config import EmbeddingSettings, Settings
 from tasks.llm.cache import DiskCache, cache_key
+from tasks.redact import configured_secrets, redact
 
 __all__ = ["Embedder", "EmbeddingError", "token_windows"]
 
@@ -170,7 +171,7 @@ class _OpenAI:
         self.label = f"openai:{cfg.model}@{cfg.base_url}"
         self._dimension = 0
         # `api_key` is excluded from settings dumps, so it may only be in the environment.
-        api_key = (
+        self._api_key = (
             cfg.api_key
             or os.environ.get("LILO_EMBEDDING__API_KEY")
             or os.environ.get("OPENAI_API_KEY")
@@ -178,7 +179,7 @@ class _OpenAI:
         # The client retries 408/409/429/5xx and connection errors with backoff.
         self._client = openai.OpenAI(
             base_url=cfg.base_url,
-            api_key=api_key or "not-needed",
+            api_key=self._api_key or "not-needed",
             max_retries=cfg.retries,
             timeout=cfg.timeout_s,
         )
@@ -198,11 +199,12 @@ class _OpenAI:
                     model=self.model_name, input=batch, encoding_format="float"
                 )
             except openai.APIError as exc:
+                why = redact(str(exc), [*configured_secrets(), *filter(None, [self._api_key])])
                 raise EmbeddingError(
-                    f"{self.label} failed: {exc}. Check that the server is up and serves "
+                    f"{self.label} failed: {why}. Check that the server is up and serves "
                     "LILO_EMBEDDING__MODEL; a text over the model's input limit needs the "
                     "server to truncate (TEI: --auto-truncate)"
-                ) from exc
+                ) from None
             data = sorted(response.data, key=lambda d: d.index)
             if len(data) != len(batch):
                 raise EmbeddingError(

@@ -1,15 +1,22 @@
 """Fan-out inside a coarse task: Prefect tasks cost milliseconds each (DESIGN §13), so a
-task handles a batch and spreads the I/O-bound work (LLM calls) over threads."""
+task handles a batch and spreads the I/O-bound work (LLM calls) over threads, and CPU-bound
+work on untrusted input (cleaning) over child processes that can be stopped."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import queue
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar
 
-__all__ = ["fan_out", "map_threads"]
+from tasks.lifetime import end_with_parent
+
+__all__ = ["fan_out", "map_processes", "map_threads"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,3 +63,120 @@ def fan_out(
                     break
             left -= len(done)
             on_done([(futures[f], f.result()) for f in done])
+
+
+def map_processes(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    workers: int,
+    limit_s: float,
+    on_failure: Callable[[T, str, bool], R],
+) -> list[R]:
+    """`[fn(x) for x in items]` in up to `workers` child processes, results in input order.
+    A call that runs past `limit_s` seconds has its process killed (a thread cannot be) and
+    a new one started for the rest; it, and a call that raises or whose process dies, gets
+    `on_failure(item, why, timed_out)` instead. `fn` must pickle (a module-level function or
+    a partial of one). In a daemonic process, which may have no children, the calls run
+    here, unbounded.
+    """
+    if multiprocessing.current_process().daemon:
+        return [_call(fn, item, on_failure) for item in items]
+    results: list[Any] = [None] * len(items)
+    todo = deque(range(len(items)))
+    starting: list[_Worker] = []
+    idle: list[_Worker] = []
+    busy: dict[Connection, tuple[_Worker, int, float]] = {}
+    try:
+        starting = [_Worker(fn) for _ in range(max(1, min(workers, len(items))))]
+        while todo or busy:
+            while idle and todo:
+                worker, index = idle.pop(), todo.popleft()
+                worker.conn.send(items[index])
+                busy[worker.conn] = (worker, index, time.monotonic() + limit_s)
+            waiting = [w.conn for w in starting] + list(busy)
+            deadline = min((d for _, _, d in busy.values()), default=time.monotonic() + 1.0)
+            for conn in wait(waiting, timeout=max(0.0, deadline - time.monotonic())):
+                ready = next((w for w in starting if w.conn is conn), None)
+                if ready is not None:
+                    starting.remove(ready)
+                    if ready.ready():
+                        idle.append(ready)
+                    elif not starting and not idle and not busy:
+                        raise RuntimeError(f"worker process failed to start: {ready.exit()}")
+                    continue
+                worker, index, _ = busy.pop(conn)  # type: ignore[index]
+                ok, value = worker.result()
+                results[index] = value if ok else on_failure(items[index], value, False)
+                if ok or worker.alive():
+                    idle.append(worker)
+                else:
+                    starting.append(_Worker(fn))
+            now = time.monotonic()
+            for conn, (worker, index, deadline) in list(busy.items()):
+                if deadline <= now:
+                    del busy[conn]
+                    worker.stop()
+                    why = f"ran past {limit_s:g} s; its process was stopped"
+                    results[index] = on_failure(items[index], why, True)
+                    starting.append(_Worker(fn))
+    finally:
+        for worker in [*starting, *idle, *(w for w, _, _ in busy.values())]:
+            worker.stop()
+    return results
+
+
+def _call(fn: Callable[[T], R], item: T, on_failure: Callable[[T, str, bool], R]) -> R:
+    try:
+        return fn(item)
+    except Exception as exc:
+        return on_failure(item, f"{type(exc).__name__}: {exc}", False)
+
+
+class _Worker:
+    """A spawned process that says it is ready, then answers each item sent with
+    (True, fn(item)) or (False, why)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        # spawn: a clean interpreter, whatever threads (Prefect, torch) this one runs.
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(child, fn, os.getpid()), daemon=True, name="lilo-worker"
+        )
+        self.process.start()
+        child.close()
+
+    def ready(self) -> bool:
+        return self.result()[0]
+
+    def result(self) -> tuple[bool, Any]:
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            return False, f"its process died ({self.exit()}): out of memory?"
+
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def exit(self) -> str:
+        self.process.join(1.0)
+        return f"exit code {self.process.exitcode}"
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+def _serve(conn: Connection, fn: Callable[[Any], Any], parent: int) -> None:
+    end_with_parent(parent)
+    conn.send((True, None))
+    while True:
+        try:
+            item = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send((True, fn(item)))
+        except Exception as exc:
+            conn.send((False, f"{type(exc).__name__}: {exc}"))

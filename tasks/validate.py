@@ -83,6 +83,7 @@ def validate_papers(
         return Validation([], [], {"suite": "papers", "success": True, "papers": 0})
     parameters = {
         "min_words": settings.clean.min_words,
+        "max_words": settings.clean.max_words,
         "max_markup_density": settings.clean.max_markup_density,
     }
     results = _run_suite(papers_frame(papers), parameters, docs_dir)

@@ -127,6 +127,9 @@ class LLMServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.failures: list[int] = []  # statuses to answer before succeeding
         self.failing = 0  # a status every request gets while set (an outage)
+        # The message of a failure status; `{auth}` is the request's Authorization header,
+        # as some servers echo it ("Incorrect API key provided: Bearer sk-...").
+        self.error_message = "busy"
         self.faults: Faults | None = None
         self.answered = 0  # chat requests answered with a completion
         # An endpoint without structured output: a chat request carrying `response_format`
@@ -176,7 +179,8 @@ class _Handler(BaseHTTPRequestHandler):
             chat = not self.path.endswith("/embeddings")
             fault = server.faults.pick(raw) if server.faults and chat and not status else None
         if status:
-            self._send(status, {"error": {"message": "busy"}})
+            message = server.error_message.format(auth=self.headers.get("Authorization"))
+            self._send(status, {"error": {"message": message}})
             return
         if not chat:
             self._embeddings(body)

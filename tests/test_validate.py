@@ -104,6 +104,16 @@ def test_min_words_comes_from_settings(good: list[PaperText]) -> None:
     assert validate_papers([short], lenient).passed == ["short"]
 
 
+def test_words_are_capped_with_a_clear_reason() -> None:
+    """A paper past `clean.max_words` (a macro or input bomb) is quarantined, saying why."""
+    huge = replace(_paper("huge"), words=300_000)
+    result = validate_papers([huge, _paper("fine")], SETTINGS)
+    assert result.passed == ["fine"]
+    (quarantined,) = result.quarantine
+    assert quarantined.reason == "expect_column_values_to_be_between:words"
+    assert "max_value=200000" in quarantined.detail
+
+
 def test_no_papers() -> None:
     result = validate_papers([], SETTINGS)
     assert result.passed == [] and result.quarantine == [] and result.summary["success"]

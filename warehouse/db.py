@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -252,19 +253,20 @@ class Warehouse:
             "WHERE NOT internal AND database_name = ? AND schema_name = 'main'",
             [source],
         ).fetchall()
-        self.con.execute(f"ATTACH '{tmp}' AS lilo_publish")
+        # Paths are parameters and names quoted identifiers: a data dir may hold any character.
+        self.con.execute("ATTACH ? AS lilo_publish", [str(tmp)])
         try:
             for table in self.tables():
                 columns = "* EXCLUDE (request)" if table == "llm_cache" else "*"
                 self.con.execute(
-                    f'CREATE TABLE lilo_publish.main."{table}" AS '
-                    f'SELECT {columns} FROM "{source}".main."{table}"'
+                    f"CREATE TABLE lilo_publish.main.{_identifier(table)} AS "
+                    f"SELECT {columns} FROM {_identifier(source)}.main.{_identifier(table)}"
                 )
             self.con.execute("USE lilo_publish")
             try:
                 _create_views(self.con, [sql for _, sql in views])
             finally:
-                self.con.execute(f'USE "{source}"')
+                self.con.execute(f"USE {_identifier(source)}")
         finally:
             self.con.execute("DETACH lilo_publish")
         os.replace(tmp, published)
@@ -281,10 +283,16 @@ class Warehouse:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             self.con.execute(
-                f"COPY (SELECT * FROM res_scores WHERE version = {int(version)} ORDER BY ALL) "
-                f"TO '{tmp}' (FORMAT parquet)"
+                "COPY (SELECT * FROM res_scores WHERE version = ? ORDER BY ALL) "
+                "TO ? (FORMAT parquet)",
+                [version, str(tmp)],
             )
             os.replace(tmp, target)
+
+
+def _identifier(name: str) -> str:
+    """`name` as a quoted SQL identifier: DuckDB takes no parameter for a name."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
@@ -303,7 +311,8 @@ def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None
         pending = failed
 
 
-_TEMP = re.compile(r"^\..+\.(\d+)\.tmp$")
+# `.NAME.<pid>.tmp`, and the `.wal` DuckDB keeps beside an attached one.
+_TEMP = re.compile(r"^\..+\.(\d+)\.tmp(?:\.wal)?$")
 
 
 def pid_alive(pid: int) -> bool:
@@ -318,13 +327,21 @@ def pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temp(folder: Path) -> list[Path]:
-    """Remove the publish temp files (`.NAME.<pid>.tmp`, under `folder`) that a killed
-    process left behind; a live process's own are kept. Returns what was removed."""
+    """Remove the temporaries (`.NAME.<pid>.tmp` files and folders, anywhere under
+    `folder`: publish copies and their `.wal`, partial writes, unpacked e-prints) that a
+    killed process left behind; a live process's own are kept. Returns what was removed."""
     removed = []
-    for path in folder.rglob(".*.tmp") if folder.exists() else ():
-        found = _TEMP.match(path.name)
-        if found and not pid_alive(int(found.group(1))):
-            path.unlink(missing_ok=True)
+    for root, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            found = _TEMP.match(name)
+            if found is None or pid_alive(int(found.group(1))):
+                continue
+            path = Path(root) / name
+            if name in dirs:
+                dirs.remove(name)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
             removed.append(path)
     return removed
 

@@ -65,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
+        from tasks.redact import redact
+
         message, code = _explain(exc)
-        print(f"lilo: {' '.join(message.split())}", file=sys.stderr)
+        print(f"lilo: {' '.join(redact(message).split())}", file=sys.stderr)
         return code
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import shlex
 import sys
@@ -36,9 +37,10 @@ __all__ = [
 
 T = TypeVar("T")
 
+# The path goes in as a string literal (JSON's is Python's), the whole program as one shell
+# word: a data dir may hold quotes.
 _QUERY_HINT = (
-    '{python} -c "import duckdb; '
-    "print(duckdb.connect('{path}', read_only=True).sql('SELECT * FROM leaderboard'))\""
+    'import duckdb; print(duckdb.connect({path}, read_only=True).sql("SELECT * FROM leaderboard"))'
 )
 
 
@@ -349,7 +351,8 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
         console.print(
             f"Published copy for analysts (read-only, safe during runs): {published.resolve()}"
         )
-        hint = _QUERY_HINT.format(python=shlex.quote(sys.executable), path=published.resolve())
+        program = _QUERY_HINT.format(path=json.dumps(str(published.resolve())))
+        hint = f"{shlex.quote(sys.executable)} -c {shlex.quote(program)}"
         console.print("Query it:", soft_wrap=True)
         console.print("  " + hint, soft_wrap=True, markup=False)
     _print_review_hint(console, result)

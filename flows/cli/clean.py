@@ -1,5 +1,6 @@
 """`lilo clean PATH`: clean one paper's LaTeX source (a folder or an e-print archive) with the
-pipeline's own cleaner and print the result. Nothing is written outside a temporary folder."""
+pipeline's own cleaner and print the result. Nothing is written outside a temporary folder
+(under the data dir's `tmp/`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import argparse
 import hashlib
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +33,18 @@ def cmd_clean(args: argparse.Namespace) -> int:
         result = clean_folder(path, raw, settings)
     else:
         from tasks.fetch import detect_format
+        from tasks.files import FileTooLarge, read_bounded
 
-        data = path.read_bytes()
+        try:
+            data = read_bounded(path, settings.arxiv.max_eprint_bytes)
+        except FileTooLarge as exc:
+            print(f"lilo clean: {exc}: give a source folder or an e-print", file=sys.stderr)
+            return 2
         sha = hashlib.sha256(data).hexdigest()
         raw = RawSource(path.name, sha, str(path), len(data), detect_format(data))
-        with tempfile.TemporaryDirectory(prefix="lilo-clean-") as work:
+        from tasks.files import temp_dir
+
+        with temp_dir(settings.data_dir, "clean") as work:
             result = clean_paper(raw, Path(work), settings)
     if not isinstance(result, PaperText):
         print(f"quarantined {path}: {result.reason}: {result.detail}", file=sys.stderr)

@@ -63,6 +63,9 @@ def clean_folder(folder: Path, raw: RawSource, settings: Settings) -> PaperText 
     if words < settings.clean.min_words:
         detail = f"{words} words < {settings.clean.min_words}"
         return Quarantine(raw.arxiv_id, stage="clean", reason="too_short", detail=detail)
+    if words > settings.clean.max_words:
+        detail = f"{words} words > {settings.clean.max_words} (clean.max_words)"
+        return Quarantine(raw.arxiv_id, stage="clean", reason="too_long", detail=detail)
     return PaperText(
         paper_id=raw.arxiv_id,
         title=cleaned.title or raw.title,

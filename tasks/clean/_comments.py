@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.clean._tex import nbytes
+from tasks.clean._tex import cut, environment_spans, nbytes
 
 __all__ = ["remove_environments", "strip_comments"]
 
@@ -85,9 +85,7 @@ def strip_comments(text: str) -> tuple[str, int, list[str]]:
 
 def remove_environments(text: str, names: tuple[str, ...]) -> str:
     """Drop every `\\begin{name} ... \\end{name}` (the comment package's excluded ones)."""
-    alternatives = "|".join(re.escape(n) for n in names)
-    pattern = rf"\\begin\s*\{{({alternatives})\}}.*?\\end\s*\{{\1\}}"
-    return re.sub(pattern, "", text, flags=re.S)
+    return cut(text, [(start, end) for start, _, _, end in environment_spans(text, names)])[0]
 
 
 def _strip_percent_comments(text: str) -> str:

@@ -13,12 +13,15 @@ kept for the macro definitions they hold.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 from tasks.clean._comments import remove_environments, strip_comments
 from tasks.clean._tex import decode_tex
 from tasks.clean.errors import Quarantined
+from tasks.config import CleanSettings
+from tasks.files import FileTooLarge, read_bounded
 
 __all__ = [
     "BEGIN_DOCUMENT",
@@ -31,7 +34,8 @@ __all__ = [
 
 BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 END_DOCUMENT = re.compile(r"\\end\s*\{document\}")
-_DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+# `[^][]` and `[^{}]`: an unclosed one must not make every later one scan to the end.
+_DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\s*(?:\[[^\][]*\])?\s*\{([^{}]*)\}")
 _INPUT_COMMANDS = ("input", "include", "subfile")
 # `\newcommand\variable[1]{\input{##1}}`: a wrapper whose uses are inputs too.
 _WRAPPER = re.compile(
@@ -40,7 +44,8 @@ _WRAPPER = re.compile(
 )
 # The comment package: `\\excludecomment{notes}` makes `notes` a comment environment.
 _EXCLUDECOMMENT = re.compile(r"\\excludecomment\s*\{([^{}]+)\}")
-_USEPACKAGE = re.compile(r"\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+_USEPACKAGE = re.compile(r"\\(?:usepackage|RequirePackage)\s*(?:\[[^\][]*\])?\s*\{([^{}]*)\}")
+_PACKAGE_NAME = re.compile(r"[\w.-]{1,100}")
 _CONVENTIONAL = ("main", "ms", "paper")
 # Second documents that authors keep beside the paper.
 _SECONDARY = re.compile(
@@ -55,11 +60,11 @@ _NOT_TEXT = (
 _README_XXD = re.compile(r"^\s*(\S+\.tex)\s+toplevelfile\b", re.M)
 
 
-def find_main(folder: Path) -> Path:
+def find_main(folder: Path, limit: int) -> Path:
     """arXiv's `00README` choice when there is one; else the file with `\\documentclass` and
     `\\begin{document}` (subfiles excluded). Ties go to a conventional name (main/ms/paper/the
     folder's name), then away from supplement/cover-letter/workshop names, then to the
-    shallower, then the larger file."""
+    shallower, then the larger file. A .tex file over `limit` bytes is `too_large`."""
     if (chosen := _readme_toplevel(folder)) is not None:
         return chosen
     names = {*_CONVENTIONAL, folder.name.lower()}
@@ -68,7 +73,7 @@ def find_main(folder: Path) -> Path:
     for path in sorted(folder.rglob("*.tex")):
         if path.is_symlink() or not path.is_file():
             continue
-        text = decode_tex(path.read_bytes())[0]
+        text = decode_tex(_read(path, folder, limit))[0]
         if "\x00" in text:
             not_text.append(path.relative_to(folder).as_posix())
             continue
@@ -131,9 +136,18 @@ def document_body(text: str) -> str:
 
 
 class Inliner:
-    """Reads the main file with every input inlined; collects comment bytes and warnings."""
+    """Reads the main file with every input inlined; collects comment bytes and warnings.
 
-    def __init__(self, folder: Path, main: Path) -> None:
+    Inlining is bounded, so that inputs that include each other twice over (2^N copies from
+    N small files) cannot hang a run: at most `max_files` inputs are read and at most
+    `max_text_chars` of their text, else the paper is quarantined (`too_large`). Each file is
+    read and decommented once, however often it is input."""
+
+    def __init__(self, folder: Path, main: Path, limits: CleanSettings | None = None) -> None:
+        self._limits = limits or CleanSettings()
+        self._inputs = 0
+        self._bytes = 0
+        self._files: dict[Path, tuple[str, int, list[str]]] = {}
         self._folder = folder
         self._root = folder.resolve()
         self._base = main.parent
@@ -145,7 +159,7 @@ class Inliner:
     def read(self, path: Path, stack: tuple[Path, ...] = (), base: Path | None = None) -> str:
         """`path` decommented, with its inputs inlined; `stack` holds the files being read
         (a cycle is dropped with a warning), `base` the folder its inputs resolve against."""
-        text, removed, warnings = strip_comments(self._decode(path))
+        text, removed, warnings = self._decommented(path)
         self.comment_bytes += removed
         self.warnings.extend(f"{self._name(path)}: {w}" for w in warnings)
         if not stack:
@@ -157,6 +171,28 @@ class Inliner:
         if not stack and "excludecomment" in text:
             text = remove_environments(text, tuple(_EXCLUDECOMMENT.findall(text)))
         return text
+
+    def _decommented(self, path: Path) -> tuple[str, int, list[str]]:
+        """`strip_comments` of the file, counted against the limits."""
+        if path not in self._files:
+            self._files[path] = strip_comments(self._decode(path))
+        text = self._files[path][0]
+        self._inputs += 1
+        self._bytes += len(text)
+        limits = self._limits
+        if self._inputs > limits.max_files:
+            raise Quarantined(
+                "too_large",
+                f"{self._name(path)}: more than {limits.max_files} inputs read (clean.max_files):"
+                " files that input each other more than once?",
+            )
+        if self._bytes > limits.max_text_chars:
+            raise Quarantined(
+                "too_large",
+                f"{self._name(path)}: inputs inline to more than {limits.max_text_chars} "
+                "characters (clean.max_text_chars)",
+            )
+        return self._files[path]
 
     def _scan_preamble(self, main: str) -> None:
         """Input wrappers defined by the main file or its local packages become input
@@ -177,11 +213,14 @@ class Inliner:
         if match.group(5) is not None:  # \import{dir}{file}: from the main folder; \subimport: here
             base = (base if match.group(4) else self._base) / match.group(5).strip()
         shown = written if Path(written).suffix else f"{written}.tex"
+        if not self._inside(written, base):
+            self.warnings.append(f"input outside the archive, skipped: {shown}")
+            return ""
         target = self._resolve(written, base)
         if target is None:
             self.warnings.append(f"missing input: {shown}")
             return ""
-        if not target.is_relative_to(self._root):
+        if not target.is_relative_to(self._root):  # a link in a folder given to `lilo clean`
             self.warnings.append(f"input outside the archive, skipped: {shown}")
             return ""
         if target in stack:
@@ -194,8 +233,10 @@ class Inliner:
         found = []
         for match in _USEPACKAGE.finditer(preamble):
             for name in match.group(1).split(","):
+                if not _PACKAGE_NAME.fullmatch(name.strip()):
+                    continue
                 path = self._base / f"{name.strip()}.sty"
-                if name.strip() and path.is_file() and path.resolve().is_relative_to(self._root):
+                if path.is_file() and path.resolve().is_relative_to(self._root):
                     found.append(path)
         return found
 
@@ -203,9 +244,18 @@ class Inliner:
         """A package's inputs stay in the preamble (never inlined); a missing one is what a
         build tool would have made (showyourwork.tex): a warning, like any missing input."""
         written = _written(match)
-        if written and "#" not in written and self._resolve(written) is None:
+        if not written or "#" in written or not self._inside(written, self._base):
+            return
+        if self._resolve(written) is None:
             shown = written if Path(written).suffix else f"{written}.tex"
             self.warnings.append(f"missing input: {shown} (from {package.name})")
+
+    def _inside(self, written: str, base: Path) -> bool:
+        """Whether `written`, read from `base`, names a path in the paper's folder: decided
+        from the path alone, before the file system is asked, so that no warning tells an
+        archive whether a host file exists."""
+        path = os.path.normpath(os.path.join(os.path.abspath(base), written))
+        return Path(path).is_relative_to(os.path.abspath(self._folder))
 
     def _resolve(self, written: str, base: Path | None = None) -> Path | None:
         if not written:
@@ -218,7 +268,7 @@ class Inliner:
         return None
 
     def _decode(self, path: Path, warn: bool = True) -> str:
-        text, encoding = decode_tex(path.read_bytes())
+        text, encoding = decode_tex(_read(path, self._folder, self._limits.max_text_chars))
         if "\x00" in text:
             raise Quarantined("not_utf8", f"{self._name(path)}: {_NOT_TEXT}")
         if warn and encoding not in {"utf-8", "utf-8-sig"}:
@@ -230,6 +280,14 @@ class Inliner:
         if resolved.is_relative_to(self._root):
             return resolved.relative_to(self._root).as_posix()
         return path.name
+
+
+def _read(path: Path, folder: Path, limit: int) -> bytes:
+    try:
+        return read_bounded(path, limit)
+    except FileTooLarge as exc:
+        name = path.relative_to(folder) if path.is_relative_to(folder) else path.name
+        raise Quarantined("too_large", f"{name}: {str(exc).rpartition(': ')[2]}") from exc
 
 
 def _input_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
@@ -247,6 +305,6 @@ def _written(match: re.Match[str]) -> str:
     return written.strip().strip('"').strip()
 
 
-def inlined_source(folder: Path, main: Path) -> str:
+def inlined_source(folder: Path, main: Path, limits: CleanSettings | None = None) -> str:
     """The main file with every input inlined and comments removed, preamble included."""
-    return Inliner(folder, main).read(main)
+    return Inliner(folder, main, limits).read(main)

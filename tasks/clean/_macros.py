@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from tasks.clean._tex import argument_span, command_spans, cut
+from tasks.clean.errors import Quarantined
 
 __all__ = ["expand_macros", "find_macros", "remove_layout"]
 
@@ -87,16 +88,26 @@ def find_macros(sources: Iterable[str]) -> dict[str, str]:
     return _resolved(macros)
 
 
-def expand_macros(text: str, macros: Mapping[str, str]) -> str:
+def expand_macros(text: str, macros: Mapping[str, str], max_chars: int | None = None) -> str:
     """`text` with every use of a macro in `macros` replaced by its body, in one pass over a
     pattern of only the names the text uses (compiling hundreds of names costs more than
-    the scan)."""
+    the scan). With `max_chars`, a text that would grow past it is `too_large` (a 4 KB body
+    used 30,000 times) as soon as it does, before the text is built."""
     used = tuple(sorted(set(_NAME.findall(text)) & macros.keys())) if macros else ()
     if not used:
         return text
+    size = len(text)
 
     def replace(match: re.Match[str]) -> str:
+        nonlocal size
         body = _replacement(macros[match.group(1)], match.group(2))
+        size += len(body) - len(match.group(0))
+        if max_chars is not None and size > max_chars:
+            raise Quarantined(
+                "too_large",
+                f"macro expansion makes the text longer than {max_chars} characters "
+                f"(clean.max_text_chars), \\{match.group(1)} among others",
+            )
         script = match.start() > 0 and text[match.start() - 1] in "^_"
         return f"{{{body}}}" if script and not _ONE_TOKEN.fullmatch(body) else body
 
@@ -123,11 +134,21 @@ def _whole_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int
         else:
             merged.append((start, end))
     grown: list[tuple[int, int]] = []
-    for start, end in merged:
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", end)
-        line_end = len(text) if line_end < 0 else line_end + 1
-        if not text[line_start:start].strip() and not text[end:line_end].strip():
+    for i, (start, end) in enumerate(merged):
+        # Merged spans on one line have text between them, so only a span alone on its line
+        # grows: each search stops at the neighbouring span (linear on a long line).
+        before = merged[i - 1][1] if i else 0
+        after = merged[i + 1][0] if i + 1 < len(merged) else len(text)
+        newline = text.rfind("\n", before, start)
+        line_start = newline + 1 if newline >= 0 or i == 0 else None
+        newline = text.find("\n", end, after)
+        line_end = newline + 1 if newline >= 0 else len(text) if after == len(text) else None
+        if (
+            line_start is not None
+            and line_end is not None
+            and not text[line_start:start].strip()
+            and not text[end:line_end].strip()
+        ):
             start, end = line_start, line_end
         grown.append((start, end))
     return grown

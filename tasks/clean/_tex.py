@@ -14,6 +14,7 @@ __all__ = [
     "command_spans",
     "cut",
     "decode_tex",
+    "environment_spans",
     "nbytes",
     "normalise_newlines",
     "remove_commands",
@@ -29,12 +30,15 @@ _DEFINITION = re.compile(
     r"|DeclareRobustCommand)\*?(?![a-zA-Z@])|\\[gex]?def(?![a-zA-Z@])"
 )
 _CONTROL_SEQUENCE = re.compile(r"\\(?:[A-Za-z@]+|.)")
-_DEF_PARAMETERS = re.compile(r"[^{]*")
+# `#1#2` or `#1\\end`: short. Unbounded, each `\\def` without a brace would scan to the end.
+_DEF_PARAMETERS = re.compile(r"[^{]{0,200}")
 # An escape (`\{`, `\\`; a control word's letters delimit nothing) or a delimiter.
 _DELIMITERS = {
     "{": re.compile(r"\\[^A-Za-z]|[{}]"),
     "[": re.compile(r"\\[^A-Za-z]|[\[\]]"),
 }
+# opening delimiter -> (the last text seen, its opening index -> closing index, -1: unclosed)
+_PAIRS: dict[str, tuple[str, dict[int, int]]] = {}
 
 
 def decode_tex(data: bytes) -> tuple[str, str]:
@@ -117,6 +121,32 @@ def remove_definitions(text: str) -> tuple[str, int]:
     return cut(text, spans)
 
 
+def environment_spans(text: str, names: tuple[str, ...]) -> list[tuple[int, int, int, int]]:
+    """(start, inner start, inner end, end) of each `\\begin{name} ... \\end{name}` for the
+    given names, each begin paired with the first matching end after it, as the regex
+    `\\begin{(name)}.*?\\end{\\1}` would. Linear: a name found unclosed once is not looked
+    for again (a regex tries the rest of the text from every unclosed begin)."""
+    alternatives = "|".join(re.escape(n) for n in names)
+    begins = re.compile(rf"\\begin\s*\{{({alternatives})\}}")
+    spans: list[tuple[int, int, int, int]] = []
+    unclosed: set[str] = set()
+    pos = 0
+    while (begin := begins.search(text, pos)) is not None:
+        name = begin.group(1)
+        end = None
+        if name not in unclosed:
+            end = re.compile(rf"\\end\s*\{{{re.escape(name)}\}}").search(text, begin.end())
+        if end is None:
+            unclosed.add(name)
+            if len(unclosed) == len(set(names)):
+                break
+            pos = begin.end()
+            continue
+        spans.append((begin.start(), begin.end(), end.start(), end.end()))
+        pos = end.end()
+    return spans
+
+
 def cut(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
     """`text` without the given sorted, disjoint spans, and the bytes they held (counted on
     the pieces, not on the whole text: encoding a long non-ASCII text is what costs)."""
@@ -170,8 +200,36 @@ def _skip_space(text: str, pos: int) -> int:
 
 
 def _matching(text: str, pos: int, opening: str, closing: str) -> int | None:
-    """Index of the delimiter closing the one at `pos`; backslash escapes are skipped. The
-    regex visits only delimiters and escapes, not every character."""
+    """Index of the delimiter closing the one at `pos`; backslash escapes are skipped.
+
+    Looked up in a table of every pair in `text`, built in one pass and kept for the last
+    text seen: scanning from each opening instead costs the rest of the text per unclosed
+    one, quadratic for a file of `\\author{` repeated."""
+    cached = _PAIRS.get(opening)
+    if cached is None or cached[0] is not text:
+        cached = (text, _pairs(text, opening, closing))
+        _PAIRS[opening] = cached
+    close = cached[1].get(pos)
+    if close is not None:
+        return None if close < 0 else close
+    return _scan(text, pos, opening, closing)  # `pos` is escaped (`\\{`) where the pass read it
+
+
+def _pairs(text: str, opening: str, closing: str) -> dict[int, int]:
+    pairs: dict[int, int] = {}
+    open_at: list[int] = []
+    for event in _DELIMITERS[opening].finditer(text):
+        char = event.group()
+        if char == opening:
+            open_at.append(event.start())
+            pairs[event.start()] = -1
+        elif char == closing and open_at:
+            pairs[open_at.pop()] = event.start()
+    return pairs
+
+
+def _scan(text: str, pos: int, opening: str, closing: str) -> int | None:
+    """`_matching` by a scan from `pos`: the regex visits only delimiters and escapes."""
     depth = 0
     for event in _DELIMITERS[opening].finditer(text, pos):
         char = event.group()

@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tasks.clean._macros import expand_macros
-from tasks.clean._tex import argument_span
+from tasks.clean._tex import argument_span, environment_spans
 from tasks.clean.plain import latex_to_text
 
 __all__ = ["FrontMatter", "front_matter"]
 
 _TITLE = re.compile(r"\\(?:title|icmltitle)\*?(?![a-zA-Z@])")
 _AUTHOR = re.compile(r"\\(?:author|icmlauthor)\*?(?![a-zA-Z@])")
-_ABSTRACT_ENV = re.compile(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", re.S)
 _ABSTRACT_COMMAND = re.compile(r"\\abstract(?![a-zA-Z@])")
 # Between two authors of one `\author{}`; a line break ends a name (affiliations follow).
 _AND = re.compile(r"\\(?:and|And|AND)(?![a-zA-Z@])")
@@ -60,18 +59,27 @@ class FrontMatter:
         return latex_to_text(self.abstract_latex)
 
 
-def front_matter(source: str, macros: Mapping[str, str]) -> FrontMatter:
-    """Title, authors and abstract of an inlined `source`; absent parts are empty."""
+def front_matter(
+    source: str, macros: Mapping[str, str], max_chars: int | None = None
+) -> FrontMatter:
+    """Title, authors and abstract of an inlined `source`; absent parts are empty. Each
+    part's macro expansion is bounded by `max_chars` (see `expand_macros`), the authors'
+    together."""
     titles = _arguments(source, _TITLE, first_only=True)
-    abstract = _ABSTRACT_ENV.search(source)
-    if abstract is not None:
-        abstract_latex = abstract.group(1)
+    abstracts = environment_spans(source, ("abstract",))
+    if abstracts:
+        abstract_latex = source[abstracts[0][1] : abstracts[0][2]]
     else:
         abstract_latex = " ".join(_arguments(source, _ABSTRACT_COMMAND, first_only=True))
+    authors: list[str] = []
+    left = max_chars
+    for latex in _arguments(source, _AUTHOR):
+        authors.append(expand_macros(latex, macros, left))
+        left = None if left is None else left - len(authors[-1])
     return FrontMatter(
-        title_latex=expand_macros(titles[0], macros) if titles else "",
-        author_latex=tuple(expand_macros(a, macros) for a in _arguments(source, _AUTHOR)),
-        abstract_latex=expand_macros(abstract_latex.strip(), macros),
+        title_latex=expand_macros(titles[0], macros, max_chars) if titles else "",
+        author_latex=tuple(authors),
+        abstract_latex=expand_macros(abstract_latex.strip(), macros, max_chars),
     )
 
 

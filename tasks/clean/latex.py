@@ -18,7 +18,13 @@ from pathlib import Path
 
 from tasks.clean._inputs import BEGIN_DOCUMENT, END_DOCUMENT, Inliner, find_main
 from tasks.clean._macros import expand_macros, find_macros, remove_layout
-from tasks.clean._tex import cut, nbytes, remove_commands, remove_definitions
+from tasks.clean._tex import (
+    cut,
+    environment_spans,
+    nbytes,
+    remove_commands,
+    remove_definitions,
+)
 from tasks.clean.front import FrontMatter, front_matter
 from tasks.config import Settings
 
@@ -50,11 +56,8 @@ _FRONT_MATTER = {
 _COUNTERS = {"newcounter": 1, "setcounter": 2, "stepcounter": 1, "addtocounter": 2}
 _MAKETITLE = re.compile(r"\\maketitle(?![a-zA-Z@])")
 _BIB_COMMANDS = {"bibliography": 1, "bibliographystyle": 1, "nobibliography": 1}
-_BIB_SPANS = re.compile(
-    r"\\begin\s*\{thebibliography\}.*?\\end\s*\{thebibliography\}"
-    r"|\\printbibliography(?![a-zA-Z@])\*?(?:\[[^\]]*\])?",
-    re.S,
-)
+# `[^][]`, not `[^]]`: an unclosed `[` must not make every later one scan to the end.
+_PRINTBIBLIOGRAPHY = re.compile(r"\\printbibliography(?![a-zA-Z@])\*?(?:\[[^\][]*\])?")
 _APPENDIX = re.compile(r"\\appendix(?![a-zA-Z@])|\\begin\s*\{(?:appendices|appendix)\}")
 # `\n\n\n+`, not `\n{3,}`: a literal prefix lets the regex engine skip ahead (12x faster).
 _BLANK_RUN = re.compile(r"\n\n\n+")
@@ -74,15 +77,15 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     """Clean the paper unpacked in `folder`.
 
     Raises `Quarantined` (`no_main_file`). A file that is not UTF-8 is decoded with a
-    fallback named in the warnings. `settings` is taken, like every stage's, so that cleaning
-    knobs can be added without changing callers; none is needed yet.
+    fallback named in the warnings. A source whose inputs or macros make more text than
+    `clean.max_text_chars` is `too_large`.
     """
-    main = find_main(folder)
-    inliner = Inliner(folder, main)
+    main = find_main(folder, settings.clean.max_text_chars)
+    inliner = Inliner(folder, main, settings.clean)
     source = inliner.read(main)
     removed = {"comments": inliner.comment_bytes}
     macros = find_macros([*inliner.packages, source])
-    front = front_matter(source, macros)
+    front = front_matter(source, macros, settings.clean.max_text_chars)
     title = front.title
     warnings = list(inliner.warnings)
     if not title:
@@ -104,7 +107,8 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     body, definition_bytes = remove_definitions(body)
     body, counter_bytes = remove_commands(body, _COUNTERS)
     removed["macro_definitions"] = definition_bytes + counter_bytes
-    body, removed["layout"] = remove_layout(expand_macros(body, macros))
+    expanded = expand_macros(body, macros, settings.clean.max_text_chars)
+    body, removed["layout"] = remove_layout(expanded)
 
     # Trailing blanks go line by line: a `[ \t]+$` regex tries every space of the text.
     text = "\n".join([line.rstrip() for line in body.split("\n")])
@@ -121,7 +125,14 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
 
 def _remove_bibliography(body: str) -> tuple[str, int]:
     without, command_bytes = remove_commands(body, _BIB_COMMANDS)
-    cleaned, span_bytes = cut(without, [m.span() for m in _BIB_SPANS.finditer(without)])
+    spans = []  # an environment swallows the `\\printbibliography` inside it
+    for start, end in sorted(
+        [(s, e) for s, _, _, e in environment_spans(without, ("thebibliography",))]
+        + [m.span() for m in _PRINTBIBLIOGRAPHY.finditer(without)]
+    ):
+        if not spans or start >= spans[-1][1]:
+            spans.append((start, end))
+    cleaned, span_bytes = cut(without, spans)
     return cleaned, command_bytes + span_bytes
 
 

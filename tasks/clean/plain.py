@@ -110,7 +110,9 @@ def latex_to_text(latex: str) -> str:
     try:
         nodes = LatexWalker(latex, latex_context=_WALKER_CONTEXT, tolerant_parsing=True)
         text = _TO_TEXT.nodelist_to_text(nodes.get_latex_nodes()[0])
-    except (LatexWalkerError, IndexError, ValueError) as exc:
-        log.debug("plain text fallback for %r: %s", latex[:80], exc)
+    except (LatexWalkerError, IndexError, ValueError, RecursionError) as exc:
+        # The parser recurses per brace: 50,000 nested ones (a hostile .bib) exhaust it.
+        level = logging.WARNING if isinstance(exc, RecursionError) else logging.DEBUG
+        log.log(level, "plain text fallback for %r: %s", latex[:80], type(exc).__name__)
         text = re.sub(r"\\[A-Za-z@]+\*?|[{}$~\\]", " ", latex)
     return _SPACE.sub(" ", text).strip()

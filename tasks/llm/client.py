@@ -22,6 +22,7 @@ from tasks.config import Settings
 from tasks.llm.cache import DiskCache, cache_key, canonical_json
 from tasks.llm.ledger import CallLog
 from tasks.records import LLMCall
+from tasks.redact import configured_secrets, redact
 
 __all__ = [
     "Backend",
@@ -256,7 +257,10 @@ class LLMClient:
                     response_format=response_format,
                 )
             except Exception as exc:  # the backend already retried what is retryable
-                raise LLMError(f"{self.backbone} failed for {purpose}: {exc}") from exc
+                # The endpoint's words are untrusted (some echo the key): redacted, and the
+                # original left out of the chain that tracebacks and logs print.
+                why = redact(str(exc), configured_secrets(self.settings))
+                raise LLMError(f"{self.backbone} failed for {purpose}: {why}") from None
             finally:
                 latency = time.perf_counter() - started
         self._endpoint.rate.settle(charge, completion.tokens_in + completion.tokens_out)

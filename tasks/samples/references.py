@@ -20,6 +20,8 @@ import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from tasks.clean import latex_to_text
+from tasks.config import CleanSettings
+from tasks.files import FileTooLarge, read_bounded
 from tasks.samples.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
 from tasks.samples.bbl import BblEntry, parse_bbl
 from tasks.samples.bib_sources import BibSources, find_bib_sources
@@ -27,6 +29,9 @@ from tasks.samples.bib_sources import BibSources, find_bib_sources
 __all__ = ["Bibliography", "Reference", "read_bibliography", "read_references"]
 
 log = logging.getLogger(__name__)
+
+# A .bib or .bbl past this is not a bibliography: the size bound of a paper's LaTeX.
+_MAX_BYTES = CleanSettings().max_text_chars
 
 _ENTRY_KEY = re.compile(r"@\w+\s*[{(]\s*([^,\s]+)")
 _DOI = re.compile(rf"^(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.({ARXIV_ID})$", re.I)
@@ -100,8 +105,7 @@ def read_bibliography(folder: Path, main_file: str) -> Bibliography:
         references = [ref for path in sources.bib_files for ref in _parse_bib(path)]
         if references:
             return Bibliography(tuple(references), _names(sources.bib_files, root), sources)
-    if sources.bbl is not None:
-        text = sources.bbl.read_text(encoding="utf-8", errors="replace")
+    if sources.bbl is not None and (text := _read_text(sources.bbl)):
         if references := [_from_bbl(entry) for entry in parse_bbl(text)]:
             return Bibliography(tuple(references), _names([sources.bbl], root), sources)
     if sources.embedded:
@@ -117,8 +121,18 @@ def _names(paths: list[Path] | tuple[Path, ...], root: Path) -> tuple[str, ...]:
     return tuple(p.relative_to(root).as_posix() for p in paths)
 
 
+def _read_text(path: Path) -> str:
+    """The file's text; "" with a warning naming it when it is past the size limit."""
+    try:
+        data = read_bounded(path, _MAX_BYTES)
+    except FileTooLarge as exc:
+        log.warning("%s: skipped", exc)
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
 def _parse_bib(path: Path) -> list[Reference]:
-    library = bibtexparser.parse_string(path.read_text(encoding="utf-8", errors="replace"))
+    library = bibtexparser.parse_string(_read_text(path))
     blocks = sorted([*library.entries, *library.failed_blocks], key=lambda b: b.start_line or 0)
     references: list[Reference] = []
     for block in blocks:

@@ -3,7 +3,6 @@ citation groups."""
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -14,6 +13,7 @@ from tasks.clean.errors import Quarantined
 from tasks.clean.extract import extract_archive
 from tasks.clean.latex import clean_source
 from tasks.config import Settings
+from tasks.files import temp_dir
 from tasks.records import Quarantine, RawSource
 from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
 from tasks.samples.references import Reference, read_bibliography
@@ -68,7 +68,7 @@ def survey_references(path: Path, settings: Settings) -> SurveyRead:
 
 @contextmanager
 def _unpacked(archive: Path, settings: Settings) -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="lilo-survey-") as tmp:
+    with temp_dir(settings.data_dir, "survey") as tmp:
         extract_archive(archive, Path(tmp), settings)
         yield Path(tmp)
 

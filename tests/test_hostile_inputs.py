@@ -1,0 +1,347 @@
+"""Hostile inputs, built here as an attacker would: LaTeX that fans out, grows quadratically
+or explodes through macros; quotes in every path and name; an endpoint that echoes the API
+key; leftovers after a kill; host-file probes; unbounded readers. Each case runs in a child
+process whose time and peak memory (RUSAGE_CHILDREN of a waiting wrapper: its own process
+tree only) are bounded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PAPERS
+
+from flows._load import load_papers
+from flows.clean import clean_flow
+from tasks.config import Settings
+from tasks.parallel import map_processes
+from tasks.records import RawSource
+from warehouse import Warehouse
+
+LILO = [sys.executable, "-m", "flows.cli"]
+MAX_SECONDS = 30.0
+MAX_MB = 1024.0
+PREAMBLE = "\\documentclass{article}\n\\begin{document}\n"
+END = "\n\\end{document}\n"
+# Runs argv and reports its wall time and the peak RSS of its process tree.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)
+print(json.dumps({
+    "seconds": time.perf_counter() - start,
+    "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    "rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-4000:],
+}))
+"""
+
+
+def measured(argv: list[str], **kwargs: object) -> dict:
+    """Run `argv` in a child and return rc, stdout, stderr, seconds and peak_mb."""
+    wrapper = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *argv], capture_output=True, text=True, **kwargs
+    )
+    return json.loads(wrapper.stdout)
+
+
+def _fan_out(levels: int) -> dict[str, str]:
+    """`main.tex` inputs f0; each fN inputs fN+1 twice: 2^levels copies from ~1 KB."""
+    files = {"main.tex": f"{PREAMBLE}\\input{{f0}}{END}", f"f{levels}.tex": "leaf\n"}
+    for n in range(levels):
+        files[f"f{n}.tex"] = f"word{n} \\input{{f{n + 1}}} \\input{{f{n + 1}}}\n"
+    return files
+
+
+def _repeated(unit: str, size: int) -> dict[str, str]:
+    return {"main.tex": PREAMBLE + unit * (size // len(unit)) + END}
+
+
+def _macro_bomb(uses: int) -> dict[str, str]:
+    definition = "\\newcommand{\\a}{" + "x" * 3990 + "}\n"
+    return {"main.tex": definition + PREAMBLE + "\\a " * uses + END}
+
+
+HOSTILE_LATEX = {
+    "fan-out, 30 levels": (_fan_out(30), "too_large"),
+    "\\author{ repeated, 165 KB": (_repeated("\\author{", 165_000), "too_short"),
+    "\\newcommand{ repeated, 245 KB": (_repeated("\\newcommand{", 245_000), None),
+    "\\begin{thebibliography} repeated, 460 KB": (
+        _repeated("\\begin{thebibliography}", 460_000),
+        None,
+    ),
+    "\\begin{abstract} repeated, 325 KB": (_repeated("\\begin{abstract}", 325_000), None),
+    "\\def\\x repeated, 200 KB": (_repeated("\\def\\x", 200_000), None),
+    "macro bomb, 409 KB": (_macro_bomb(136_000), "too_large"),
+}
+
+
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_LATEX))
+def test_hostile_latex_is_cleaned_or_quarantined_in_bounded_time_and_memory(
+    case: str, tmp_path: Path
+) -> None:
+    files, reason = HOSTILE_LATEX[case]
+    folder = _write(tmp_path / "paper", files)
+    run = measured([*LILO, "clean", str(folder), "--json", "--data-dir", str(tmp_path / "d")])
+    assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, (case, run)
+    if reason is None:
+        assert run["rc"] == 0, run["stderr"]
+        assert len(json.loads(run["stdout"])["text"]) < 2 * sum(map(len, files.values()))
+    else:
+        assert run["rc"] == 1 and f": {reason}: " in run["stderr"], run["stderr"]
+
+
+def _archive(tmp_path: Path, name: str, files: dict[str, str], packed: bool = True) -> Path:
+    archive = tmp_path / (f"{name}.tar.gz" if packed else f"{name}.tar")
+    with tarfile.open(archive, "w:gz" if packed else "w") as tar:
+        for rel, text in files.items():
+            path = tmp_path / name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            tar.add(path, arcname=rel)
+    return archive
+
+
+def _raw(arxiv_id: str, archive: Path) -> RawSource:
+    return RawSource(arxiv_id, arxiv_id, str(archive), archive.stat().st_size, "tar.gz")
+
+
+def test_one_bad_paper_never_blocks_the_others_nor_a_rerun(tmp_path: Path, prefect_harness) -> None:
+    """The 868-byte fan-out e-print among good papers: quarantined with its reason, the good
+    one cleaned, and the rerun has nothing to do."""
+    good = tmp_path / "good.tar.gz"
+    with tarfile.open(good, "w:gz") as tar:
+        tar.add(PAPERS / "celerite-scalable-gp", arcname=".")
+    bomb = _archive(tmp_path, "bomb", _fan_out(30))
+    assert bomb.stat().st_size < 2000
+    settings = Settings().with_overrides({"data_dir": str(tmp_path / "data")})
+    with Warehouse(settings.db_path) as wh:
+        raws = [_raw("2401.00001", good), _raw("2401.00002", bomb)]
+        wh.upsert("stg_raw_sources", raws, ("arxiv_id",), extra={"run_id": "r0"})
+    start = time.perf_counter()
+    clean_flow(settings, "r1")
+    assert time.perf_counter() - start < 60
+    with Warehouse(settings.db_path) as wh:
+        assert set(load_papers(wh)) == {"2401.00001"}
+        (row,) = wh.rows("SELECT item_id, reason, detail FROM quarantine")
+    assert row["item_id"] == "2401.00002" and row["reason"] == "too_large"
+    assert "clean.max_files" in row["detail"]
+    assert clean_flow(settings, "r2").notes == ["nothing new to clean"]
+
+
+def test_a_unit_past_its_time_budget_has_its_process_stopped() -> None:
+    """The backstop: a unit that never ends is stopped at the limit, the others finish."""
+    start = time.perf_counter()
+    results = map_processes(
+        time.sleep, [0.01, 3600.0, 0.02], workers=2, limit_s=3.0, on_failure=lambda *a: a
+    )
+    assert time.perf_counter() - start < MAX_SECONDS
+    assert results[0] is None and results[2] is None
+    item, why, timed_out = results[1]
+    assert item == 3600.0 and timed_out and "ran past 3 s" in why
+
+
+KEY = "sk-h21-echoed-" + "0123456789abcdef"
+
+
+def _files_holding(root: Path, needle: bytes) -> list[str]:
+    return [
+        str(p.relative_to(root))
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink() and needle in p.read_bytes()
+    ]
+
+
+def _rows_holding(db: Path, needle: str) -> list[str]:
+    """Every text column of every table and view searched: DuckDB compresses strings, so a
+    grep of the file alone could miss one."""
+    import duckdb
+
+    found = []
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        columns = con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE data_type = 'VARCHAR' OR data_type LIKE '%[]' OR data_type = 'JSON'"
+        ).fetchall()
+        for table, column in columns:
+            hits = con.execute(
+                f'SELECT count(*) FROM "{table}" WHERE contains(CAST("{column}" AS VARCHAR), ?)',
+                [needle],
+            ).fetchone()[0]
+            if hits:
+                found.append(f"{table}.{column}: {hits}")
+    finally:
+        con.close()
+    return found
+
+
+def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(tmp_path: Path) -> None:
+    """A demo run against an endpoint answering every request `400 Incorrect API key
+    provided: Bearer sk-...`: no file lilo or Prefect wrote, no table, no output holds it."""
+    from llm_server import LLMServer
+
+    env = {
+        **__import__("os").environ,
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "LILO_LLM__API_KEY": KEY,
+        "LILO_JUDGE__API_KEY": KEY,
+    }
+    with LLMServer() as server:
+        server.failing = 400
+        server.error_message = "Incorrect API key provided: {auth}"
+        sets = [
+            f"llm.base_url={server.base_url}",
+            "llm.backend=openai",
+            "llm.model=scripted",
+            "llm.retries=0",
+        ]
+        argv = [*LILO, "demo", "--data-dir", str(tmp_path / "data"), "--target-words", "1000"]
+        argv += ["--methods", "single", *(a for s in sets for a in ("--set", s))]
+        run = measured(argv, env=env, timeout=600)
+        assert server.requests and all(r["auth"] == f"Bearer {KEY}" for r in server.requests)
+    assert KEY not in run["stdout"] and KEY not in run["stderr"]
+    data = tmp_path / "data"
+    with Warehouse(data / "lilo.duckdb") as wh:
+        details = [r["detail"] for r in wh.rows("SELECT detail FROM quarantine")]
+    assert any("Bearer [redacted]" in d for d in details), details  # the error is recorded
+    assert _files_holding(tmp_path, KEY.encode()) == []
+    for db in (data / "lilo.duckdb", data / "published" / "lilo.duckdb"):
+        assert _rows_holding(db, KEY) == [], db
+
+
+def test_redact_removes_configured_keys_bearer_tokens_and_sk_keys() -> None:
+    from tasks.redact import configured_secrets, redact
+
+    settings = Settings().with_overrides({"judge.api_key": "plain-secret-42"})
+    assert "plain-secret-42" in configured_secrets(settings)
+    text = "denied plain-secret-42; Bearer abc.def; key sk-proj-AbC_123456 ok"
+    assert redact(text, configured_secrets(settings)) == (
+        "denied [redacted]; Bearer [redacted]; key [redacted] ok"
+    )
+
+
+def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path) -> None:
+    """`lilo clean` killed with SIGKILL mid-clean leaves its unpacked e-print under the data
+    dir (never the system temp dir); the next run's start removes it, with a killed
+    publish's copy and the `.wal` DuckDB kept beside it."""
+    import os
+    import signal
+    import tempfile
+
+    from flows._run import recorded_run
+
+    data = tmp_path / "data"
+    slow = {"main.tex": PREAMBLE + "Some words and \\emph{more} \\cite{x}.\n\n" * 400_000 + END}
+    archive = _archive(tmp_path, "slow", slow, packed=False)  # 16 MB: no gzip-bomb ratio
+    system_temp = set(Path(tempfile.gettempdir()).glob("lilo-*"))
+    child = subprocess.Popen(
+        [*LILO, "clean", str(archive), "--data-dir", str(data)], stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + MAX_SECONDS
+    while not list((data / "tmp").glob(".clean-*/*/main.tex")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    (left,) = (data / "tmp").iterdir()
+    assert left.name.endswith(f".{child.pid}.tmp") and list(left.glob("*/main.tex"))
+    assert set(Path(tempfile.gettempdir()).glob("lilo-*")) == system_temp
+    published = data / "published"
+    published.mkdir(parents=True)
+    copy = published / f".lilo.duckdb.{child.pid}.tmp"
+    for path in (copy, copy.with_name(copy.name + ".wal")):
+        path.write_bytes(b"half a copy")
+    mine = data / "tmp" / f".clean-live.{os.getpid()}.tmp"  # a live process's: kept
+    mine.mkdir()
+
+    with recorded_run(Settings(data_dir=data), "next"):
+        pass
+    assert sorted(p.name for p in (data / "tmp").iterdir()) == [mine.name]
+    assert not any(p.name.endswith((".tmp", ".tmp.wal")) for p in published.iterdir())
+
+
+def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exists(
+    tmp_path: Path,
+) -> None:
+    """No file-existence oracle: a host file that exists (beside paper `a`) and one that does
+    not (beside paper `b`) are "outside the archive" alike, by absolute path, `..` or
+    `\\import`, and never read."""
+    from tasks.clean.latex import clean_source
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "secret.tex").write_text("host text\n")
+    forms = ["\\input{{{}}}", "\\include{{{}}}", "\\input {}", "\\subfile{{{}}}"]
+    warnings: dict[str, list[list[str]]] = {"a": [], "b": []}
+    for side in warnings:
+        host = tmp_path / side
+        bodies = [form.format(w) for form in forms for w in (host / "secret", "../secret.tex")]
+        bodies += [f"\\import{{{host}/}}{{secret}}", "\\import{../}{secret}"]
+        for n, body in enumerate(bodies):
+            folder = _write(host / f"paper{n}", {"main.tex": PREAMBLE + body + END})
+            cleaned = clean_source(folder, Settings())
+            assert "host text" not in cleaned.text
+            warnings[side].append([w.replace(str(host), "HOST") for w in cleaned.warnings])
+    assert warnings["a"] == warnings["b"]
+    assert all(any("outside the archive" in w for w in found) for found in warnings["a"])
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["clean", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["clean", "{folder}", "--config", "/dev/zero"], "/dev/zero: not a regular file"),
+        (["clean", "{folder}", "--config", "{big}"], "larger than 1,000,000 bytes"),
+        (["clean", "{folder}", "--config", "{deep}"], "nested too deeply"),
+    ],
+)
+def test_unbounded_files_are_refused_in_one_line_naming_them(
+    argv: list[str], named: str, tmp_path: Path
+) -> None:
+    paths = {
+        "folder": _write(tmp_path / "paper", {"main.tex": PREAMBLE + "Hello." + END}),
+        "big": tmp_path / "big.toml",
+        "deep": tmp_path / "deep.toml",
+    }
+    paths["big"].write_text("# padding\n" * 200_000)
+    paths["deep"].write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    argv = [a.format(**paths) for a in argv]
+    run = measured([*LILO, *argv, "--data-dir", str(tmp_path / "d")])
+    assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
+    lines = run["stderr"].strip().splitlines()
+    assert run["rc"] == 2 and len(lines) == 1 and named in lines[0], run["stderr"]
+
+
+def test_a_tex_file_past_the_size_limit_quarantines_the_paper_naming_it(tmp_path: Path) -> None:
+    folder = _write(tmp_path / "paper", {"main.tex": PREAMBLE + "word " * 2000 + END})
+    argv = [*LILO, "clean", str(folder), "--data-dir", str(tmp_path / "d")]
+    run = measured([*argv, "--set", "clean.max_text_chars=5000"])
+    assert run["rc"] == 1, run["stderr"]
+    assert "too_large: main.tex: larger than 5,000 bytes" in run["stderr"]
+
+
+def test_a_bib_entry_with_50000_nested_braces_does_not_reject_the_survey(tmp_path: Path) -> None:
+    deep = "{" * 50_000 + "x" + "}" * 50_000
+    bib = (
+        "@article{good, title={Fine}, eprint={2101.00001}}\n"
+        f"@article{{deep, title={{{deep}}}}}\n"
+        "@article{also, title={Also fine}, eprint={2101.00002}}\n"
+    )
+    main = PREAMBLE + "See \\cite{good,deep,also}.\n\\bibliography{refs}" + END
+    folder = _write(tmp_path / "survey", {"main.tex": main, "refs.bib": bib})
+    run = measured([*LILO, "refs", str(folder), "--offline", "--data-dir", str(tmp_path / "d")])
+    assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
+    assert run["rc"] == 0, run["stderr"]
+    ids = [json.loads(line)["arxiv_id"] for line in run["stdout"].splitlines()]
+    assert ids == ["2101.00001", None, "2101.00002"]

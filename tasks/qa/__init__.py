@@ -12,7 +12,9 @@ from tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_it
 from tasks.qa.report import QualityReport, fact_coverage, quality_report
 from tasks.qa.review import (
     REVIEWABLE,
+    Applied,
     FileVerdict,
+    NotRecorded,
     QADecision,
     ReviewError,
     Verdict,
@@ -25,9 +27,11 @@ from tasks.qa.review import (
 __all__ = [
     "PROMPT_VERSION",
     "REVIEWABLE",
+    "Applied",
     "FileVerdict",
     "QADecision",
     "QAFormatError",
+    "NotRecorded",
     "QAResult",
     "QualityReport",
     "ReviewError",

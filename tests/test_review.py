@@ -185,7 +185,18 @@ def test_approving_one_sample_makes_the_next_run_summarize_exactly_it(data, caps
     assert decided == [(chosen, "ana", "cli", "approve")]
     assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
     assert _sql(data, "SELECT DISTINCT sample_id FROM fct_generations") == [(chosen,)]
-    capsys.readouterr()
+    # The two samples that wait for review are expected and missing: 1/3, partial.
+    out = capsys.readouterr().out
+    assert "(PARTIAL)" in out and "1/3" in out
+    assert _sql(data, "SELECT scored, expected, partial FROM leaderboard") == [(1, 3, True)]
+    assert main(["failures", "--data-dir", str(data)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    waiting = sorted(set(samples) - {chosen})
+    assert listed[-1] == "2 failures"
+    assert [line.split("\t")[:4] for line in listed[:-1]] == [
+        ["review", "-", "-", sample] for sample in waiting
+    ]
+    assert all("\twaiting for review: single: 0/" in line for line in listed[:-1])
     assert main(["review", "report", "--data-dir", str(data)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["samples_ready"] == 1 and report["reviewers"] == {"ana": report["decisions"]}

@@ -7,7 +7,13 @@ from tasks.qa.checks import (
     near_duplicates,
     normalise_whitespace,
 )
-from tasks.qa.generate import PROMPT_VERSION, QAResult, generate_qa, is_ready
+from tasks.qa.generate import (
+    PROMPT_VERSION,
+    QAResult,
+    generate_qa,
+    is_ready,
+    waiting_for_review,
+)
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_items
 from tasks.qa.report import QualityReport, fact_coverage, quality_report
 from tasks.qa.review import (
@@ -52,4 +58,5 @@ __all__ = [
     "normalise_whitespace",
     "parse_qa_items",
     "quality_report",
+    "waiting_for_review",
 ]

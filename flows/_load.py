@@ -7,7 +7,7 @@ import re
 
 from tasks.config import Settings
 from tasks.prompts import PromptPack, lilo_pack
-from tasks.qa import is_ready
+from tasks.qa import is_ready, waiting_for_review
 from tasks.records import Generation, PaperText, QAPair, Sample
 from warehouse import Warehouse
 
@@ -18,6 +18,7 @@ __all__ = [
     "load_qa",
     "load_samples",
     "ready_samples",
+    "waiting_samples",
 ]
 
 
@@ -74,6 +75,21 @@ def ready_samples(
     )
     limit = settings.generate.samples
     return (samples[:limit] if limit else samples), qa
+
+
+def waiting_samples(
+    wh: Warehouse, settings: Settings, qa: dict[str, list[QAPair]]
+) -> dict[str, str]:
+    """Complete samples a reviewer holds up (sample id -> "waiting for review: ..."): a run
+    expects them in its results, where they are missing. With `generate.samples` set (the
+    first N ready samples) none is expected."""
+    if settings.generate.samples:
+        return {}
+    waiting = {
+        s.sample_id: waiting_for_review(qa.get(s.sample_id, []), settings)
+        for s in load_samples(wh, settings.dataset_version, complete=True)
+    }
+    return {sample: why for sample, why in waiting.items() if why}
 
 
 def load_pack(wh: Warehouse, dataset_version: str) -> PromptPack:

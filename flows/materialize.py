@@ -7,7 +7,7 @@ from __future__ import annotations
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from flows._load import ready_samples
+from flows._load import ready_samples, waiting_samples
 from flows._report import publish_report
 from flows._stage import StageReport, stage
 from flows._statistics import record_statistics
@@ -24,12 +24,13 @@ __all__ = ["materialize_flow"]
 @flow(name="materialize", log_prints=True)
 def materialize_flow(settings: Settings, run_id: str) -> StageReport:
     with stage("materialize", settings, run_id) as (report, wh):
-        ready, _ = ready_samples(wh, settings)
+        ready, qa = ready_samples(wh, settings)
         expected = Expected(
             [s.sample_id for s in ready],
             [get_method(m, settings).variant for m in settings.generate.methods],
             settings.generate.target_words,
             make_client(settings).backbone,
+            waiting_samples(wh, settings, qa),
         )
         result = materialize_results(
             wh,
@@ -50,8 +51,8 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         report.added("res_cell_stats", record_statistics(wh, result.version, settings))
         if result.partial:
             report.note(
-                f"result version {result.version} is PARTIAL: some expected summaries failed "
-                "or are unscored (`lilo failures` lists them); "
+                f"result version {result.version} is PARTIAL: some expected summaries failed, "
+                "are unscored or wait for review (`lilo failures` lists them); "
                 + (
                     "published as the default leaderboard (publish_partial)"
                     if result.published

@@ -2,12 +2,16 @@
 that the UI, the CLI and JSONL imports share.
 
 The review flow pauses with a `RunInput` form per batch of pending pairs; it holds no
-warehouse connection while it waits, so a nightly run is never blocked by a reviewer.
+warehouse connection while it waits, so a nightly run is never blocked by a reviewer. A
+form's pairs may be decided elsewhere (the CLI, another form) while it is open: what the
+form then says differently is reported as a conflict, in the terminal, the run's logs and
+the batch's artifact, and not applied.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,20 +22,26 @@ from prefect.artifacts import create_table_artifact
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
-from prefect.logging import get_run_logger
 from prefect.runtime import flow_run
+from prefect.settings import get_current_settings
 from pydantic import Field, create_model
 
 from flows._load import load_qa
 from flows._stage import open_warehouse
 from tasks.config import Settings, load_settings
-from tasks.qa.review import QADecision, Verdict, apply_verdicts, pair_decision_model
+from tasks.qa.review import Applied, QADecision, Verdict, apply_verdicts, pair_decision_model
 from tasks.records import QAPair, Quarantine
 from warehouse import Warehouse
 
+# The logger lilo's stages use: Prefect sends it to the run's logs and the terminal at INFO
+# (PREFECT_LOGGING_EXTRA_LOGGERS=lilo) where its own loggers are kept at WARNING.
+log = logging.getLogger("lilo")
+
 __all__ = [
     "ReviewForm",
+    "form_address",
     "load_decisions",
+    "paper_titles",
     "pending_count",
     "qa_review",
     "record_verdicts",
@@ -51,10 +61,14 @@ class ReviewForm(RunInput):
         description="Recorded with every decision in this form.",
     )
     qa_ids: ClassVar[tuple[str, ...]] = ()
+    shown_at: ClassVar[datetime | None] = None
 
     def verdicts(self) -> list[Verdict]:
-        """One verdict per pair, in the form's order."""
-        return [getattr(self, _field(n)).verdict(qa_id) for n, qa_id in enumerate(self.qa_ids, 1)]
+        """One verdict per pair, in the form's order, as shown when the form was made."""
+        return [
+            getattr(self, _field(n)).verdict(qa_id, self.shown_at)
+            for n, qa_id in enumerate(self.qa_ids, 1)
+        ]
 
 
 def _field(n: int) -> str:
@@ -70,6 +84,7 @@ def review_form(pairs: list[QAPair], titles: dict[str, str]) -> type[ReviewForm]
         fields[_field(n)] = (model, Field(**field))
     form = create_model("ReviewForm", __base__=ReviewForm, **fields)
     form.qa_ids = tuple(p.qa_id for p in pairs)
+    form.shown_at = _now()
     form._description = (
         f"Review {len(pairs)} QA pairs. Give your name once, then for each pair read the "
         "question, the answer and the evidence, and choose approve, reject (with a reason) "
@@ -117,29 +132,40 @@ def load_decisions(wh: Warehouse, dataset_version: str) -> list[QADecision]:
     ]
 
 
+def _now() -> datetime:
+    """The warehouse's time: naive UTC."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
 def record_verdicts(
     settings: Settings,
     verdicts: list[Verdict],
     reviewer: str,
     channel: str,
     run_id: str | None = None,
-) -> tuple[list[QADecision], list[str]]:
-    """Apply verdicts and write the decisions, the pairs' new state and any problems in one
-    transaction. Problems are quarantined (stage `review`) and returned."""
+) -> Applied:
+    """Apply verdicts against the pairs' state and last decisions now, and write the
+    decisions, the pairs' new state and the problems (quarantined, stage `review`) in one
+    transaction."""
     run_id = run_id or f"{channel}-review-{uuid.uuid4()}"
-    at = datetime.now(UTC).replace(tzinfo=None)
     with open_warehouse(settings) as wh:
         pairs = {p.qa_id: p for ps in load_qa(wh, settings.dataset_version).values() for p in ps}
-        changed, decisions, problems = apply_verdicts(verdicts, pairs, reviewer, channel, at)
+        latest = {d.qa_id: d for d in load_decisions(wh, settings.dataset_version)}
+        applied = apply_verdicts(verdicts, pairs, reviewer, channel, _now(), latest)
         extra = {"run_id": run_id}
-        quarantine = [
-            Quarantine(p.split(":", 1)[0], "review", "review_input_rejected", p) for p in problems
-        ]
+        quarantine = [Quarantine(p.qa_id, "review", p.reason, p.message) for p in applied.problems]
         with wh.transaction():
-            wh.upsert("fct_qa_decisions", decisions, ("decision_id",), extra=extra)
-            wh.upsert("fct_qa_pairs", changed, ("qa_id",), update=True, extra=extra)
+            wh.upsert("fct_qa_decisions", applied.decisions, ("decision_id",), extra=extra)
+            wh.upsert("fct_qa_pairs", applied.changed, ("qa_id",), update=True, extra=extra)
             wh.upsert("quarantine", quarantine, ("item_id", "stage"), update=True, extra=extra)
-    return decisions, problems
+    return applied
+
+
+def form_address(run_id: str) -> str:
+    """Where a paused run's form is: PREFECT_UI_URL, else the API's host (its UI)."""
+    current = get_current_settings()
+    base = current.ui_url or str(current.api.url or "").rstrip("/").removesuffix("/api")
+    return f"{base.rstrip('/')}/runs/flow-run/{run_id}"
 
 
 @flow(name="qa-review", log_prints=True)
@@ -155,76 +181,108 @@ def qa_review(
     settings = load_settings(Path(config_path) if config_path else None, overrides)
     run_id = flow_run.get_id() or str(uuid.uuid4())
     shown: set[str] = set()
-    totals = {"batches": 0, "decisions": 0, "problems": [], "timed_out": False}
+    totals: dict[str, Any] = {
+        "batches": 0,
+        "decisions": 0,
+        "problems": [],
+        "unchanged": [],
+        "timed_out": False,
+    }
     while True:
         with open_warehouse(settings) as wh:
-            batch = [
+            waiting = [
                 p
                 for p in reviewable_pairs(wh, settings.dataset_version, sample_id=sample)
                 if p.qa_id not in shown
-            ][: settings.qa.review_batch]
+            ]
+            batch = waiting[: settings.qa.review_batch]
             if not batch:
                 break
-            form = review_form(batch, _titles(wh, batch))
+            form = review_form(batch, paper_titles(wh, batch))
         shown |= {p.qa_id for p in batch}
+        key = f"batch-{totals['batches'] + 1}"
+        log.info(
+            "qa-review: waiting for form %s (%s of the %s pairs pending in %s) at %s; "
+            "unanswered, it times out in %s s",
+            key,
+            len(batch),
+            len(waiting),
+            settings.dataset_version,
+            form_address(run_id),
+            settings.qa.review_timeout_s,
+        )
         try:
             answer = pause_flow_run(
                 wait_for_input=form,
                 timeout=settings.qa.review_timeout_s,
                 poll_interval=settings.qa.review_poll_s,
-                key=f"batch-{totals['batches'] + 1}",
+                key=key,
             )
         except FlowPauseTimeout:
-            get_run_logger().info(
+            log.info(
                 "qa-review: no answer in %s s; the pairs stay pending", settings.qa.review_timeout_s
             )
             totals["timed_out"] = True
             break
-        decisions, problems = record_verdicts(
-            settings, answer.verdicts(), answer.reviewer, "ui", run_id
-        )
+        applied = record_verdicts(settings, answer.verdicts(), answer.reviewer, "ui", run_id)
         totals["batches"] += 1
-        totals["decisions"] += len(decisions)
-        totals["problems"] += problems
-        _log_batch(totals["batches"], decisions, problems)
+        totals["decisions"] += len(applied.decisions)
+        totals["problems"] += [str(p) for p in applied.problems]
+        totals["unchanged"] += [str(u) for u in applied.unchanged]
+        _log_batch(totals["batches"], applied)
+    log.info(
+        "qa-review: %s decisions recorded in %s forms, %s not recorded, %s already so",
+        totals["decisions"],
+        totals["batches"],
+        len(totals["problems"]),
+        len(totals["unchanged"]),
+    )
     return totals
 
 
-def _titles(wh: Warehouse, pairs: list[QAPair]) -> dict[str, str]:
+def paper_titles(wh: Warehouse, pairs: list[QAPair]) -> dict[str, str]:
     """Titles of the papers the pairs' evidence quotes."""
     ids = sorted({e["paper_id"] for p in pairs for e in p.evidence})
     rows = wh.rows("SELECT paper_id, title FROM dim_papers WHERE list_contains(?, paper_id)", [ids])
     return {r["paper_id"]: r["title"] or "" for r in rows}
 
 
-def _log_batch(batch: int, decisions: list[QADecision], problems: list[str]) -> None:
-    """Each decision in the run's logs (the run logger: they are what the run did, shown
-    in the UI whatever other loggers are set up), and the batch's decisions as an artifact."""
-    log = get_run_logger()
-    for d in decisions:
+def _log_batch(batch: int, applied: Applied) -> None:
+    """Every verdict of the form in the run's logs and in the batch's artifact: recorded,
+    already so, or not recorded and why."""
+    for d in applied.decisions:
         log.info("qa-review: %s %s (sample %s) by %s", d.action, d.qa_id, d.sample_id, d.reviewer)
-    for problem in problems:
+    for line in applied.unchanged:
+        log.info("qa-review: %s", line)
+    for problem in applied.problems:
         log.warning("qa-review: not recorded: %s", problem)
     log.info(
-        "qa-review: batch %s: %s decisions recorded, %s not", batch, len(decisions), len(problems)
+        "qa-review: batch %s: %s decisions recorded, %s not recorded, %s already so",
+        batch,
+        len(applied.decisions),
+        len(applied.problems),
+        len(applied.unchanged),
     )
-    rejected = [
-        {"qa_id": p.split(":", 1)[0], "decision": "not recorded", "reason": p} for p in problems
+    rows = [
+        {
+            "qa_id": d.qa_id,
+            "sample": d.sample_id,
+            "decision": d.action,
+            "outcome": "recorded",
+            "reviewer": d.reviewer,
+            "question": d.question,
+            "answer": d.answer,
+            "reason": d.reason,
+        }
+        for d in applied.decisions
+    ]
+    blank = dict.fromkeys(("sample", "decision", "reviewer", "question", "answer"), "")
+    rows += [
+        {"qa_id": n.qa_id, **blank, "outcome": f"not recorded ({n.reason})", "reason": n.message}
+        for n in [*applied.problems, *applied.unchanged]
     ]
     create_table_artifact(
-        [
-            {
-                "qa_id": d.qa_id,
-                "sample": d.sample_id,
-                "decision": d.action,
-                "reviewer": d.reviewer,
-                "question": d.question,
-                "answer": d.answer,
-                "reason": d.reason,
-            }
-            for d in decisions
-        ]
-        + rejected,
+        rows,
         key=f"qa-review-batch-{batch}",
-        description=f"QA review, batch {batch}: the decisions recorded",
+        description=f"QA review, batch {batch}: every decision of the form and what became of it",
     )

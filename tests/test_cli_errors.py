@@ -325,3 +325,30 @@ def test_review_list_fits_80_columns_and_takes_its_short_ids_back(warehouse, cap
     assert sum("0715105a" in line and "5f3a9c1" in line for line in lines) == 1
     assert main(["review", "approve", "0715105a", "--reviewer", "ana", *common]) == 0
     assert f"approve  {pairs[0].qa_id}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["run", "--dataset", "x", "--sample", "3"], "unrecognized arguments: --sample 3"),
+        (["leaderboard", "--data-d", "/tmp/x"], "unrecognized arguments: --data-d"),
+        (["review", "list", "--stat", "pending"], "unrecognized arguments: --stat"),
+    ],
+    ids=" ".join,
+)
+def test_options_are_never_abbreviated(capsys, command, expected):
+    assert main(command) == 2
+    assert expected in _error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["report", "--version", "3"], "--version is now --result-version (a result version)"),
+        (["stats", "--version", "v1"], "--version is now --dataset-version (a dataset version)"),
+    ],
+    ids=" ".join,
+)
+def test_the_two_versions_are_named_for_what_they_are(capsys, command, expected):
+    assert main(command) == 2
+    assert expected in _error(capsys)

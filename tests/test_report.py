@@ -167,7 +167,7 @@ def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
 
 
 def test_an_unknown_version_is_one_line_and_exit_1(demo, capsys):
-    assert main(["report", "--data-dir", str(demo), "--version", "99"]) == 1
+    assert main(["report", "--data-dir", str(demo), "--result-version", "99"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("lilo: no result version 99: there are 1") and err.count("\n") == 1
 

@@ -44,19 +44,77 @@ def test_an_edit_keeps_the_original_and_approves_the_new_text():
     assert (record.original_answer, record.answer) == ("0.635", "An RMSE of 0.635.")
 
 
+def _pairs(*ids: str, status: str = "pending") -> dict[str, QAPair]:
+    return {i: QAPair(**{**_pair(status).__dict__, "qa_id": i}) for i in ids}
+
+
 def test_bad_verdicts_are_problems_not_crashes():
-    pairs = {"q1": _pair(), "q2": QAPair(**{**_pair("filtered").__dict__, "qa_id": "q2"})}
+    pairs = {**_pairs("q1", "q3"), **_pairs("q2", status="filtered")}
     verdicts = [
         Verdict(qa_id="q1", decision="reject"),  # no reason
         Verdict(qa_id="q2", decision="approve"),  # never reached review
         Verdict(qa_id="nope", decision="approve"),
-        Verdict(qa_id="q1", decision="edit"),  # changes nothing
+        Verdict(qa_id="q3", decision="edit"),  # changes nothing
         Verdict(qa_id="q1"),  # pending: skipped
     ]
-    changed, decisions, problems = apply_verdicts(verdicts, pairs, "ana", "ui", datetime.now())
-    assert changed == [] and decisions == []
-    assert [p.split(":")[0] for p in problems] == ["q1", "q2", "nope", "q1"]
-    assert "needs a reason" in problems[0] and "filtered" in problems[1]
+    changed, decisions, problems, unchanged = apply_verdicts(
+        verdicts, pairs, "ana", "ui", datetime.now()
+    )
+    assert changed == [] and decisions == [] and unchanged == []
+    assert [p.qa_id for p in problems] == ["q1", "q2", "nope", "q3"]
+    assert {p.reason for p in problems} == {"review_input_rejected"}
+    assert "needs a reason" in problems[0].message and "filtered" in problems[1].message
+
+
+def test_different_verdicts_on_one_pair_record_none_of_them():
+    verdicts = [
+        Verdict(qa_id="q1", decision="approve"),
+        Verdict(qa_id="q1", decision="reject", reason="vague"),
+        Verdict(qa_id="q2", decision="approve"),
+        Verdict(qa_id="q2", decision="approve"),  # the same twice: one decision
+    ]
+    applied = apply_verdicts(verdicts, _pairs("q1", "q2"), "ana", "file", datetime.now())
+    assert [d.qa_id for d in applied.decisions] == ["q2"]
+    (problem,) = applied.problems
+    assert (problem.qa_id, problem.reason) == ("q1", "review_conflict")
+    assert "2 different verdicts on this pair (approve, reject): none recorded" in str(problem)
+
+
+def test_a_decision_made_after_the_pair_was_shown_wins_and_is_named():
+    """Shown at 10:00; bob approved from the CLI at 10:05; the form sent at 10:10 says..."""
+    shown, cli_at, now = (datetime(2026, 1, 2, 10, m) for m in (0, 5, 10))
+    before = _pairs("q1", "q2", "q3")
+    after = {}
+    latest = {}
+    for qa_id in ("q1", "q2"):
+        after[qa_id], latest[qa_id] = decide(before[qa_id], "approve", "bob", "cli", cli_at)
+    pairs = {**before, **after}
+    verdicts = [
+        Verdict(qa_id="q1", decision="approve", shown_at=shown),  # the same: already so
+        Verdict(qa_id="q2", decision="reject", reason="vague", shown_at=shown),  # conflict
+        Verdict(qa_id="q3", decision="reject", reason="vague", shown_at=shown),  # recorded
+    ]
+    applied = apply_verdicts(verdicts, pairs, "carla", "ui", now, latest)
+    assert [(d.qa_id, d.action, d.reviewer) for d in applied.decisions] == [
+        ("q3", "reject", "carla")
+    ]
+    (conflict,) = applied.problems
+    assert (conflict.qa_id, conflict.reason) == ("q2", "review_conflict")
+    assert str(conflict) == (
+        "q2: your reject conflicts with the approve by bob (cli) at 2026-01-02 10:05:00 UTC, "
+        "made after the pair was shown to you at 2026-01-02 10:00:00 UTC: not recorded; "
+        "it stays approved"
+    )
+    (same,) = applied.unchanged
+    assert str(same) == (
+        "q1: already approved (approve by bob (cli) at 2026-01-02 10:05:00 UTC): "
+        "nothing new recorded"
+    )
+    # Without shown_at (a CLI command on the pair as it is now) a change of mind is recorded.
+    again = apply_verdicts(
+        [Verdict(qa_id="q2", decision="reject", reason="vague")], pairs, "carla", "cli", now, latest
+    )
+    assert [d.action for d in again.decisions] == ["reject"] and again.problems == []
 
 
 def test_the_ui_form_has_one_required_entry_per_pair():
@@ -127,7 +185,18 @@ def test_approving_one_sample_makes_the_next_run_summarize_exactly_it(data, caps
     assert decided == [(chosen, "ana", "cli", "approve")]
     assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
     assert _sql(data, "SELECT DISTINCT sample_id FROM fct_generations") == [(chosen,)]
-    capsys.readouterr()
+    # The two samples that wait for review are expected and missing: 1/3, partial.
+    out = capsys.readouterr().out
+    assert "(PARTIAL)" in out and "1/3" in out
+    assert _sql(data, "SELECT scored, expected, partial FROM leaderboard") == [(1, 3, True)]
+    assert main(["failures", "--data-dir", str(data)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    waiting = sorted(set(samples) - {chosen})
+    assert listed[-1] == "2 failures"
+    assert [line.split("\t")[:4] for line in listed[:-1]] == [
+        ["review", "-", "-", sample] for sample in waiting
+    ]
+    assert all("\twaiting for review: single: 0/" in line for line in listed[:-1])
     assert main(["review", "report", "--data-dir", str(data)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["samples_ready"] == 1 and report["reviewers"] == {"ana": report["decisions"]}
@@ -142,31 +211,52 @@ def test_export_edit_import_jsonl(data, tmp_path, capsys):
     common = ["--data-dir", str(data), "--sample", sample]
     assert main(["review", "export", str(out), *common]) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) >= 5 and all(line["shown_at"] for line in lines)
     lines[0]["decision"] = "approve"
     lines[1].update(decision="reject", reason="ambiguous: two RMSE figures fit")
-    lines[2].update(decision="approve", answer="Edited: " + lines[2]["answer"], reviewer="bo")
+    # A line's own reviewer and time are not recorded: the importer's are.
+    lines[2].update(
+        decision="approve",
+        answer="Edited: " + lines[2]["answer"],
+        reviewer="alice-the-admin",
+        decided_at="2099-12-31T00:00:00",
+    )
     lines[3].update(decision="reject")  # no reason: not recorded
-    text = "\n".join(json.dumps(line) for line in lines) + '\n{"qa_id": 1, "oops": true}\n'
-    out.write_text(text)
+    conflicting = [dict(lines[4], decision=d, reason="vague") for d in ("approve", "reject")]
+    text = "\n".join(json.dumps(line) for line in [*lines, *conflicting]).encode()
+    text += b'\n{"qa_id": 1, "oops": true}\n{"qa_id": "caf\xe9"}\n'
+    out.write_bytes(text)
+    n = len(lines) + len(conflicting)
     assert main(["review", "import", str(out), *common, "--reviewer", "ana"]) == 1
-    err = capsys.readouterr().err
-    assert "needs a reason" in err and f"{out}:{len(lines) + 1}" in err
+    captured = capsys.readouterr()
+    err = captured.err
+    assert "needs a reason" in err and f"{out}:{n + 1}: qa_id" in err
+    assert f"skipped {out}:{n + 2}: not UTF-8 text (byte 15)" in err
+    assert f"1 lines give their own reviewer or decided_at ({out}:3): ignored" in err
+    assert f"{lines[4]['qa_id']}: 2 different verdicts on this pair (approve, reject)" in err
     rows = _sql(
         data,
-        "SELECT qa_id, action, reviewer, channel, original_answer, answer FROM fct_qa_decisions",
+        "SELECT qa_id, action, reviewer, channel, original_answer, answer, decided_at "
+        "FROM fct_qa_decisions",
     )
     by_id = {r[0]: r[1:] for r in rows}
     assert by_id[lines[0]["qa_id"]][:3] == ("approve", "ana", "file")
     assert by_id[lines[1]["qa_id"]][0] == "reject"
     edit = by_id[lines[2]["qa_id"]]
-    assert edit[:2] == ("edit", "bo") and edit[4] == "Edited: " + edit[3]
-    assert lines[3]["qa_id"] not in by_id
-    assert _sql(data, "SELECT reason FROM quarantine WHERE stage = 'review'") == [
-        ("review_input_rejected",)
-    ]
-    # Importing the same file again adds no decision.
+    assert edit[:2] == ("edit", "ana") and edit[4] == "Edited: " + edit[3]
+    assert edit[5].year < 2099
+    assert lines[3]["qa_id"] not in by_id and lines[4]["qa_id"] not in by_id
+    assert sorted(
+        _sql(data, "SELECT item_id, reason FROM quarantine WHERE stage = 'review'")
+    ) == sorted(
+        [(lines[3]["qa_id"], "review_input_rejected"), (lines[4]["qa_id"], "review_conflict")]
+    )
+    # Importing the same file again adds no decision, and says so pair by pair.
     assert main(["review", "import", str(out), *common, "--reviewer", "ana"]) == 1
     assert len(_sql(data, "SELECT * FROM fct_qa_decisions")) == len(rows)
+    again = capsys.readouterr().out
+    assert f"unchanged: {lines[0]['qa_id']}: already approved (approve by ana (file) at" in again
+    assert "0 decisions recorded, 2 not recorded, 3 already so" in again
 
 
 def test_review_flow_form_resumed_like_the_ui(data):
@@ -256,7 +346,12 @@ def test_interactive_review_saves_each_decision_and_resumes(data, monkeypatch, c
     keys = "a\nr\nnot answerable from the papers\ne\nWhich RMSE is reported?\n\ns\nq\n"
     monkeypatch.setattr("sys.stdin", io.StringIO(keys))
     assert main(args) == 0
-    assert "3 decisions recorded this session" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "3 decisions recorded this session" in out
+    # The choices whole (rich once read "[a]" as markup), the evidence under its title.
+    assert "[a]pprove, [r]eject, [e]dit, [s]kip, [q]uit" in out
+    titles = [t for (t,) in _sql(data, "SELECT title FROM dim_papers WHERE title <> ''")]
+    assert any(f'│ "{t[:12]}' in out for t in titles)
     actions = _sql(data, "SELECT action, question FROM fct_qa_decisions ORDER BY decided_at")
     assert [a for a, _ in actions] == ["approve", "reject", "edit"]
     assert actions[2][1] == "Which RMSE is reported?"
@@ -268,3 +363,134 @@ def test_interactive_review_saves_each_decision_and_resumes(data, monkeypatch, c
         f"SELECT count(*) FROM fct_qa_pairs WHERE sample_id = '{sample}' AND status = 'pending'",
     )[0]
     assert f"{skipped} pairs wait" in capsys.readouterr().out
+
+
+def test_review_list_refuses_an_unknown_status(data, capsys):
+    assert main(["review", "list", "--status", "pending,bogus", "--data-dir", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown status bogus: use pending, approved, rejected, filtered, duplicate" in err
+
+
+def test_the_cli_knows_every_qa_status():
+    from flows.cli.review import _QA_STATUSES
+    from tasks.qa.review import QA_STATUSES
+
+    assert _QA_STATUSES == QA_STATUSES
+
+
+def _paused_run(client):
+    for _ in range(240):
+        paused = next((r for r in client.read_flow_runs() if r.state.is_paused()), None)
+        if paused:
+            return paused
+        time.sleep(0.5)
+    raise AssertionError("the review flow never paused for its form")
+
+
+@pytest.fixture
+def lilo_logs_to_prefect():
+    """What PREFECT_LOGGING_EXTRA_LOGGERS=lilo does in the CLI and the deployments (set
+    before Prefect is imported there, which a test session cannot do): lilo's logger gets
+    Prefect's handlers, the run's logs in the API among them."""
+    import logging
+
+    lilo = logging.getLogger("lilo")
+    added = [h for h in logging.getLogger("prefect.extra").handlers if h not in lilo.handlers]
+    for handler in added:
+        lilo.addHandler(handler)
+    yield
+    for handler in added:
+        lilo.removeHandler(handler)
+
+
+def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
+    data, caplog, lilo_logs_to_prefect
+):
+    """The form is open; bob decides three of its pairs from the CLI; then the form comes
+    back deciding every pair: each verdict is recorded, already so, or a conflict that
+    names bob's decision, in the flow's result, the run's logs and the batch's artifact."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.flow_runs import resume_flow_run
+
+    from flows.review import qa_review
+
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    overrides = {"data_dir": str(data), "qa.review_poll_s": 1, "qa.review_batch": 50}
+    result: list[dict] = []
+    runner = threading.Thread(
+        target=lambda: result.append(qa_review(sample=sample, overrides=overrides))
+    )
+    runner.start()
+    with get_client(sync_client=True) as client:
+        paused = _paused_run(client)
+        key = paused.state.state_details.run_input_keyset
+        schema = json.loads(client.read_flow_run_input(paused.id, key["schema"]))
+    pairs = sorted(k for k in schema["properties"] if k.startswith("pair_"))
+    qa_ids = [schema["properties"][k]["title"].rsplit("QA ", 1)[1] for k in pairs]
+    assert len(qa_ids) >= 4
+    common = ["--data-dir", str(data), "--reviewer", "bob"]
+    assert main(["review", "approve", qa_ids[0], qa_ids[1], *common]) == 0
+    assert main(["review", "reject", qa_ids[2], "--reason", "off topic", *common]) == 0
+    entries = [
+        schema["definitions"][f"Pair{i:02d}"]["properties"] for i in range(1, 1 + len(pairs))
+    ]
+    answer: dict = {"reviewer": "carla"} | {
+        k: {"decision": "approve"} | {f: e[f]["default"] for f in ("question", "answer", "reason")}
+        for k, e in zip(pairs, entries, strict=True)
+    }
+    answer["pair_02"].update(decision="reject", reason="trivial")  # bob approved it
+    resume_flow_run(paused.id, run_input=answer)  # pair 3: bob rejected, carla approves
+    runner.join(timeout=120)
+    totals = result[0]
+    assert totals["decisions"] == len(pairs) - 3
+    assert len(totals["unchanged"]) == 1 and totals["unchanged"][0].startswith(
+        f"{qa_ids[0]}: already approved (approve by bob (cli) at "
+    )
+    conflicts = sorted(totals["problems"])
+    assert len(conflicts) == 2
+    assert any(
+        c.startswith(f"{qa_ids[1]}: your reject conflicts with the approve by bob (cli) at ")
+        for c in conflicts
+    )
+    assert any(
+        c.startswith(f"{qa_ids[2]}: your approve conflicts with the reject by bob (cli) at ")
+        and c.endswith("not recorded; it stays rejected")
+        for c in conflicts
+    )
+    assert dict(_sql(data, "SELECT reviewer, count(*) FROM fct_qa_decisions GROUP BY 1")) == {
+        "bob": 3,
+        "carla": len(pairs) - 3,
+    }
+    with get_client(sync_client=True) as client:
+        (artifact,) = [
+            a
+            for a in client.read_artifacts()
+            if a.key == "qa-review-batch-1" and a.flow_run_id == paused.id
+        ]
+        logs: list[str] = []
+        for _ in range(40):  # the API's log worker sends in batches
+            logs = [
+                entry.message
+                for entry in client.read_logs(
+                    log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[paused.id]))
+                )
+            ]
+            if any("batch 1:" in m for m in logs):
+                break
+            time.sleep(0.5)
+    rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
+    assert len(rows) == len(pairs)
+    outcomes = sorted(r["outcome"] for r in rows if r["outcome"] != "recorded")
+    assert outcomes == [
+        "not recorded (review_conflict)",
+        "not recorded (review_conflict)",
+        "not recorded (unchanged)",
+    ]
+    assert any(m.startswith("qa-review: waiting for form batch-1 (") for m in logs)
+    assert sum("conflicts with the" in m for m in logs) == 2
+    assert any(
+        f"batch 1: {len(pairs) - 3} decisions recorded, 2 not recorded, 1 already so" in m
+        for m in logs
+    )
+    assert "waiting for form batch-1" in caplog.text  # the terminal's log lines

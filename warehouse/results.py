@@ -2,7 +2,8 @@
 version in `res_scores`, with each leaderboard cell's account in `res_cells` (expected,
 generated, failed, scored); content equal to the latest version's reuses it.
 
-A failed generation or an unscored one is a result, not an absence: a version whose cells
+A failed generation or an unscored one is a result, not an absence, and so is a sample that
+waits for review: it is expected (`res_waiting` says why it is missing). A version whose cells
 miss anything is marked `partial`, and the leaderboard shows n scored / n expected. A partial
 version is not `published` (it does not replace the last complete one as the default
 `leaderboard`) unless the run allows it (`publish_partial`).
@@ -11,7 +12,7 @@ version is not `published` (it does not replace the last complete one as the def
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -37,12 +38,19 @@ _HEADLINE = ("length", "consistency", "quality")
 
 @dataclass(frozen=True)
 class Expected:
-    """What a run was asked for: these samples x method variants x lengths on this backbone."""
+    """What a run was asked for: these samples x method variants x lengths on this backbone,
+    and the samples that wait for review (id -> why): expected as well, with nothing to show
+    yet."""
 
     samples: list[str]
     methods: Iterable[str]
     target_words: Iterable[int]
     backbone: str
+    waiting: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def all_samples(self) -> list[str]:
+        return [*self.samples, *sorted(set(self.waiting) - set(self.samples))]
 
 
 @dataclass(frozen=True)
@@ -79,11 +87,11 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
                    AS n_scored
         FROM gens GROUP BY ALL
         """,
-        [expected.samples],
+        [expected.all_samples],
     )
     # Expected methods are variants (`compress[extractive]`, `agentwrite[sees-written]`).
     wanted = {(m, t) for m in expected.methods for t in expected.target_words}
-    asked = len(expected.samples)
+    asked = len(expected.all_samples)
     labels = [v or m for v, m in zip(found["variant"], found["method"], strict=True)]
     found["n_expected"] = [
         max(asked, n) if (m, t) in wanted and b == expected.backbone else n
@@ -114,7 +122,7 @@ def materialize_results(
     *,
     publish_partial: bool = False,
 ) -> ResultVersion | None:
-    params = {"samples": expected.samples}
+    params = {"samples": expected.all_samples}
     found = wh.con.execute(
         f"SELECT count(*), md5(coalesce(string_agg(generation_id || '|' || score || '|' || "
         f"coalesce(value::VARCHAR, ''), ',' ORDER BY generation_id, score), '')) FROM ({_CURRENT})",
@@ -125,7 +133,10 @@ def materialize_results(
     if not n_rows and cells.empty:
         return None
     cells = cells.sort_values(["method", "variant", "target_words", "backbone"])
-    cells_key = cells.to_csv(index=False)
+    waiting = [
+        {"sample_id": sample, "reason": why} for sample, why in sorted(expected.waiting.items())
+    ]
+    cells_key = cells.to_csv(index=False) + repr(waiting)
     content_hash = str(wh.scalar("SELECT md5(? || ?)", [scores_hash, cells_key]))
     partial = bool((cells["n_scored"] < cells["n_expected"]).any())
     published = not partial or publish_partial
@@ -158,6 +169,11 @@ def materialize_results(
             "res_cells",
             cells.to_dict(orient="records"),
             ("version", "method", "variant", "target_words", "backbone"),
+        )
+        wh.upsert(
+            "res_waiting",
+            [{"version": version, **w} for w in waiting],
+            ("version", "sample_id"),
         )
         wh.con.execute(
             "INSERT INTO res_versions (version, created_at, run_id, content_hash, "

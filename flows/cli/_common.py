@@ -23,6 +23,7 @@ __all__ = [
     "add_common_args",
     "add_pipeline_args",
     "add_publish_args",
+    "add_renamed_arg",
     "check_names",
     "print_leaderboard",
     "print_summary",
@@ -53,10 +54,28 @@ class CLIError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage mistakes as one line on stderr that names the help to read; exit 2."""
+    """Usage mistakes as one line on stderr that names the help to read; exit 2. Options are
+    taken whole only (`--sample 3` is not `--samples 3`), in sub-commands too (they are made
+    with this class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"lilo: {message} (see `{self.prog} --help`)\n")
+
+
+def add_renamed_arg(p: argparse.ArgumentParser, old: str, new: str, what: str) -> None:
+    """An option's old name, hidden from --help, as a usage error that names the new one."""
+
+    class Renamed(argparse.Action):
+        def __call__(self, parser: Any, *_: Any) -> None:
+            parser.error(f"{old} is now {new} ({what})")
+
+    p.add_argument(
+        old, action=Renamed, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ from flows.cli._common import (
     CLIError,
     add_common_args,
     add_pipeline_args,
+    add_renamed_arg,
     require_warehouse,
     running_flows,
     settings_from_args,
@@ -26,7 +27,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     from flows.samples import load_dataset_stats
 
-    version = args.version or settings.dataset_version
+    version = args.dataset_version or settings.dataset_version
     # The warehouse if no run holds it, else the published copy (DESIGN §10).
     for path in (settings.db_path, settings.published_path):
         if not path.exists():
@@ -114,7 +115,12 @@ def cmd_discover(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     stats = sub.add_parser("stats", help="a dataset version's statistics")
-    stats.add_argument("--version", help="dataset version (default: the configured one)")
+    stats.add_argument(
+        "--dataset-version",
+        metavar="NAME",
+        help="dataset version, e.g. v1 or longinoutbench (default: the configured one)",
+    )
+    add_renamed_arg(stats, "--version", "--dataset-version", "a dataset version")
     add_common_args(stats)
     stats.set_defaults(func=cmd_stats)
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
@@ -90,14 +89,16 @@ def _run(settings: Any, debug: bool, dataset: bool = False) -> int:
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
-    """Every failed generation or score of the published results, with its reason."""
+    """Every failed generation or score of the published results, and every sample they
+    expected that waits for review (its method and length `-`: all of them), with the reason;
+    then the count. All on stdout: it is the command's result."""
     with published_results(settings_from_args(args)) as con:
         rows = con.execute(
             "SELECT stage, method, target_words, sample_id, reason FROM failures"
         ).fetchall()
-    for stage, method, target, sample, reason in rows:
-        print(f"{stage}\t{method}\t{target}\t{sample}\t{reason}")
-    print(f"{len(rows)} failures", file=sys.stderr)
+    for row in rows:
+        print("\t".join("-" if v is None else str(v) for v in row))
+    print(f"{len(rows)} failures")
     return 0
 
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
+from flows.cli._common import (
+    CLIError,
+    add_common_args,
+    add_renamed_arg,
+    published_results,
+    settings_from_args,
+)
 
 __all__ = ["register"]
 
@@ -19,7 +25,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     cache_figures(settings.cache_dir / "figures")
     with published_results(settings) as con:
         try:
-            path = write_report(con, settings.published_path.parent / "results", args.version)
+            path = write_report(
+                con, settings.published_path.parent / "results", args.result_version
+            )
         except LookupError as exc:
             raise CLIError(str(exc), code=1) from exc
     print(path.resolve())
@@ -33,6 +41,12 @@ def register(sub: Any) -> None:
         description="Writes published/results/version=NNNN/report.html (plots embedded, "
         "nothing fetched) from the published copy and prints where it is.",
     )
-    report.add_argument("--version", type=int, help="result version (default: the latest)")
+    report.add_argument(
+        "--result-version",
+        type=int,
+        metavar="N",
+        help="result version, as `lilo leaderboard` names it (default: the latest)",
+    )
+    add_renamed_arg(report, "--version", "--result-version", "a result version")
     add_common_args(report)
     report.set_defaults(func=cmd_report)

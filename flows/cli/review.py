@@ -15,6 +15,7 @@ import getpass
 import json
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ __all__ = ["register"]
 # Ids are shown cut to a unique prefix of at least this many characters, as git shows
 # commits, and any unique prefix is taken back: a table of them fits 80 columns.
 _SHORT = 7
+# tasks.qa.QA_STATUSES, spelled out here so that parsing options loads nothing.
+_QA_STATUSES = ("pending", "approved", "rejected", "filtered", "duplicate", "invalid")
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -113,16 +116,22 @@ def _pairs(args: argparse.Namespace, settings: Any, statuses: tuple[str, ...]) -
 def _record(
     args: argparse.Namespace, settings: Any, verdicts: list[Any], channel: str = "cli"
 ) -> int:
-    """Write verdicts; print what was recorded and what was not. 1 if anything failed."""
+    """Write verdicts; print what became of each: recorded, already so, or not recorded and
+    why (a conflict names the decision it contradicts). 1 if any was not recorded."""
     from flows.review import record_verdicts
 
-    decisions, problems = record_verdicts(settings, verdicts, args.reviewer, channel)
-    for d in decisions:
+    applied = record_verdicts(settings, verdicts, args.reviewer, channel)
+    for d in applied.decisions:
         print(f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}")
-    for problem in problems:
+    for line in applied.unchanged:
+        print(f"unchanged: {line}")
+    for problem in applied.problems:
         print(f"not recorded: {problem}", file=sys.stderr)
-    print(f"{len(decisions)} decisions recorded, {len(problems)} not recorded")
-    return 1 if problems else 0
+    print(
+        f"{len(applied.decisions)} decisions recorded, {len(applied.problems)} not recorded"
+        + (f", {len(applied.unchanged)} already so" if applied.unchanged else "")
+    )
+    return 1 if applied.problems else 0
 
 
 def _qa_ids(settings: Any, given: list[str]) -> list[str]:
@@ -202,6 +211,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    """Each line is a verdict by `--reviewer`, made now: a line's own `reviewer` and
+    `decided_at` are ignored (and said so). A line that cannot be read (not UTF-8, not a
+    verdict) is skipped with its file:line; the others are recorded."""
     from pydantic import ValidationError
 
     from tasks.qa import FileVerdict
@@ -210,20 +222,34 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CLIError(f"{path}: no such file: give the JSONL file `lilo review export` wrote")
     settings = _settings(args)
-    verdicts, bad = [], []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for n, line in progress(list(enumerate(lines, 1)), "reading"):
-        if not line.strip():
+    verdicts, bad, ignored = [], [], []
+    lines = path.read_bytes().splitlines()
+    for n, raw in progress(list(enumerate(lines, 1)), "reading"):
+        if not raw.strip():
             continue
         try:
-            verdicts.append(FileVerdict.model_validate_json(line))
+            verdict = FileVerdict.model_validate_json(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            bad.append(f"{args.file}:{n}: not UTF-8 text (byte {exc.start + 1})")
+            continue
         except ValidationError as exc:
             errors = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()
             )
             bad.append(f"{args.file}:{n}: {errors}")
+            continue
+        verdicts.append(verdict)
+        if verdict.reviewer is not None or verdict.decided_at is not None:
+            ignored.append(f"{args.file}:{n}")
     for problem in bad:
         print(f"skipped {problem}", file=sys.stderr)
+    if ignored:
+        print(
+            f"{len(ignored)} lines give their own reviewer or decided_at ({', '.join(ignored[:3])}"
+            f"{', ...' if len(ignored) > 3 else ''}): ignored; every decision is recorded as "
+            f"{args.reviewer}'s, made now",
+            file=sys.stderr,
+        )
     status = _record(args, settings, verdicts, channel="file")
     return 1 if bad else status
 
@@ -234,6 +260,8 @@ def cmd_interactive(args: argparse.Namespace) -> int:
     from rich.panel import Panel
     from rich.prompt import Prompt
 
+    from flows._stage import open_warehouse
+    from flows.review import paper_titles
     from tasks.qa import Verdict
 
     console = Console()
@@ -242,10 +270,18 @@ def cmd_interactive(args: argparse.Namespace) -> int:
     if not pairs:
         console.print("no QA pairs wait for review")
         return 0
+    with open_warehouse(settings) as wh:
+        titles = paper_titles(wh, pairs)
     console.print(f"{len(pairs)} pairs wait; each decision is saved as you make it.")
     done = 0
     for i, p in enumerate(pairs, 1):
-        evidence = escape("\n".join(f"[{e['paper_id']}] {e['quote']}" for e in p.evidence))
+        evidence = escape(
+            "\n".join(
+                f'"{titles.get(e["paper_id"]) or "untitled"}" ({e["paper_id"]}): {e["quote"]}'
+                for e in p.evidence
+            )
+        )
+        shown = datetime.now(UTC).replace(tzinfo=None)
         console.print(
             Panel(
                 f"[bold]Q:[/bold] {escape(p.question)}\n[bold]A:[/bold] {escape(p.answer)}"
@@ -253,22 +289,28 @@ def cmd_interactive(args: argparse.Namespace) -> int:
                 title=f"{i}/{len(pairs)} · {p.kind} · sample {p.sample_id} · {p.qa_id}",
             )
         )
+        # Escaped: rich reads an unescaped "[a]" as markup and drops it.
         choice = Prompt.ask(
-            "[a]pprove, [r]eject, [e]dit, [s]kip, [q]uit", choices=list("aresq"), default="s"
+            escape("[a]pprove, [r]eject, [e]dit, [s]kip, [q]uit"),
+            choices=list("aresq"),
+            default="s",
         )
         if choice == "q":
             break
         if choice == "s":
             continue
-        verdict = Verdict(qa_id=p.qa_id, decision="approve")
+        verdict = Verdict(qa_id=p.qa_id, decision="approve", shown_at=shown)
         if choice == "r":
-            verdict = Verdict(qa_id=p.qa_id, decision="reject", reason=Prompt.ask("reason"))
+            verdict = Verdict(
+                qa_id=p.qa_id, decision="reject", reason=Prompt.ask("reason"), shown_at=shown
+            )
         elif choice == "e":
             verdict = Verdict(
                 qa_id=p.qa_id,
                 decision="edit",
                 question=Prompt.ask("question", default=p.question),
                 answer=Prompt.ask("answer", default=p.answer),
+                shown_at=shown,
             )
         if _record(args, settings, [verdict]) == 0:
             done += 1
@@ -314,19 +356,24 @@ def cmd_ui(args: argparse.Namespace) -> int:
     with running_flows(args.debug):
         flow = qa_review.with_options(on_running=[_print_address])
         totals = flow(sample=sample, overrides=settings.flow_parameters())
-    print(f"{totals['decisions']} decisions recorded in {totals['batches']} forms")
-    return 0
+    for line in totals["unchanged"]:
+        print(f"unchanged: {line}")
+    for problem in totals["problems"]:
+        print(f"not recorded: {problem}", file=sys.stderr)
+    print(
+        f"{totals['decisions']} decisions recorded in {totals['batches']} forms, "
+        f"{len(totals['problems'])} not recorded, {len(totals['unchanged'])} already so"
+        + ("; the last form timed out, its pairs stay pending" if totals["timed_out"] else "")
+    )
+    return 1 if totals["problems"] else 0
 
 
 def _print_address(flow: Any, flow_run: Any, state: Any) -> None:
-    """Where the paused run's form is: PREFECT_UI_URL, else the API's host (its UI)."""
-    from prefect.settings import get_current_settings
+    from flows.review import form_address
 
-    current = get_current_settings()
-    base = current.ui_url or str(current.api.url).rstrip("/").removesuffix("/api")
     print(
-        "review the pending pairs in the Prefect UI; the run waits for its form at "
-        f"{base.rstrip('/')}/runs/flow-run/{flow_run.id}",
+        "review the pending pairs in the Prefect UI; the run waits for its forms at "
+        f"{form_address(str(flow_run.id))}",
         flush=True,
     )
 
@@ -402,4 +449,21 @@ def _common_args(p: argparse.ArgumentParser, status: str | None = None, top: boo
         help="who decides (default: your user name)",
     )
     if status:
-        p.add_argument("--status", default=status, help="comma-separated statuses to include")
+        p.add_argument(
+            "--status",
+            type=_statuses,
+            default=status,
+            help=f"comma-separated statuses to include, of: {', '.join(_QA_STATUSES)}",
+        )
+
+
+def _statuses(value: str) -> str:
+    """A comma-separated list of QA pair statuses; anything else is a usage error (exit 2)."""
+    given = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in given if v not in _QA_STATUSES]
+    if unknown or not given:
+        raise argparse.ArgumentTypeError(
+            f"unknown status {', '.join(unknown) or repr(value)}: use "
+            f"{', '.join(_QA_STATUSES)} (comma-separated)"
+        )
+    return ",".join(given)

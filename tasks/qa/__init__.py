@@ -7,12 +7,20 @@ from tasks.qa.checks import (
     near_duplicates,
     normalise_whitespace,
 )
-from tasks.qa.generate import PROMPT_VERSION, QAResult, generate_qa, is_ready
+from tasks.qa.generate import (
+    PROMPT_VERSION,
+    QAResult,
+    generate_qa,
+    is_ready,
+    waiting_for_review,
+)
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_items
 from tasks.qa.report import QualityReport, fact_coverage, quality_report
 from tasks.qa.review import (
     REVIEWABLE,
+    Applied,
     FileVerdict,
+    NotRecorded,
     QADecision,
     ReviewError,
     Verdict,
@@ -25,9 +33,11 @@ from tasks.qa.review import (
 __all__ = [
     "PROMPT_VERSION",
     "REVIEWABLE",
+    "Applied",
     "FileVerdict",
     "QADecision",
     "QAFormatError",
+    "NotRecorded",
     "QAResult",
     "QualityReport",
     "ReviewError",
@@ -48,4 +58,5 @@ __all__ = [
     "normalise_whitespace",
     "parse_qa_items",
     "quality_report",
+    "waiting_for_review",
 ]

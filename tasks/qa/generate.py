@@ -27,7 +27,7 @@ from tasks.qa.parse import ask_json, parse_qa_items
 from tasks.qa.prompts import PROMPT_VERSION, generate_messages
 from tasks.records import PaperText, QAPair, Sample, content_id
 
-__all__ = ["PROMPT_VERSION", "QAResult", "generate_qa", "is_ready"]
+__all__ = ["PROMPT_VERSION", "QAResult", "generate_qa", "is_ready", "waiting_for_review"]
 
 # Pairs that hold (or may still earn) a place in the quota; `rejected` ones still count
 # as questions a new one must not repeat.
@@ -228,7 +228,24 @@ def is_ready(pairs: list[QAPair], settings: Settings) -> bool:
     return _readiness(pairs, settings, 0)[0]
 
 
+def waiting_for_review(pairs: list[QAPair], settings: Settings) -> str:
+    """Why a sample that is not ready waits for a reviewer: "waiting for review: ..." with
+    its quotas' state; "" when it is ready or none of its pairs is pending review."""
+    short = _shortfall(pairs, settings)
+    if not short or not any(p.status == "pending" for p in pairs):
+        return ""
+    return f"waiting for review: {'; '.join(short)}"
+
+
 def _readiness(pairs: list[QAPair], settings: Settings, round_no: int) -> tuple[bool, str]:
+    short = _shortfall(pairs, settings)
+    if not short:
+        return True, ""
+    return False, f"{'; '.join(short)} (round {round_no} of {settings.qa.max_rounds})"
+
+
+def _shortfall(pairs: list[QAPair], settings: Settings) -> list[str]:
+    """Each quota approved pairs do not meet yet, with its counts."""
     qa = settings.qa
     counts = {
         kind: (
@@ -238,11 +255,8 @@ def _readiness(pairs: list[QAPair], settings: Settings, round_no: int) -> tuple[
         for kind in ("single", "cross")
     }
     quota = {"single": qa.quota_single, "cross": qa.quota_cross}
-    short = [
+    return [
         f"{kind}: {approved}/{quota[kind]} approved, {pending} pending review"
         for kind, (approved, pending) in counts.items()
         if approved < quota[kind]
     ]
-    if not short:
-        return True, ""
-    return False, f"{'; '.join(short)} (round {round_no} of {qa.max_rounds})"

@@ -2,23 +2,30 @@
 
 The Prefect UI form, the CLI and JSONL files all produce `Verdict`s; `apply_verdicts` turns
 them into the pairs' new state and `QADecision` rows that keep the reviewer, the time, the
-text as reviewed and, for an edit, the text before it.
+text as reviewed and, for an edit, the text before it. Every verdict is accounted for:
+recorded, already so (nothing new to record), or not recorded with the reason, and a verdict
+that contradicts a decision made after its reviewer was shown the pair is a conflict that
+names that decision (who, how, when) and is not applied.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from tasks.records import QAPair, content_id
 
 __all__ = [
+    "QA_STATUSES",
     "REVIEWABLE",
+    "Applied",
     "FileVerdict",
     "PairDecision",
+    "NotRecorded",
     "QADecision",
     "ReviewError",
     "Verdict",
@@ -33,6 +40,7 @@ __all__ = [
 # A human may decide (or change their mind on) these; filtered, duplicate and invalid pairs
 # never reached review.
 REVIEWABLE = ("pending", "approved", "rejected")
+QA_STATUSES = (*REVIEWABLE, "filtered", "duplicate", "invalid")
 
 Action = Literal["approve", "reject", "edit"]
 
@@ -62,7 +70,9 @@ class Verdict(BaseModel):
     """One pair's verdict as a reviewer gives it; `pending` leaves the pair for later.
 
     `question`/`answer` carry the text as the reviewer left it: a change makes an approval
-    an edit. The CLI and JSONL files give these; the UI form's entries become these.
+    an edit. `shown_at` (naive UTC, or with an offset) is when the reviewer was shown the
+    pair: a decision recorded on it since then conflicts. The CLI and JSONL files give
+    these; the UI form's entries become these.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -72,6 +82,15 @@ class Verdict(BaseModel):
     question: str | None = None
     answer: str | None = None
     reason: str = ""
+    shown_at: datetime | None = None
+
+    def same_as(self, other: Verdict) -> bool:
+        return (self.decision, self.question, self.answer, self.reason) == (
+            other.decision,
+            other.question,
+            other.answer,
+            other.reason,
+        )
 
 
 def _text_required(schema: dict[str, Any]) -> None:
@@ -91,13 +110,14 @@ class PairDecision(BaseModel):
     answer: str
     reason: str = ""
 
-    def verdict(self, qa_id: str) -> Verdict:
+    def verdict(self, qa_id: str, shown_at: datetime | None = None) -> Verdict:
         return Verdict(
             qa_id=qa_id,
             decision=self.decision,
             question=self.question,
             answer=self.answer,
             reason=self.reason,
+            shown_at=shown_at,
         )
 
 
@@ -151,7 +171,8 @@ def pair_decision_model(
 
 class FileVerdict(Verdict):
     """A JSONL line (`lilo review export`/`import`): a verdict plus the context it was shown
-    with, and optionally its own reviewer and time."""
+    with. A line's own `reviewer` and `decided_at` are read but never recorded: a decision is
+    the importer's (`--reviewer`), made when imported."""
 
     sample_id: str = ""
     kind: str = ""
@@ -243,50 +264,117 @@ def auto_decisions(pairs: list[QAPair], at: datetime) -> list[QADecision]:
     ]
 
 
+@dataclass(frozen=True)
+class NotRecorded:
+    """A verdict not recorded, and why: `reason` is `review_input_rejected` (it cannot be
+    applied), `review_conflict` (it contradicts another verdict or a later decision) or
+    `unchanged` (the pair is already so)."""
+
+    qa_id: str
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.qa_id}: {self.message}"
+
+
+class Applied(NamedTuple):
+    """What became of a submission's verdicts: each one is in exactly one list (pending ones
+    and exact repeats within the submission aside)."""
+
+    changed: list[QAPair]
+    decisions: list[QADecision]
+    problems: list[NotRecorded]  # rejected inputs and conflicts
+    unchanged: list[NotRecorded]
+
+
 def apply_verdicts(
     verdicts: list[Verdict],
     pairs: dict[str, QAPair],
     reviewer: str,
     channel: str,
     at: datetime,
-) -> tuple[list[QAPair], list[QADecision], list[str]]:
-    """(pairs changed, decisions, problems): pending verdicts and verdicts that change
-    nothing are skipped; a verdict that cannot be applied is a problem (qa id and why),
-    never a crash. A FileVerdict's own reviewer and time win over the defaults."""
-    changed: dict[str, QAPair] = {}
-    decisions, problems = [], []
+    latest: dict[str, QADecision] | None = None,
+) -> Applied:
+    """Apply a submission's verdicts by `reviewer` at `at`. `latest` holds each pair's last
+    recorded decision. A verdict that cannot be applied, different verdicts on one pair in
+    the submission (none of them is applied), and a verdict that differs from a decision
+    recorded after its `shown_at` are problems, never crashes; one that leaves the pair as
+    it is records nothing and is reported as unchanged, naming the decision that made it so."""
+    latest = latest or {}
+    by_pair: dict[str, list[Verdict]] = defaultdict(list)
     for verdict in verdicts:
-        if verdict.decision == "pending":
+        if verdict.decision != "pending":
+            by_pair[verdict.qa_id].append(verdict)
+    changed: dict[str, QAPair] = {}
+    decisions: list[QADecision] = []
+    problems: list[NotRecorded] = []
+    unchanged: list[NotRecorded] = []
+    for qa_id, given in by_pair.items():
+        if any(not v.same_as(given[0]) for v in given[1:]):
+            kinds = ", ".join(v.decision for v in given)
+            problems.append(
+                NotRecorded(
+                    qa_id,
+                    "review_conflict",
+                    f"{len(given)} different verdicts on this pair ({kinds}): none recorded",
+                )
+            )
             continue
-        pair = changed.get(verdict.qa_id) or pairs.get(verdict.qa_id)
+        verdict = given[0]
+        pair = pairs.get(qa_id)
         if pair is None:
-            problems.append(f"{verdict.qa_id}: no such QA pair in this dataset version")
+            problems.append(
+                NotRecorded(qa_id, "review_input_rejected", "no such QA pair in this dataset")
+            )
             continue
-        who = getattr(verdict, "reviewer", None) or reviewer
-        when = getattr(verdict, "decided_at", None) or at
         try:
             updated, record = decide(
                 pair,
                 verdict.decision,
-                who,
+                reviewer,
                 channel,
-                _naive_utc(when),
+                at,
                 reason=verdict.reason,
                 question=verdict.question,
                 answer=verdict.answer,
             )
         except ReviewError as exc:
-            problems.append(f"{verdict.qa_id}: {exc}")
+            problems.append(NotRecorded(qa_id, "review_input_rejected", str(exc)))
             continue
-        if (updated.status, updated.question, updated.answer) == (
+        last = latest.get(qa_id)
+        same = (updated.status, updated.question, updated.answer) == (
             pair.status,
             pair.question,
             pair.answer,
-        ):
-            continue  # already so: a repeated import or command records nothing new
-        changed[pair.qa_id] = updated
+        )
+        if same:
+            done = f"already {pair.status}" + (f" ({_made(last)})" if last else "")
+            unchanged.append(NotRecorded(qa_id, "unchanged", f"{done}: nothing new recorded"))
+            continue
+        shown = _naive_utc(verdict.shown_at) if verdict.shown_at else None
+        if last and shown and last.decided_at > shown:
+            problems.append(
+                NotRecorded(
+                    qa_id,
+                    "review_conflict",
+                    f"your {record.action} conflicts with the {_made(last)}, made after the "
+                    f"pair was shown to you at {shown:%Y-%m-%d %H:%M:%S} UTC: not recorded; "
+                    "it stays " + pair.status,
+                )
+            )
+            continue
+        changed[qa_id] = updated
         decisions.append(record)
-    return list(changed.values()), decisions, problems
+    return Applied(list(changed.values()), decisions, problems, unchanged)
+
+
+def _made(decision: QADecision) -> str:
+    """A decision as a reviewer reads it: what, who, how, when."""
+    return (
+        f"{decision.action} by {decision.reviewer} ({decision.channel}) at "
+        f"{decision.decided_at:%Y-%m-%d %H:%M:%S} UTC"
+    )
 
 
 def _naive_utc(at: datetime) -> datetime:
@@ -306,4 +394,5 @@ def export_record(pair: QAPair) -> dict[str, Any]:
         evidence=list(pair.evidence),
         question=pair.question,
         answer=pair.answer,
+        shown_at=datetime.now(UTC).replace(tzinfo=None),
     ).model_dump(mode="json", exclude={"reviewer", "decided_at"})

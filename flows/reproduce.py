@@ -175,7 +175,7 @@ def estimate_rows(planned: list[Planned]) -> list[dict[str, Any]]:
     return [_estimate_row(p) for p in planned]
 
 
-def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Section]:
+def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...]) -> list[Section]:
     intervals = wh.df("SELECT * FROM cell_intervals")
     cost = wh.df("SELECT * FROM cost")
     sweep = wh.df("SELECT * FROM ral_sweep")
@@ -184,9 +184,13 @@ def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Sec
     permutation = wh.df("SELECT * FROM position_permutation")
     at = figure_length(lengths)
     main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
-    aw = intervals[
-        (intervals["variant"] == "agentwrite") & (intervals["target_words"] == at)
-    ].set_index("score")["mean"]
+    aw = dict(
+        wh.con.execute(
+            "SELECT score, avg(value) FROM res_scores WHERE version = ? AND variant = "
+            "'agentwrite' AND target_words = ? AND coalesce(rotation, 0) = 0 GROUP BY score",
+            [version, at],
+        ).fetchall()
+    )
     baseline = {
         "s_c": aw.get("consistency"),
         "s_single": aw.get("consistency_single"),
@@ -302,8 +306,14 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
     """The page of the current result version under `published/results/`, and each figure
     as a Prefect artifact (a Markdown image, as the run's other figures)."""
     with open_warehouse(settings) as wh:
-        version = int(wh.scalar("SELECT coalesce(max(version), 0) FROM res_versions"))
-        sections = _sections(settings, wh, lengths)
+        # The version the views show: the latest published one, else the latest.
+        version = int(
+            wh.scalar(
+                "SELECT coalesce(max(version) FILTER (WHERE published), max(version), 0) "
+                "FROM res_versions"
+            )
+        )
+        sections = _sections(settings, wh, version, lengths)
     page = PaperPage(
         settings.dataset_version,
         version,

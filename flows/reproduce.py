@@ -17,7 +17,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows._load import load_pack, load_papers, ready_samples
 from flows._stage import open_warehouse
-from flows.pipeline import run_dataset
+from flows.pipeline import lilo_run_dataset
 from tasks.config import Settings, load_settings
 from tasks.llm import make_client, make_judge_client
 from tasks.methods import Unit
@@ -150,7 +150,10 @@ def reproduce_ral_writer(
         made = {"calls_made": 0, "calls_cached": 0, "tokens_in_made": 0, "tokens_out_made": 0}
         if p.estimate.generations:
             print(f"reproduce: {p.run.name} ({p.run.serves}): {p.estimate.generations} to make")
-            result = run_dataset(p.settings)
+            # Each its own flow run, so each its own run record and calls.
+            result = lilo_run_dataset(
+                p.settings.dataset_version, overrides=p.settings.flow_parameters()
+            )
             with open_warehouse(settings) as wh:
                 made = _made(wh, result["run_id"])
         cost.append({**row, **made})

@@ -25,6 +25,7 @@ from tasks.methods._prompts import task_instruction
 from tasks.paper import figures
 from tasks.paper.page import PaperPage, Section, render_page
 from tasks.paper.plan import (
+    FIG6A,
     FIG6B_AT,
     Estimate,
     PlannedRun,
@@ -201,6 +202,14 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
     }
     baseline = {k: float(v) for k, v in baseline.items() if v is not None and not pd.isna(v)}
     a, b = FIG6B_AT["generate.ral.a"], FIG6B_AT["generate.ral.b"]
+    sweep = sweep[sweep["target_words"] == at]
+    grid = sweep[
+        (sweep["k"] == 12)
+        & sweep["a"].isin(FIG6A["generate.ral.a"])
+        & sweep["b"].isin(FIG6A["generate.ral.b"])
+    ]
+    by_k = sweep[(sweep["a"] == a) & (sweep["b"] == b)]
+    curve = curve[(curve["target_words"] == at) & ~curve["method"].str.startswith("ral_writer[")]
     return [
         Section(
             "table2",
@@ -236,15 +245,15 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "fig6a",
             "Figure 6a: S_c of RAL-Writer over a x b",
             f"At k = 12, {at} words (view ral_sweep).",
-            sweep[sweep["k"] == 12],
-            figures.fig6a_png(sweep),
+            grid,
+            figures.fig6a_png(grid),
         ),
         Section(
             "fig6b",
             "Figure 6b: S_c of RAL-Writer by k",
             f"At a = {a}, b = {b}, {at} words; AgentWrite dashed (view ral_sweep).",
-            sweep[(sweep["a"] == a) & (sweep["b"] == b)],
-            figures.fig6b_png(sweep, baseline, a, b),
+            by_k,
+            figures.fig6b_png(by_k, baseline, a, b),
         ),
         Section(
             "fig7a",
@@ -258,7 +267,7 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "fig7b",
             "Figure 7b: S_single by the paper's position",
             f"{at} words (view position_curve).",
-            curve[curve["target_words"] == at],
+            curve,
             figures.fig7b_png(curve, at),
         ),
         Section(

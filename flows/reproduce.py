@@ -17,7 +17,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows._load import load_pack, load_papers, ready_samples
 from flows._stage import open_warehouse
-from flows.pipeline import run_dataset
+from flows.pipeline import lilo_run_dataset
 from tasks.config import Settings, load_settings
 from tasks.llm import make_client, make_judge_client
 from tasks.methods import Unit
@@ -25,6 +25,7 @@ from tasks.methods._prompts import task_instruction
 from tasks.paper import figures
 from tasks.paper.page import PaperPage, Section, render_page
 from tasks.paper.plan import (
+    FIG6A,
     FIG6B_AT,
     Estimate,
     PlannedRun,
@@ -150,7 +151,10 @@ def reproduce_ral_writer(
         made = {"calls_made": 0, "calls_cached": 0, "tokens_in_made": 0, "tokens_out_made": 0}
         if p.estimate.generations:
             print(f"reproduce: {p.run.name} ({p.run.serves}): {p.estimate.generations} to make")
-            result = run_dataset(p.settings)
+            # Each its own flow run, so each its own run record and calls.
+            result = lilo_run_dataset(
+                p.settings.dataset_version, overrides=p.settings.flow_parameters()
+            )
             with open_warehouse(settings) as wh:
                 made = _made(wh, result["run_id"])
         cost.append({**row, **made})
@@ -175,7 +179,7 @@ def estimate_rows(planned: list[Planned]) -> list[dict[str, Any]]:
     return [_estimate_row(p) for p in planned]
 
 
-def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Section]:
+def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...]) -> list[Section]:
     intervals = wh.df("SELECT * FROM cell_intervals")
     cost = wh.df("SELECT * FROM cost")
     sweep = wh.df("SELECT * FROM ral_sweep")
@@ -184,9 +188,13 @@ def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Sec
     permutation = wh.df("SELECT * FROM position_permutation")
     at = figure_length(lengths)
     main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
-    aw = intervals[
-        (intervals["variant"] == "agentwrite") & (intervals["target_words"] == at)
-    ].set_index("score")["mean"]
+    aw = dict(
+        wh.con.execute(
+            "SELECT score, avg(value) FROM res_scores WHERE version = ? AND variant = "
+            "'agentwrite' AND target_words = ? AND coalesce(rotation, 0) = 0 GROUP BY score",
+            [version, at],
+        ).fetchall()
+    )
     baseline = {
         "s_c": aw.get("consistency"),
         "s_single": aw.get("consistency_single"),
@@ -194,6 +202,14 @@ def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Sec
     }
     baseline = {k: float(v) for k, v in baseline.items() if v is not None and not pd.isna(v)}
     a, b = FIG6B_AT["generate.ral.a"], FIG6B_AT["generate.ral.b"]
+    sweep = sweep[sweep["target_words"] == at]
+    grid = sweep[
+        (sweep["k"] == 12)
+        & sweep["a"].isin(FIG6A["generate.ral.a"])
+        & sweep["b"].isin(FIG6A["generate.ral.b"])
+    ]
+    by_k = sweep[(sweep["a"] == a) & (sweep["b"] == b)]
+    curve = curve[(curve["target_words"] == at) & ~curve["method"].str.startswith("ral_writer[")]
     return [
         Section(
             "table2",
@@ -229,15 +245,15 @@ def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Sec
             "fig6a",
             "Figure 6a: S_c of RAL-Writer over a x b",
             f"At k = 12, {at} words (view ral_sweep).",
-            sweep[sweep["k"] == 12],
-            figures.fig6a_png(sweep),
+            grid,
+            figures.fig6a_png(grid),
         ),
         Section(
             "fig6b",
             "Figure 6b: S_c of RAL-Writer by k",
             f"At a = {a}, b = {b}, {at} words; AgentWrite dashed (view ral_sweep).",
-            sweep[(sweep["a"] == a) & (sweep["b"] == b)],
-            figures.fig6b_png(sweep, baseline, a, b),
+            by_k,
+            figures.fig6b_png(by_k, baseline, a, b),
         ),
         Section(
             "fig7a",
@@ -251,7 +267,7 @@ def _sections(settings: Settings, wh: Any, lengths: tuple[int, ...]) -> list[Sec
             "fig7b",
             "Figure 7b: S_single by the paper's position",
             f"{at} words (view position_curve).",
-            curve[curve["target_words"] == at],
+            curve,
             figures.fig7b_png(curve, at),
         ),
         Section(
@@ -302,8 +318,14 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
     """The page of the current result version under `published/results/`, and each figure
     as a Prefect artifact (a Markdown image, as the run's other figures)."""
     with open_warehouse(settings) as wh:
-        version = int(wh.scalar("SELECT coalesce(max(version), 0) FROM res_versions"))
-        sections = _sections(settings, wh, lengths)
+        # The version the views show: the latest published one, else the latest.
+        version = int(
+            wh.scalar(
+                "SELECT coalesce(max(version) FILTER (WHERE published), max(version), 0) "
+                "FROM res_versions"
+            )
+        )
+        sections = _sections(settings, wh, version, lengths)
     page = PaperPage(
         settings.dataset_version,
         version,

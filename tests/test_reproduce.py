@@ -106,6 +106,7 @@ def test_the_page_holds_every_section_and_highlights_noise() -> None:
     ]  # fmt: skip
     html = render_page(PaperPage("v1", 3, "b", "j", sections, pd.DataFrame({"run": ["t"]})))
     assert 'id="table2"' in html and 'id="fig8"' in html and 'class="marked"' in html
+    assert "<td>a</td><td>yes</td>" in html and "<th>within_noise</th>" in html
     assert "data:image/png;base64," in html and "<script" not in html
 
 

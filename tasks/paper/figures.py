@@ -60,7 +60,7 @@ def fig6a_png(sweep: pd.DataFrame, k: int = 12) -> bytes:
 def fig6b_png(sweep: pd.DataFrame, baseline: dict[str, float], a: float, b: float) -> bytes:
     """S_c single, cross and average of RAL-Writer by k at (a, b); AgentWrite's dashed."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
     rows = sweep[(sweep["a"] == a) & (sweep["b"] == b)].sort_values("k")
     if rows.empty:
         _empty(ax, f"RAL-Writer at a={a:g}, b={b:g} over k")
@@ -77,7 +77,7 @@ def fig6b_png(sweep: pd.DataFrame, baseline: dict[str, float], a: float, b: floa
     ax.set_xlabel("k (chunks restated)")
     ax.set_ylabel("S_c (x100)")
     ax.set_title(f"Figure 6b: S_c by k, a={a:g}, b={b:g}")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     return _png(fig)
 
 

@@ -50,7 +50,7 @@ def _cell(value: Any) -> str:
 
 def _rows(df: pd.DataFrame, marked: str) -> list[dict[str, Any]]:
     return [
-        {"cells": [_cell(v) for v in row], "marked": bool(marked and row[marked])}
+        {"cells": [_cell(v) for v in row.values()], "marked": bool(marked and row[marked])}
         for row in df.astype(object).to_dict(orient="records")
     ]
 

@@ -166,6 +166,19 @@ def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
     } <= keys
 
 
+def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(demo, report):
+    from prefect import get_client
+
+    header = _page(report).tables["leaderboard"][0]
+    assert {"dataset_version", "overall_s_l", "overall_s_c", "overall_s_q"} <= set(header)
+    with get_client(sync_client=True) as client:
+        latest = {a.key: a for a in sorted(client.read_artifacts(), key=lambda a: a.created)}
+    board, results = str(latest["leaderboard"].data), str(latest["results"].data)
+    assert "overall_s_c" in board and '"dataset_version": "v1"' in board
+    assert "| Overall S_l | Overall S_c | Overall S_q | Overall n |" in results
+    assert "Leaderboard: dataset v1, result version 1" in results
+
+
 def test_an_unknown_version_is_one_line_and_exit_1(demo, capsys):
     assert main(["report", "--data-dir", str(demo), "--result-version", "99"]) == 1
     err = capsys.readouterr().err

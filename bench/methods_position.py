@@ -19,25 +19,19 @@ tests/test_position_analysis.py.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tasks.clean import clean_paper
 from tasks.config import Settings, load_settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client, make_judge_client
 from tasks.methods import Unit, get_method
 from tasks.prompts import lilo_pack
 from tasks.qa import generate_qa
-from tasks.records import Generation, PaperText, RawSource, Sample
+from tasks.records import Generation, PaperText, Sample
 from tasks.scoring import get_scorer
-from tasks.synthetic import write_corpus
-from tasks.synthetic.manifest import Fact
-from tasks.text import split_sentences
+from tasks.synthetic.known_answers import BINS, Located, cleaned_triplet, locate, recall_by_bin
 
 METHODS = (
     "single",
@@ -48,54 +42,6 @@ METHODS = (
     "rapid",
     "longscope",
 )
-BINS = ("start", "middle", "end")
-
-
-@dataclass(frozen=True)
-class Located:
-    fact: Fact
-    bin: str
-
-
-def triplet(root: Path) -> tuple[str, list[PaperText], list[Fact]]:
-    """The first topic's first three papers, cleaned, and their planted facts."""
-    manifest = write_corpus(root / "corpus")
-    settings = load_settings(None, {"data_dir": str(root / "data")})
-    by_topic: dict[str, list[tuple[PaperText, tuple[Fact, ...]]]] = {}
-    for item in manifest.items:
-        if item.role != "paper" or item.hostile:
-            continue
-        path = root / "corpus" / "eprints" / item.filename
-        data = path.read_bytes()
-        raw = RawSource(
-            item.arxiv_id, hashlib.sha256(data).hexdigest(), str(path), len(data), "tar.gz"
-        )
-        paper = clean_paper(raw, root / "work", settings)
-        assert isinstance(paper, PaperText)
-        by_topic.setdefault(item.topic or "", []).append((paper, item.facts))
-    topic = sorted(by_topic)[0]
-    chosen = by_topic[topic][:3]
-    return topic, [p for p, _ in chosen], [f for _, fs in chosen for f in fs]
-
-
-def locate(papers: list[PaperText], facts: list[Fact]) -> list[Located]:
-    """Each fact's third of the whole input: its value's place next to its dataset."""
-    total = sum(len(p.text) for p in papers)
-    offset = {p.paper_id: sum(len(q.text) for q in papers[:i]) for i, p in enumerate(papers)}
-    text = {p.paper_id: p.text for p in papers}
-    out = []
-    for fact in facts:
-        body = text[fact.arxiv_id]
-        spots = [m.start() for m in re.finditer(re.escape(fact.value), body)]
-        near = [s for s in spots if fact.dataset in body[max(0, s - 300) : s + 300]]
-        if near:
-            x = (offset[fact.arxiv_id] + near[0]) / total
-            out.append(Located(fact, BINS[min(int(x * 3), 2)]))
-    return out
-
-
-def recalled(summary: str, fact: Fact) -> bool:
-    return any(fact.value in s and fact.dataset in s for s in split_sentences(summary))
 
 
 def settings_for(data_dir: Path, neglect: float, extra: dict[str, Any] | None = None) -> Settings:
@@ -120,7 +66,7 @@ def run(
     preset: str = "paper",
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """Each method at each length on one triplet; LongScope-style with `preset`."""
-    topic, papers, facts = triplet(root)
+    topic, papers, facts = cleaned_triplet(root)
     located = locate(papers, facts)
     settings = settings_for(root / "data", neglect, {"generate.longscope.preset": preset})
     llm, embedder, pack = make_client(settings), Embedder(settings), lilo_pack()
@@ -164,9 +110,7 @@ def _measure(
         "tokens_out": gen.tokens_out,
         "kendall_tau": gen.structure.get("kendall_tau"),
     }
-    for b in BINS:
-        hits = [recalled(gen.text, f.fact) for f in located if f.bin == b]
-        row[f"recall_{b}"] = sum(hits) / len(hits) if hits else float("nan")
+    row.update({f"recall_{b}": v for b, v in recall_by_bin(gen.text, located).items()})
     if qa:
         scorer = get_scorer("consistency", settings)
         judge = make_judge_client(settings)

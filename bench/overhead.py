@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tasks.synthetic.replies import judge_reply
+
 PAPER = (
     "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
     "On the Kin40k benchmark, KernelForge obtains a test RMSE of 0.635.\n"
@@ -39,19 +41,6 @@ QUESTIONS = [  # "KernelForge" becomes the sample's own name, so no two grades a
     ("What test RMSE does KernelForge obtain on Kin40k?", "A test RMSE of 0.635."),
     ("What does KernelForge reach on Airline?", "A negative log predictive density of 1.42."),
 ]
-
-
-def judge_reply(prompt: str) -> str | None:
-    """What a judge says to lilo's grade, checklist and answer prompts, in the shape lilo
-    parses (full marks, the KernelForge answer); None for any other prompt."""
-    if "<gold>" in prompt:
-        return json.dumps({"reason": "matches", "score": 1})
-    if '"checklists":' in prompt:
-        ids = sorted(set(re.findall(r'"checklist_id": (\d+)', prompt)), key=int)
-        return json.dumps([{"checklist_id": i, "reason": "ok", "evaluation_score": 1} for i in ids])
-    if "<summary>" in prompt and "<question>" in prompt:
-        return "A test RMSE of 0.635."
-    return None
 
 
 def _reply(prompt: str) -> str:

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 import pytest
 from llm_server import FAULTS, Faults, LLMServer, kernel_samples, seed_samples
 
-from bench.overhead import judge_reply
 from flows._run import recorded_run
 from flows.generate import generate_flow
 from flows.score import score_flow
+from tasks.synthetic.replies import judge_reply
 from warehouse import Warehouse
 
 SAMPLES = kernel_samples(8)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.methods_position import triplet as build_triplet
 from tasks.config import load_settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client, make_judge_client
@@ -18,12 +17,13 @@ from tasks.prompts import lilo_pack
 from tasks.qa import generate_qa
 from tasks.records import PaperText, Sample
 from tasks.scoring import get_scorer
+from tasks.synthetic.known_answers import cleaned_triplet as build_triplet
 
 
 @pytest.fixture(scope="module")
 def triplet(tmp_path_factory) -> tuple[str, list[PaperText]]:
     """The synthetic corpus's first topic's first three papers, cleaned (as the bench
-    `bench.methods_position` builds them)."""
+    `bench/methods_position.py` builds them)."""
     topic, papers, _ = build_triplet(tmp_path_factory.mktemp("position"))
     return topic, papers
 

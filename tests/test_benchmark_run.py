@@ -10,6 +10,7 @@ real ones have no license and never enter this repository."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -159,3 +160,28 @@ def test_each_method_draws_its_own_plan(run):
     assert set(keys) == {*same, "compress[extractive]"}
     assert len({json.dumps(prompts[m]) for m in same}) == 1  # one prompt ...
     assert len(set(keys.values())) == 4  # ... and a draw for each method
+
+
+def test_reference_prompts_bench_renders_each_template_and_diffs(run, tmp_path, capsys):
+    from bench.reference_prompts import main as reference_prompts
+
+    data, *_ = run
+    clone = data.parent / "clone"
+    code = reference_prompts([str(clone), "--data-dir", str(data)])
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines()[1:-1]}
+    generation = ("survey_gen", "planner", "write_begin", "write_step")
+    restate = ("write_begin_with_restate", "write_step_with_restate")
+    for name in (*generation, *restate):
+        assert lines[name].split()[1] == "identical", out
+    assert set(lines) == {*generation, *restate, "gpt_qa", "judge_qa", "checklist"}
+    assert code == (1 if "differs" in out else 0)
+    # a template edited in the clone: its first differing line is shown, exit 1
+    edited = tmp_path / "clone"
+    shutil.copytree(clone, edited)
+    step = edited / "src" / "template" / "write_step.jinja"
+    step.write_text(step.read_text().replace("So far:", "Text so far:"))
+    assert reference_prompts([str(edited), "--data-dir", str(data)]) == 1
+    out = capsys.readouterr().out
+    assert "write_step                 differs: message 1 (user), line " in out
+    assert "reference: 'Text so far:'" in out and "lilo:      'So far:'" in out

@@ -339,7 +339,7 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
     assert "groups:   6 folders, 4 samples" in out
     assert "papers:   15 read, 12 distinct papers kept" in out
     assert "QA pairs: 24 single, 18 cross" in out
-    assert "\n    short_text: 1 papers\n" in out
+    assert "\n    short_text: 1 paper\n" in out
     assert "lilo's own stands in for: winrate" in out and "problems: 7" in out
     rows = dict(_sql(data, "SELECT item_id, reason FROM quarantine WHERE stage = 'import'"))
     assert rows == {

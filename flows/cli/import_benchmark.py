@@ -56,7 +56,7 @@ def _print_result(result: Any, path: Path) -> None:
             "(view benchmark_warnings):"
         )
         for kind, n in result.warnings.items():
-            print(f"    {kind}: {n} papers")
+            print(f"    {kind}: {n} paper{'' if n == 1 else 's'}")
     if result.stand_ins:
         print(f"  lilo's own stands in for: {', '.join(result.stand_ins)}")
     where = " (one line each; also in the quarantine table)" if result.problems else ""

@@ -1,0 +1,90 @@
+"""Method variants named in brackets (`agentwrite[sees-written]`, `compress[llmlingua]`), and
+each method drawing its own replies: the same prompt asked by two methods is two cache
+entries unless `generate.shared_plan` pairs them (DESIGN §7)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from test_formulas import _papers
+
+from flows._preflight import PreflightError, check_names
+from tasks.config import load_settings
+from tasks.embeddings import Embedder
+from tasks.llm import make_client
+from tasks.methods import Unit, get_method
+from tasks.prompts import lilo_pack
+from tasks.records import Sample
+
+
+def _settings(tmp_path, **overrides):
+    return load_settings(None, {"data_dir": str(tmp_path), **overrides})
+
+
+@pytest.mark.parametrize(
+    ("name", "variant", "args"),
+    [
+        ("agentwrite", "agentwrite", {"sees_written": False}),
+        ("agentwrite[sees-written]", "agentwrite[sees-written]", {"sees_written": True}),
+        ("compress[extractive]", "compress[extractive]", {"compressor": "extractive"}),
+        ("compress[llmlingua]", "compress[llmlingua]", {"compressor": "llmlingua"}),
+        ("compress[llmlingua2]", "compress[llmlingua2]", {"compressor": "llmlingua2"}),
+        (
+            "compress[extractive,sees-written]",
+            "compress[extractive,sees-written]",
+            {"compressor": "extractive", "sees_written": True},
+        ),
+    ],
+)
+def test_bracket_options_set_arguments_and_name_the_variant(tmp_path, name, variant, args):
+    method = get_method(name, _settings(tmp_path))
+    assert method.variant == variant
+    assert {k: method.args[k] for k in args} == args
+
+
+def test_unknown_options_are_refused_before_a_run(tmp_path):
+    with pytest.raises(ValueError, match=r"no option 'fast'; agentwrite's are: agentwrite\["):
+        get_method("agentwrite[fast]", _settings(tmp_path))
+    check_names(_settings(tmp_path, **{"generate.methods": ["agentwrite[sees-written]"]}))
+    with pytest.raises(PreflightError, match=r"unknown method single\[x\]"):
+        check_names(_settings(tmp_path, **{"generate.methods": ["single[x]"]}))
+
+
+def _unit() -> Unit:
+    papers = _papers()
+    ids = tuple(p.paper_id for p in papers)
+    sample = Sample("s1", "v1", ids, "Topic", "survey", sum(p.words for p in papers), "command")
+    return Unit(sample, papers, 1000)
+
+
+def test_a_missing_llmlingua_fails_with_what_to_install(tmp_path):
+    if importlib.util.find_spec("llmlingua") is not None:
+        pytest.skip("llmlingua is installed here")
+    settings = _settings(tmp_path)
+    generation = get_method("compress[llmlingua]", settings).run(
+        _unit(), make_client(settings), Embedder(settings), lilo_pack()
+    )
+    assert generation.variant == "compress[llmlingua]" and generation.text == ""
+    assert "llmlingua package is not installed (pip install -e '.[compress]')" in generation.error
+
+
+def _plan_keys(tmp_path, shared: bool) -> tuple[dict[str, str], int]:
+    settings = _settings(tmp_path, **{"generate.shared_plan": shared})
+    llm = make_client(settings)
+    keys: dict[str, str] = {}
+    for name in ("agentwrite", "agentwrite[sees-written]", "ral_writer"):
+        generation = get_method(name, settings).run(_unit(), llm, Embedder(settings), lilo_pack())
+        assert generation.error == ""
+        plans = [c for c in llm.take_calls() if c.purpose.endswith(":plan")]
+        keys[generation.variant] = plans[0].key
+    return keys, len({k for k in keys.values()})
+
+
+def test_each_method_draws_its_own_plan_unless_shared(tmp_path):
+    keys, distinct = _plan_keys(tmp_path / "own", shared=False)
+    assert distinct == 3  # the same planner prompt, one draw per method
+    again, _ = _plan_keys(tmp_path / "own", shared=False)
+    assert again == keys  # a rerun replays each method's own reply
+    _, distinct = _plan_keys(tmp_path / "shared", shared=True)
+    assert distinct == 1

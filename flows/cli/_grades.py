@@ -33,7 +33,8 @@ def _items(settings: Any) -> list[dict[str, Any]]:
         rows = wh.rows(_JUDGED, [settings.dataset_version])
         gold = dict(
             wh.con.execute(
-                "SELECT qa_id, answer FROM fct_qa_pairs WHERE dataset_version = ?",
+                "SELECT q.qa_id, q.answer FROM fct_qa_pairs AS q JOIN dim_samples AS d "
+                "USING (sample_id) WHERE d.dataset_version = ?",
                 [settings.dataset_version],
             ).fetchall()
         )

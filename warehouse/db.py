@@ -33,6 +33,10 @@ _MODELS_ORDER = (
     "cost",
     "winrate",
     "failures",
+    "res_probe_curve",
+    "probe_curve",
+    "probe_summary",
+    "probe_vs_summary",
 )
 
 

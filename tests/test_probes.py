@@ -246,3 +246,19 @@ def test_neglect_is_a_property_of_position_in_a_long_prompt():
         assert reply(messages, neglect).text == unit.item.answers[0]
     closed = [{"role": "user", "content": prompts.closed_book("when did the oak bridge open")}]
     assert reply(closed, neglect).text == NO_ANSWER
+
+
+def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness):
+    from flows.probe import lilo_probes
+
+    overrides = {"data_dir": str(tmp_path), "probe.kv_keys": [8], "probe.examples": 2}
+    results = lilo_probes(
+        tasks=["kv"], backbones=[{}, {"llm.model": "offline-other"}], overrides=overrides
+    )
+    assert [(r["backbone"], r["answers"], r["failed"]) for r in results] == [
+        ("offline:offline-extractive-v1", 10, 0),
+        ("offline:offline-other", 10, 0),
+    ]
+    with duckdb.connect(str(tmp_path / "published" / "lilo.duckdb"), read_only=True) as con:
+        backbones = con.execute("SELECT count(DISTINCT backbone) FROM probe_summary").fetchall()
+    assert backbones == [(2,)]

@@ -131,6 +131,8 @@ def test_import_reads_what_the_clone_holds_once(tmp_path, capsys, prefect_harnes
     by_setting = {(r[1], r[2]): r[3] for r in rows}
     assert by_setting[("closed_book", None)] == 0.0  # the engine knows nothing by itself
     assert by_setting[("oracle", None)] == 1.0
+    page = (data / "published" / "probes" / "version=0001" / "report.html").read_text()
+    assert '<img id="probe-curves"' in page and 'id="summary"' in page and "closed_book" in page
     request = _published(data, "SELECT count(*) FROM fct_llm_calls WHERE purpose = 'probe_mdqa'")
     assert request == [(3 * 3 + 3 + 3,)]
 

@@ -70,6 +70,8 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
                 )
         aware = ", query-aware" if query_aware else ""
         ax.set_title(f"{_TITLES[task]}: {variant}{aware}\n{backbone}", fontsize=9)
+        if lines["size"].nunique() == 1:  # the positions asked; several sizes: the default
+            ax.set_xticks(sorted({int(p) + 1 for p in lines["position"]}))
         ax.set_xlabel("position of the gold item (1 = first)")
         ax.set_ylabel("accuracy")
         ax.set_ylim(-0.03, 1.03)

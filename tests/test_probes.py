@@ -5,8 +5,10 @@ views, and the offline engine's reading of probe prompts."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -24,7 +26,9 @@ from tasks.probes import (
     ProbeUnit,
     build_prompt,
     kv_items,
+    mdqa_from_warehouse,
 )
+from tasks.records import PaperText, QAPair
 
 NAMES = ("Alder", "Birch", "Cedar", "Daisy", "Elm", "Fir", "Gorse", "Hazel", "Iris", "Juniper",
          "Kale", "Larch", "Maple", "Nettle", "Oak", "Poplar", "Quince", "Rowan", "Sage", "Teak",
@@ -264,3 +268,54 @@ def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_har
     with duckdb.connect(str(tmp_path / "published" / "lilo.duckdb"), read_only=True) as con:
         backbones = con.execute("SELECT count(DISTINCT backbone) FROM probe_summary").fetchall()
     assert backbones == [(2,)]
+
+
+def _paper(paper_id: str, topic: str, sentences: int = 40) -> PaperText:
+    text = "\n".join(
+        f"The {topic} study measured quantity number {i} of the {topic} system in detail. "
+        f"It reported that the {topic} value {i} stayed stable across {i + 2} trials."
+        for i in range(sentences)
+    )
+    return PaperText(paper_id, f"A paper on {topic}", f"\\section{{Intro}}\n{text}", 0, 0, "",
+                     "", "", "")  # fmt: skip
+
+
+def test_multi_document_qa_from_the_warehouse(tmp_path):
+    from tasks.embeddings import Embedder
+
+    papers = {p.paper_id: p for p in (_paper("p1", "glacier"), _paper("p2", "glacier"),
+              _paper("p3", "volcano"), _paper("p4", "coral"), _paper("p5", "desert"))}  # fmt: skip
+    quote = "It reported that the glacier value 12 stayed stable across 14 trials."
+    pair = QAPair("q1", "s1", "single", ("p1",), "How many trials kept the glacier value 12 "
+                  "stable?", "stable across 14 trials", ({"paper_id": "p1", "quote": quote},),
+                  "approved", 1, "auto", "", "v", "b")  # fmt: skip
+    paraphrase = dataclasses.replace(pair, qa_id="q2", answer="fourteen of them")
+    settings = Settings(data_dir=tmp_path)
+    items, left_out = mdqa_from_warehouse(
+        [pair, paraphrase], papers, {"s1": ["p1", "p2"]}, [5, 10], 5, "hard", 0,
+        Embedder(settings).embed,
+    )  # fmt: skip
+    assert left_out == ["q2: its answer is not a span of its evidence passage"]
+    assert [(i.probe_set, len(i.context)) for i in items] == [
+        ("lilo/mdqa-5[warehouse,hard]", 4), ("lilo/mdqa-10[warehouse,hard]", 9)
+    ]  # fmt: skip
+    five, ten = items
+    assert quote in five.gold["text"] and five.gold["title"] == "A paper on glacier"
+    assert list(ten.context[:4]) == list(five.context)  # the same ranking, cut to size
+    titles = {d["title"] for d in ten.context}
+    assert "A paper on glacier" not in titles  # never from the question's own sample
+    assert not any("14 trials" in d["text"] for d in ten.context)  # none holds the answer
+    random_items, _ = mdqa_from_warehouse(
+        [pair], papers, {"s1": ["p1", "p2"]}, [10], 5, "random", 0, Embedder(settings).embed
+    )
+    assert random_items[0].probe_set == "lilo/mdqa-10[warehouse,random]"
+    assert random_items[0].context != ten.context
+
+
+def test_lilo_made_kv_sets_are_seeded():
+    a, b = kv_items(75, 3, seed=1), kv_items(75, 3, seed=1)
+    assert a == b and a != kv_items(75, 3, seed=2)
+    for item in a:
+        keys = [k for k, _ in item.context]
+        assert len(set(keys)) == 75 and (item.question, item.answers[0]) in item.context
+        assert all(uuid.UUID(k).version == 4 for k in keys)

@@ -371,6 +371,28 @@ class RunnerSettings(_Section):
         return self
 
 
+class ProbeSettings(_Section):
+    """The Lost-in-the-Middle probes (docs/design.md §17): what `lilo probe` and the
+    nightly probe deployment run when not told otherwise. Positions left empty are the
+    paper's (lilo's for 75 and 300 keys): 0, a quarter, half, three quarters and the last
+    index, as the repository's runs place the gold item."""
+
+    kv_keys: tuple[Annotated[int, Field(ge=2)], ...] = Field((75,), min_length=1)
+    mdqa_docs: tuple[Annotated[int, Field(ge=2)], ...] = Field((10, 20), min_length=1)
+    positions: tuple[Annotated[int, Field(ge=0)], ...] = ()
+    # Examples per size (the published files hold 500 KV sets and 2,655 questions).
+    examples: int = Field(100, ge=1)
+    query_aware: bool = False
+    closed_book: bool = True
+    oracle: bool = True
+    # Where the data comes from: auto takes the published files when imported, then (for
+    # multi-document QA) the NQ oracle file's passages, then the warehouse's QA pairs.
+    source: Literal["auto", "published", "lilo", "nq-oracle", "warehouse"] = "auto"
+    # lilo-built multi-document QA: distractors most similar to the question, or random.
+    distractors: Literal["hard", "random"] = "hard"
+    seed: int = 0
+
+
 class Settings(BaseSettings):
     """Everything that changes what lilo computes. `config_hash` identifies it on every row."""
 
@@ -400,6 +422,7 @@ class Settings(BaseSettings):
     judge: JudgeSettings = JudgeSettings()
     runner: RunnerSettings = RunnerSettings()
     stats: StatsSettings = StatsSettings()
+    probe: ProbeSettings = ProbeSettings()
     # Pairwise win-rate (DESIGN §8): each other method against this one (e.g. "ral_writer"),
     # on the win-rate checklist, both orders. Off by default: it costs 2 judge calls per
     # aspect per pair, as many as S_q itself for each method compared.

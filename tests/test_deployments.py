@@ -10,7 +10,12 @@ from prefect.client.schemas.schedules import CronSchedule
 from prefect.flows import load_flow_from_entrypoint
 
 ROOT = Path(__file__).resolve().parent.parent
-FLOWS = {"nightly": "lilo-pipeline", "on-demand": "lilo-pipeline", "qa-review": "qa-review"}
+FLOWS = {
+    "nightly": "lilo-pipeline",
+    "on-demand": "lilo-pipeline",
+    "qa-review": "qa-review",
+    "probes-nightly": "lilo-probes",
+}
 
 
 def _deployments() -> list[dict]:
@@ -29,8 +34,9 @@ def test_every_entrypoint_is_a_flow(monkeypatch):
 def test_nightly_has_a_valid_cron_and_on_demand_has_none():
     by_name = {d["name"]: d for d in _deployments()}
     assert set(by_name) == set(FLOWS)
-    (schedule,) = by_name["nightly"]["schedules"]
-    CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])
+    for nightly in ("nightly", "probes-nightly"):
+        (schedule,) = by_name[nightly]["schedules"]
+        CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])
     assert not by_name["on-demand"].get("schedules")
     assert not by_name["qa-review"].get("schedules")
     for d in by_name.values():

@@ -41,6 +41,10 @@ _MODELS_ORDER = (
     "ral_recall",
     "judge_spread",
     "benchmark_warnings",
+    "res_probe_curve",
+    "probe_curve",
+    "probe_summary",
+    "probe_vs_summary",
 )
 
 

@@ -100,3 +100,6 @@ def register(sub: Any) -> None:
     )
     add_common_args(bench)
     bench.set_defaults(func=cmd_import_longinoutbench)
+    from flows.cli.probe import add_import_parser
+
+    add_import_parser(kinds)

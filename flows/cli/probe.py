@@ -1,0 +1,234 @@
+"""`lilo probe kv|mdqa`: the Lost-in-the-Middle probes on the configured backbone, and
+`lilo import lost-in-the-middle CLONE` (added to the `import` group): the authors'
+published probe data from the user's clone (docs/design.md, "Probes")."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from flows.cli._common import (
+    CLIError,
+    add_common_args,
+    running_flows,
+    settings_from_args,
+    start_prefect_early,
+)
+
+__all__ = ["add_import_parser", "register"]
+
+
+def _numbers(value: str) -> list[int]:
+    try:
+        numbers = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        numbers = []
+    if not numbers or any(n < 0 for n in numbers):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not comma-separated whole numbers, e.g. 0,24,49,74"
+        )
+    return numbers
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    from flows.probe import ProbeDataError, probe_flow
+
+    sizes = "probe.kv_keys" if args.task == "kv" else "probe.mdqa_docs"
+    given: dict[str, Any] = {
+        sizes: args.sizes,
+        "probe.positions": args.positions,
+        "probe.examples": args.examples,
+        "probe.query_aware": args.query_aware or None,
+        "probe.source": args.source,
+    }
+    if args.task == "mdqa":
+        given |= {
+            "probe.closed_book": args.closed_book,
+            "probe.oracle": args.oracle,
+            "probe.distractors": args.distractors,
+        }
+    settings = settings_from_args(args, **{k: v for k, v in given.items() if v is not None})
+    start_prefect_early(settings)
+    with running_flows(args.debug):
+        try:
+            result = probe_flow(args.task, settings)
+        except ProbeDataError as exc:
+            raise CLIError(str(exc)) from exc
+    _print_probe(result)
+    return 1 if result.failed == result.units else 0
+
+
+def _print_probe(result: Any) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=max(Console().width, 100))
+    table = Table(
+        title=f"{result.task} probe on {escape(result.backbone)} (prompts: {result.prompts}); "
+        f"probe result version {result.version}",
+        caption="accuracy [95% interval] (n); position 0-based; baselines without position",
+    )
+    for column in ("variant", "size", "query-aware", "setting", "position", "accuracy", "n"):
+        table.add_column(column, justify="left" if column in ("variant", "setting") else "right")
+    for r in sorted(
+        result.curve,
+        key=lambda r: (
+            r["variant"],
+            r["size"],
+            r["setting"] != "position",
+            r["setting"],
+            r["position"] if r["position"] is not None else -1,
+        ),
+    ):
+        accuracy = (
+            "-"
+            if r["accuracy"] is None
+            else (f"{r['accuracy']:.3f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]")
+        )
+        table.add_row(
+            escape(r["variant"]),
+            str(r["size"]),
+            "yes" if r["query_aware"] else "no",
+            r["setting"],
+            "" if r["position"] is None else str(r["position"]),
+            accuracy,
+            str(r["n"]),
+        )
+    console.print(table)
+    for note in result.notes:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
+    console.print(
+        f"{result.units} answers ({result.failed} failed): {result.llm_made} LLM calls made, "
+        f"{result.llm_cached} served from cache; {result.rows_added} rows added."
+    )
+    if result.report_path:
+        console.print(f"Report: {result.report_path}", markup=False, soft_wrap=True)
+    console.print(
+        "Views: probe_curve, probe_summary (U depth), probe_vs_summary (in the published copy)"
+    )
+
+
+def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
+    from flows.probe import import_probes_flow
+    from tasks.probes import CloneError, locate_clone
+
+    path = Path(args.path)
+    try:
+        locate_clone(path)  # before any flow starts: a typo costs nothing
+    except CloneError as exc:
+        print(f"lilo import: {exc}", file=sys.stderr)
+        return 2
+    settings = settings_from_args(args)
+    start_prefect_early(settings)
+    with running_flows(args.debug):
+        result = import_probes_flow(str(path), settings)
+    print(f"Lost in the Middle at {path} (run {result.run_id})")
+    for file, n in sorted(result.files.items()):
+        print(f"  {file}: {n} items")
+    print(f"  items: {result.items} read")
+    print(f"  prompts: {len(result.prompts)} templates ({', '.join(result.prompts) or '-'})")
+    if result.absent:
+        print(f"  absent in this clone (fine): {', '.join(result.absent)}")
+    where = " (one line each; also in the quarantine table)" if result.problems else ""
+    print(f"  problems: {len(result.problems)}{where}")
+    for line in result.problems:
+        print(f"    {line}")
+    for note in result.notes:
+        print(f"  note: {note}")
+    added = sum(result.rows_added.values())
+    if added:
+        tables = ", ".join(f"{t} {n}" for t, n in sorted(result.rows_added.items()))
+        print(f"  rows added: {added} ({tables})")
+    else:
+        print("  rows added: 0: nothing new (this run's record aside)")
+    if result.items:
+        print("next: lilo probe kv --keys 75 --examples 20; lilo probe mdqa --docs 10,20")
+        return 0
+    print("nothing imported: no file held a valid item (see the problems above)")
+    return 1
+
+
+def add_import_parser(kinds: Any) -> None:
+    """`lilo import lost-in-the-middle CLONE`, in the `import` group."""
+    imp = kinds.add_parser(
+        "lost-in-the-middle",
+        help="Lost in the Middle's probe data: your clone of github.com/nelson-liu/"
+        "lost-in-the-middle",
+        description="CLONE is the repository's root. Whatever of kv_retrieval_data/ and "
+        "qa_data/ it holds is checked line by line and stored as probe items, its prompt "
+        "templates with them; nothing is copied into lilo. Each problem is one line naming "
+        "its file and line. Exit 0 when something was imported, 1 when nothing could be, "
+        "2 when CLONE is not a clone. A second import adds nothing.",
+    )
+    imp.add_argument("path", help="your clone of nelson-liu/lost-in-the-middle")
+    add_common_args(imp)
+    imp.set_defaults(func=cmd_import_lost_in_the_middle)
+
+
+def register(sub: Any) -> None:
+    probe = sub.add_parser(
+        "probe",
+        help="Lost-in-the-Middle probes: key-value retrieval, multi-document QA",
+        description="Ask the configured backbone every item with the gold item at each "
+        "position (the paper's positions by default), through the same LLM client, cache "
+        "and ledger as the summaries. Results: the probe_curve, probe_summary and "
+        "probe_vs_summary views, and a report page per probe result version.",
+    )
+    kinds = probe.add_subparsers(dest="task", required=True, metavar="PROBE")
+    for task, sizes, unit, example in (
+        ("kv", "--keys", "keys per JSON object", "75,140,300"),
+        ("mdqa", "--docs", "documents per question", "10,20,30"),
+    ):
+        p = kinds.add_parser(
+            task,
+            help="key-value retrieval" if task == "kv" else "multi-document question answering",
+            description="Sizes, positions and examples default to the `probe` settings.",
+        )
+        p.add_argument(sizes, dest="sizes", type=_numbers, help=f"{unit}, e.g. {example}")
+        p.add_argument(
+            "--positions",
+            type=_numbers,
+            help="0-based gold positions (default: the paper's for each size)",
+        )
+        p.add_argument("--examples", type=int, help="examples per size (default 100)")
+        p.add_argument(
+            "--query-aware",
+            action="store_true",
+            help="the query-aware prompt: the key or question also before the data",
+        )
+        sources = (
+            ("auto", "published", "lilo")
+            if task == "kv"
+            else ("auto", "published", "nq-oracle", "warehouse")
+        )
+        p.add_argument(
+            "--source",
+            choices=sources,
+            help="the data: auto takes the imported published files when there are any, "
+            + (
+                "else lilo-made sets"
+                if task == "kv"
+                else "else the NQ oracle passages, else the warehouse's QA pairs"
+            ),
+        )
+        if task == "mdqa":
+            p.add_argument(
+                "--closed-book",
+                action=argparse.BooleanOptionalAction,
+                help="also ask each question alone (default: on)",
+            )
+            p.add_argument(
+                "--oracle",
+                action=argparse.BooleanOptionalAction,
+                help="also ask each question with its gold document alone (default: on)",
+            )
+            p.add_argument(
+                "--distractors",
+                choices=("hard", "random"),
+                help="lilo-built data: the passages most similar to the question, or random",
+            )
+        add_common_args(p)
+        p.set_defaults(func=cmd_probe)

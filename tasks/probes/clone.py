@@ -1,0 +1,209 @@
+"""Reading a clone of the authors' repository (nelson-liu/lost-in-the-middle): whatever of
+`kv_retrieval_data/` and `qa_data/` it holds, each line checked, as probe items; its prompt
+templates. A clone may lack the large 10/20/30-document files or the 300-key file: what is
+absent is said, not an error. Nothing is copied anywhere but the warehouse."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tasks.probes.prompts import read_clone_prompts
+from tasks.probes.records import Document, ProbeItem
+from tasks.records import Quarantine
+
+__all__ = ["STAGE", "ClonedProbes", "CloneError", "locate_clone", "read_clone"]
+
+STAGE = "import"
+_KV = re.compile(r"kv-retrieval-(\d+)_keys\.jsonl\.gz$")
+_MDQA = re.compile(r"nq-open-(\d+)_total_documents_gold_at_(\d+)\.jsonl\.gz$")
+_ORACLE = "qa_data/nq-open-oracle.jsonl.gz"
+
+
+class CloneError(ValueError):
+    """Nothing to read at the path given."""
+
+
+@dataclass
+class ClonedProbes:
+    items: list[ProbeItem] = field(default_factory=list)
+    prompts: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (text, file)
+    problems: list[Quarantine] = field(default_factory=list)
+    files: dict[str, int] = field(default_factory=dict)  # file -> items read from it
+    absent: list[str] = field(default_factory=list)
+
+
+def locate_clone(path: Path) -> Path:
+    """The clone's root; CloneError when it holds neither data folder."""
+    if not path.is_dir():
+        raise CloneError(
+            f"{path} is not a folder: give your clone of nelson-liu/lost-in-the-middle"
+        )
+    if not (path / "kv_retrieval_data").is_dir() and not (path / "qa_data").is_dir():
+        raise CloneError(
+            f"{path} holds neither kv_retrieval_data/ nor qa_data/: give the root of your clone "
+            "of github.com/nelson-liu/lost-in-the-middle"
+        )
+    return path
+
+
+def read_clone(path: Path) -> ClonedProbes:
+    root = locate_clone(path)
+    out = ClonedProbes()
+    out.prompts, prompt_problems = read_clone_prompts(root)
+    for line in prompt_problems:
+        out.problems.append(
+            Quarantine(f"lost-in-the-middle/{line.split(':')[0]}", STAGE, "probe_prompt", line)
+        )
+    kv_files = sorted((root / "kv_retrieval_data").glob("kv-retrieval-*_keys.jsonl.gz"))
+    for file in kv_files:
+        size = int(_KV.search(file.name).group(1))  # type: ignore[union-attr]
+        _read_file(root, file, out, lambda row, n, rel, k=size: _kv_item(row, n, rel, k))
+    present = {int(_KV.search(f.name).group(1)) for f in kv_files}  # type: ignore[union-attr]
+    out.absent += [
+        f"kv_retrieval_data/kv-retrieval-{k}_keys.jsonl.gz"
+        for k in (75, 140, 300)
+        if k not in present
+    ]
+    oracle = root / _ORACLE
+    if oracle.is_file():
+        _read_file(root, oracle, out, _oracle_item)
+    else:
+        out.absent.append(_ORACLE)
+    for docs in (10, 20, 30):
+        folder = root / "qa_data" / f"{docs}_total_documents"
+        files = sorted(folder.glob("nq-open-*_total_documents_gold_at_*.jsonl.gz"))
+        if not files:
+            out.absent.append(f"qa_data/{docs}_total_documents/")
+        for file in files:
+            _read_file(root, file, out, lambda row, n, rel, d=docs: _mdqa_item(row, n, rel, d))
+    _merge_mdqa(out)
+    return out
+
+
+def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
+    relative = file.relative_to(root).as_posix()
+    read = 0
+    try:
+        with gzip.open(file, "rt", encoding="utf-8") as lines:
+            for n, text in enumerate(lines):
+                where = f"{relative}:{n + 1}"
+                try:
+                    out.items.append(make(json.loads(text), n, relative))
+                    read += 1
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    detail = f"{where}: {exc}" if str(exc) else f"{where}: {type(exc).__name__}"
+                    out.problems.append(
+                        Quarantine(f"lost-in-the-middle/{where}", STAGE, "probe_item", detail)
+                    )
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        out.problems.append(
+            Quarantine(
+                f"lost-in-the-middle/{relative}",
+                STAGE,
+                "probe_file",
+                f"{relative}: unreadable after {read} lines: {exc}",
+            )
+        )
+    out.files[relative] = read
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} is not a non-empty string")
+    return value
+
+
+def _kv_item(row: dict[str, Any], n: int, relative: str, size: int) -> ProbeItem:
+    records = row["ordered_kv_records"]
+    key, value = _text(row["key"], "key"), _text(row["value"], "value")
+    pairs = tuple((_text(k, "a record's key"), _text(v, "a record's value")) for k, v in records)
+    if len(pairs) != size:
+        raise ValueError(f"{len(pairs)} records where the file name says {size}")
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise ValueError("duplicate keys")
+    if (key, value) not in pairs:
+        raise ValueError(f"the pair of key {key} is not among the records")
+    return ProbeItem(
+        f"liu/kv-{size}/{n}", f"liu/kv-{size}", "kv", size, n, relative, key, (value,), pairs
+    )
+
+
+def _document(ctx: dict[str, Any]) -> Document:
+    return {"title": str(ctx.get("title") or ""), "text": _text(ctx["text"], "a passage")}
+
+
+def _answers(row: dict[str, Any]) -> tuple[str, ...]:
+    answers = tuple(a for a in row["answers"] if isinstance(a, str) and a.strip())
+    if not answers:
+        raise ValueError("no gold answer")
+    return answers
+
+
+def _oracle_item(row: dict[str, Any], n: int, relative: str) -> ProbeItem:
+    question, answers = _text(row["question"], "question"), _answers(row)
+    golds = [c for c in row["ctxs"] if c.get("isgold")]
+    if len(golds) != 1:
+        raise ValueError(f"{len(golds)} gold passages, not 1")
+    return ProbeItem(
+        f"liu/nq-oracle/{n}",
+        "liu/nq-oracle",
+        "mdqa",
+        1,
+        n,
+        relative,
+        question,
+        answers,
+        (),
+        _document(golds[0]),
+    )
+
+
+def _mdqa_item(row: dict[str, Any], n: int, relative: str, docs: int) -> ProbeItem:
+    question, answers = _text(row["question"], "question"), _answers(row)
+    ctxs = row["ctxs"]
+    if len(ctxs) != docs:
+        raise ValueError(f"{len(ctxs)} documents where the folder says {docs}")
+    golds = [i for i, c in enumerate(ctxs) if c.get("isgold")]
+    if len(golds) != 1:
+        raise ValueError(f"{len(golds)} gold passages, not 1")
+    distractors = tuple(_document(c) for i, c in enumerate(ctxs) if i != golds[0])
+    return ProbeItem(
+        f"liu/mdqa-{docs}/{n}",
+        f"liu/mdqa-{docs}",
+        "mdqa",
+        docs,
+        n,
+        relative,
+        question,
+        answers,
+        distractors,
+        _document(ctxs[golds[0]]),
+    )
+
+
+def _merge_mdqa(out: ClonedProbes) -> None:
+    """The gold_at_i files of one size hold the same examples with the gold passage moved:
+    one item each (lilo places the gold passage itself); a line whose content differs
+    between the files is a problem."""
+    kept: dict[str, ProbeItem] = {}
+    items: list[ProbeItem] = []
+    for item in out.items:
+        first = kept.setdefault(item.item_id, item)
+        if first is item:
+            items.append(item)
+        elif first.sha256 != item.sha256:
+            out.problems.append(
+                Quarantine(
+                    f"lost-in-the-middle/{item.source}:{item.line + 1}",
+                    STAGE,
+                    "probe_item",
+                    f"{item.source}:{item.line + 1}: differs from "
+                    f"{first.source}:{first.line + 1} beyond the gold passage's place",
+                )
+            )
+    out.items = items

@@ -1,0 +1,130 @@
+"""The probes' prompts: the authors' templates when the user's clone was imported (stored
+with the import as assets of dataset `lost-in-the-middle`, read from the clone's
+`src/lost_in_the_middle/prompts/`), else lilo's own, written in lilo's words with the same
+structure and placeholders. Both are Python format strings, rendered as the authors'
+`prompting.py` renders them: trailing newlines stripped, the KV records as one JSON object
+with a pair per line, the documents as `Document [i](Title: ...) text` from i = 1."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tasks.probes.records import Document
+
+__all__ = [
+    "CLONE_PROMPTS",
+    "LILO_PROMPTS",
+    "PROMPTS_DATASET",
+    "ProbePrompts",
+    "format_documents",
+    "format_kv_records",
+    "read_clone_prompts",
+]
+
+PROMPTS_DATASET = "lost-in-the-middle"
+# lilo's name for each template -> the file in the clone's prompts folder.
+CLONE_PROMPTS = {
+    "kv": "kv_retrieval.prompt",
+    "kv_query_aware": "kv_retrieval_with_query_aware_contextualization.prompt",
+    "qa": "qa.prompt",
+    "qa_query_aware": "qa_with_query_aware_contextualization.prompt",
+    "closed_book": "closedbook_qa.prompt",
+}
+_PLACEHOLDERS = {
+    "kv": ("{formatted_kv_records}", "{key}"),
+    "kv_query_aware": ("{formatted_kv_records}", "{key}"),
+    "qa": ("{search_results}", "{question}"),
+    "qa_query_aware": ("{search_results}", "{question}"),
+    "closed_book": ("{question}",),
+}
+
+LILO_PROMPTS = {
+    "kv": (
+        "The JSON object below maps keys to values. Return the value that belongs to the "
+        'key given after it.\n\nJSON object:\n{formatted_kv_records}\n\nKey: "{key}"\n'
+        "Value:"
+    ),
+    "kv_query_aware": (
+        "The JSON object below maps keys to values. Return the value that belongs to the "
+        'key given here and again after it.\n\nKey: "{key}"\n\nJSON object:\n'
+        '{formatted_kv_records}\n\nKey: "{key}"\nValue:'
+    ),
+    "qa": (
+        "Answer the question from the search results alone; not all of them are relevant. "
+        "Keep the answer short.\n\n{search_results}\n\nQuestion: {question}\nAnswer:"
+    ),
+    "qa_query_aware": (
+        "Answer the question from the search results alone; not all of them are relevant. "
+        "Keep the answer short.\n\nQuestion: {question}\n\n{search_results}\n\n"
+        "Question: {question}\nAnswer:"
+    ),
+    "closed_book": "Answer the question in a few words.\n\nQuestion: {question}\nAnswer:",
+}
+
+
+def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """{name: (template, file)} of the clone's prompt files, and one line per problem (a
+    file missing, or without the placeholders the probes fill)."""
+    folder = clone / "src" / "lost_in_the_middle" / "prompts"
+    found: dict[str, tuple[str, str]] = {}
+    problems = []
+    for name, filename in CLONE_PROMPTS.items():
+        path = folder / filename
+        relative = path.relative_to(clone).as_posix()
+        if not path.is_file():
+            problems.append(f"{relative}: missing; lilo's own {name} prompt stands in")
+            continue
+        text = path.read_text(encoding="utf-8")
+        missing = [p for p in _PLACEHOLDERS[name] if p not in text]
+        if missing:
+            problems.append(f"{relative}: lacks {', '.join(missing)}; lilo's own stands in")
+            continue
+        found[name] = (text, relative)
+    return found, problems
+
+
+@dataclass(frozen=True)
+class ProbePrompts:
+    """The templates a probe run renders and whose they are (`lost-in-the-middle` or
+    `lilo`, recorded with every answer)."""
+
+    source: str
+    templates: Mapping[str, str]
+
+    @classmethod
+    def choose(cls, stored: Mapping[str, str]) -> ProbePrompts:
+        """The clone's templates when all of them were imported, else lilo's own."""
+        if all(name in stored for name in CLONE_PROMPTS):
+            return cls(PROMPTS_DATASET, dict(stored))
+        return cls("lilo", LILO_PROMPTS)
+
+    def _render(self, name: str, **values: str) -> str:
+        return self.templates[name].rstrip("\n").format(**values)
+
+    def kv(self, records: Sequence[tuple[str, str]], key: str, query_aware: bool) -> str:
+        name = "kv_query_aware" if query_aware else "kv"
+        return self._render(name, formatted_kv_records=format_kv_records(records), key=key)
+
+    def qa(self, question: str, documents: Sequence[Document], query_aware: bool) -> str:
+        name = "qa_query_aware" if query_aware else "qa"
+        return self._render(name, search_results=format_documents(documents), question=question)
+
+    def closed_book(self, question: str) -> str:
+        return self._render("closed_book", question=question)
+
+
+def format_kv_records(records: Sequence[tuple[str, str]]) -> str:
+    """`{"k1": "v1",` / ` "k2": "v2",` / ... / ` "kn": "vn"}`: one pair a line."""
+    last = len(records) - 1
+    return "".join(
+        ("{" if i == 0 else " ") + f'"{k}": "{v}"' + (",\n" if i != last else "}")
+        for i, (k, v) in enumerate(records)
+    )
+
+
+def format_documents(documents: Sequence[Document]) -> str:
+    return "\n".join(
+        f"Document [{i}](Title: {d['title']}) {d['text']}" for i, d in enumerate(documents, 1)
+    )

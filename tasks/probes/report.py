@@ -1,0 +1,153 @@
+"""The probes as people look at them: the U-curves (accuracy by gold position, one line per
+size, the closed-book and oracle baselines as horizontal lines, as the paper's Figures 1, 5
+and 7 draw them), a static HTML page per probe result version (templates/report.html.j2)
+and the run's Prefect artifacts."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from tasks.report._html import data_uri
+from tasks.reporting import markdown_table
+
+__all__ = ["create_probe_artifacts", "probe_curve_png", "render_probe_report"]
+
+_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
+_MARKERS = ("o", "s", "^", "D", "v", "P")
+_TITLES = {"kv": "key-value retrieval", "mdqa": "multi-document QA"}
+_UNITS = {"kv": "keys", "mdqa": "documents"}
+_PANEL = ["task", "variant", "backbone", "query_aware", "prompts"]
+
+
+def _panels(curve: pd.DataFrame) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+    return [(k, g) for k, g in curve.groupby(_PANEL, sort=True)]
+
+
+def probe_curve_png(curve: pd.DataFrame) -> bytes:
+    """One panel per task x data variant x backbone x prompt form: accuracy against the
+    gold item's position (1-based, as the paper labels it), a line per size with its 95%
+    interval as a band; the closed-book (dashed) and oracle (dotted) accuracies as
+    horizontal lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = _panels(curve)
+    columns = min(3, max(1, len(panels)))
+    rows = (len(panels) + columns - 1) // columns
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(4.6 * columns, 3.9 * rows), dpi=100, squeeze=False
+    )
+    for ax, ((task, variant, backbone, query_aware, _), group) in zip(
+        axes.flat, panels, strict=False
+    ):
+        lines = group[group["setting"] == "position"]
+        for i, (size, line) in enumerate(lines.groupby("size")):
+            line = line.sort_values("position")
+            x = line["position"] + 1
+            style = {"color": _COLOURS[i % len(_COLOURS)], "marker": _MARKERS[i % len(_MARKERS)]}
+            ax.plot(x, line["accuracy"], label=f"{size} {_UNITS[task]}", **style)
+            ax.fill_between(x, line["ci_low"], line["ci_high"], alpha=0.12, color=style["color"])
+        for setting, dash, label in (
+            ("closed_book", "--", "closed-book"),
+            ("oracle", ":", "oracle"),
+        ):
+            base = group[(group["setting"] == setting) & (group["n"] > 0)]
+            if not base.empty:
+                value = float((base["accuracy"] * base["n"]).sum() / base["n"].sum())
+                ax.axhline(
+                    value,
+                    color="#555",
+                    linestyle=dash,
+                    linewidth=1.2,
+                    label=f"{label} ({value:.2f})",
+                )
+        aware = ", query-aware" if query_aware else ""
+        ax.set_title(f"{_TITLES[task]}: {variant}{aware}\n{backbone}", fontsize=9)
+        if lines["size"].nunique() == 1:  # the positions asked; several sizes: the default
+            ax.set_xticks(sorted({int(p) + 1 for p in lines["position"]}))
+        ax.set_xlabel("position of the gold item (1 = first)")
+        ax.set_ylabel("accuracy")
+        ax.set_ylim(-0.03, 1.03)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, frameon=False, loc="lower left")
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    buffer = io.BytesIO()
+    try:
+        fig.tight_layout()
+        fig.savefig(buffer, format="png")
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _rows(df: pd.DataFrame) -> list[list[str]]:
+    def cell(v: Any) -> str:
+        if v is None or (isinstance(v, float) and pd.isna(v)):
+            return "–"
+        if isinstance(v, float):
+            return f"{v:.0f}" if v.is_integer() and abs(v) > 1 else f"{v:.4g}"
+        return str(v)
+
+    return [[cell(v) for v in r] for r in df.astype(object).itertuples(index=False)]
+
+
+def render_probe_report(
+    version: int, curve: pd.DataFrame, summary: pd.DataFrame, versus: pd.DataFrame
+) -> str:
+    """The version's page: the figure, probe_summary, probe_vs_summary and probe_curve."""
+    figure = data_uri(probe_curve_png(curve)) if not curve.empty else ""
+    tables = [
+        ("summary", "U depth per curve (probe_summary)", summary),
+        ("versus", "Probes beside the summaries' position curve (probe_vs_summary)", versus),
+        ("curve", "Accuracy by gold position, with 95% intervals (probe_curve)", curve),
+    ]
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            version=version,
+            figure=figure,
+            tables=[(key, title, list(df.columns), _rows(df)) for key, title, df in tables],
+        )
+    )
+
+
+def create_probe_artifacts(
+    version: int, curve: pd.DataFrame, summary: pd.DataFrame, report: Path
+) -> None:
+    """The curve and summary as tables, the U-curves as a Markdown image (`probe-curve-plot`)."""
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+    def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+        return df.astype(object).where(df.notna(), None).to_dict(orient="records")
+
+    v = f"probe result version {version}"
+    create_table_artifact(records(curve), key="probe-curve", description=f"Probe accuracy, {v}")
+    create_table_artifact(
+        records(summary), key="probe-summary", description=f"Probe U depth per curve, {v}"
+    )
+    if not curve.empty:
+        image = data_uri(probe_curve_png(curve))
+        create_markdown_artifact(
+            f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
+            f"{markdown_table(summary)}\n\nReport: `{report}`\n",
+            key="probe-curve-plot",
+            description=f"Probe U-curves, {v}",
+        )

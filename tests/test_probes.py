@@ -1,0 +1,321 @@
+"""The Lost-in-the-Middle probes end to end: a small clone in the authors' layout (written
+here: lilo-made KV sets, synthetic questions and passages, templates of lilo's own), its
+import (once), `lilo probe kv|mdqa` through real Prefect flows and the offline engine, the
+views, and the offline engine's reading of probe prompts."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import uuid
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from flows.cli import main
+from tasks.config import Settings
+from tasks.llm.offline import reply
+from tasks.llm.offline.probe_kv import NOT_FOUND
+from tasks.llm.offline.probe_qa import NO_ANSWER
+from tasks.probes import (
+    CLONE_PROMPTS,
+    LILO_PROMPTS,
+    ProbePrompts,
+    ProbeUnit,
+    build_prompt,
+    kv_items,
+    mdqa_from_warehouse,
+)
+from tasks.records import PaperText, QAPair
+
+NAMES = ("Alder", "Birch", "Cedar", "Daisy", "Elm", "Fir", "Gorse", "Hazel", "Iris", "Juniper",
+         "Kale", "Larch", "Maple", "Nettle", "Oak", "Poplar", "Quince", "Rowan", "Sage", "Teak",
+         "Umber", "Vetch", "Willow", "Yarrow")  # fmt: skip
+
+
+def _write_gz(path: Path, rows: list[object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for row in rows:
+            f.write((row if isinstance(row, str) else json.dumps(row)) + "\n")
+
+
+def _passage(i: int) -> dict[str, object]:
+    name = NAMES[i]
+    text = (
+        f"The {name} bridge first opened to traffic in {1901 + i}. It crosses the river near "
+        f"the old mill of {name}ford, and carries two lanes. Engineers repaired its deck."
+    )
+    return {"title": f"{name} bridge", "text": text, "hasanswer": True, "isgold": True}
+
+
+def _question(i: int) -> dict[str, object]:
+    return {"question": f"when did the {NAMES[i].lower()} bridge open", "answers": [str(1901 + i)]}
+
+
+def make_clone(root: Path) -> Path:
+    """A clone holding 75-key KV sets (one bad line), the oracle file and the 10-document
+    files (gold at 0, 4, 9: the same examples with the gold passage moved)."""
+    kv = [
+        {"ordered_kv_records": [list(p) for p in i.context], "key": i.question,
+         "value": i.answers[0]}
+        for i in kv_items(75, 4, seed=7)
+    ]  # fmt: skip
+    bad = dict(kv[0], key="not-a-key-of-these-records")
+    _write_gz(root / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz", [*kv, bad])
+    oracle = [{**_question(i), "ctxs": [_passage(i)]} for i in range(len(NAMES))]
+    _write_gz(root / "qa_data" / "nq-open-oracle.jsonl.gz", [*oracle, "{not json"])
+    for gold_at in (0, 4, 9):
+        rows = []
+        for i in range(3):
+            distractors = [
+                {**_passage(j), "hasanswer": False, "isgold": False}
+                for j in range(len(NAMES))
+                if j != i
+            ][:9]
+            distractors.insert(gold_at, _passage(i))
+            rows.append({**_question(i), "ctxs": distractors})
+        name = f"nq-open-10_total_documents_gold_at_{gold_at}.jsonl.gz"
+        _write_gz(root / "qa_data" / "10_total_documents" / name, rows)
+    prompts = root / "src" / "lost_in_the_middle" / "prompts"
+    prompts.mkdir(parents=True)
+    for name, filename in CLONE_PROMPTS.items():  # lilo's wording, the clone's layout
+        (prompts / filename).write_text("From the clone. " + LILO_PROMPTS[name] + "\n")
+    return root
+
+
+def _lilo(*args: str) -> int:
+    return main(list(args))
+
+
+def _published(data: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_import_reads_what_the_clone_holds_once(tmp_path, capsys, prefect_harness):
+    clone, data = make_clone(tmp_path / "clone"), tmp_path / "data"
+    assert _lilo("import", "lost-in-the-middle", str(clone), "--data-dir", str(data)) == 0
+    out = capsys.readouterr().out
+    assert "kv_retrieval_data/kv-retrieval-75_keys.jsonl.gz: 4 items" in out
+    assert f"qa_data/nq-open-oracle.jsonl.gz: {len(NAMES)} items" in out
+    assert "absent in this clone (fine): kv_retrieval_data/kv-retrieval-140_keys" in out
+    assert "kv-retrieval-75_keys.jsonl.gz:5: the pair of key not-a-key-of-these-records" in out
+    assert "nq-open-oracle.jsonl.gz:25: " in out
+    counts = dict(_published(data, "SELECT probe_set, count(*) FROM dim_probe_items GROUP BY 1"))
+    assert counts == {"liu/kv-75": 4, "liu/nq-oracle": len(NAMES), "liu/mdqa-10": 3}
+    gold = _published(
+        data, "SELECT gold->>'title', json_array_length(context) FROM dim_probe_items "
+        "WHERE item_id = 'liu/mdqa-10/1'"
+    )  # fmt: skip
+    assert gold == [("Birch bridge", 9)]  # one item from the three gold_at files
+    assert _published(data, "SELECT count(*) FROM quarantine WHERE stage = 'import'") == [(2,)]
+    assert _lilo("import", "lost-in-the-middle", str(clone), "--data-dir", str(data)) == 0
+    assert "rows added: 0: nothing new" in capsys.readouterr().out
+    assert _lilo("import", "lost-in-the-middle", str(tmp_path), "--data-dir", str(data)) == 2
+    assert "holds neither kv_retrieval_data/ nor qa_data/" in capsys.readouterr().err
+
+    # The imported data and templates are what the probes use.
+    code = _lilo("probe", "mdqa", "--docs", "10", "--examples", "3", "--data-dir", str(data))
+    assert code == 0
+    rows = _published(
+        data, "SELECT variant, setting, position, accuracy, n, prompts FROM probe_curve "
+        "ORDER BY setting, position"
+    )  # fmt: skip
+    assert [(r[1], r[2]) for r in rows] == [
+        ("closed_book", None), ("oracle", None), ("position", 0), ("position", 4),
+        ("position", 9),
+    ]  # fmt: skip
+    assert {r[0] for r in rows} == {"published"} and {r[5] for r in rows} == {"lost-in-the-middle"}
+    by_setting = {(r[1], r[2]): r[3] for r in rows}
+    assert by_setting[("closed_book", None)] == 0.0  # the engine knows nothing by itself
+    assert by_setting[("oracle", None)] == 1.0
+    page = (data / "published" / "probes" / "version=0001" / "report.html").read_text()
+    assert '<img id="probe-curves"' in page and 'id="summary"' in page and "closed_book" in page
+    request = _published(data, "SELECT count(*) FROM fct_llm_calls WHERE purpose = 'probe_mdqa'")
+    assert request == [(3 * 3 + 3 + 3,)]
+
+    # From the oracle file's passages: lilo's construction, named with every result.
+    code = _lilo(
+        "probe", "mdqa", "--docs", "6", "--examples", "5", "--source", "nq-oracle",
+        "--distractors", "random", "--positions", "0,2,5", "--data-dir", str(data),
+    )  # fmt: skip
+    assert code == 0
+    variants = _published(
+        data, "SELECT DISTINCT variant, size FROM probe_curve WHERE size = 6 ORDER BY 1"
+    )  # fmt: skip
+    assert variants == [("lilo[nq-oracle,random]", 6)]
+    summary = _published(
+        data, "SELECT best_position, worst_position, u_depth, oracle FROM probe_summary "
+        "WHERE size = 6"
+    )  # fmt: skip
+    assert len(summary) == 1 and summary[0][3] == 1.0
+    assert _published(data, "SELECT max(version) FROM res_probe_versions") == [(2,)]
+
+
+def _kv_curve(data: Path) -> dict[int, float]:
+    rows = _published(
+        data, "SELECT position, accuracy FROM probe_curve WHERE task = 'kv' ORDER BY position"
+    )
+    return dict(rows)
+
+
+def test_kv_probe_offline_follows_the_readers_neglect(tmp_path, capsys, prefect_harness):
+    data = tmp_path / "data"
+    args = ["probe", "kv", "--keys", "75", "--positions", "0,24,49,74", "--examples", "20",
+            "--data-dir", str(data)]  # fmt: skip
+    assert _lilo(*args, "--set", "llm.offline.middle_neglect=0") == 0
+    assert _kv_curve(data) == {0: 1.0, 24: 1.0, 49: 1.0, 74: 1.0}
+    assert "lilo[seed=0]" in capsys.readouterr().out  # no clone: lilo-made sets
+    assert _lilo(*args, "--set", "llm.offline.middle_neglect=1") == 0
+    curve = _kv_curve(data)
+    assert max(curve[24], curve[49]) < min(curve[0], curve[74])
+    u_depth = _published(data, "SELECT u_depth FROM probe_summary")[0][0]
+    assert u_depth == pytest.approx((curve[0] + curve[74]) / 2 - min(curve[24], curve[49]))
+    capsys.readouterr()
+    assert _lilo(*args, "--set", "llm.offline.middle_neglect=1") == 0
+    out = capsys.readouterr().out
+    assert "0 LLM calls made, 80 served from cache" in out
+    assert _published(data, "SELECT count(*) FROM res_probe_versions") == [(2,)]
+    assert _lilo("probe", "kv", "--keys", "10", "--positions", "12", "--data-dir", str(data)) == 2
+    assert "outside 0..9" in capsys.readouterr().err
+
+
+def test_probe_vs_summary_joins_each_backbone(tmp_path):
+    """The view beside a summary position curve (rows written as the materialize stage
+    writes them) on the same backbone."""
+    from warehouse import Warehouse
+
+    backbone = "offline:offline-extractive-v1"
+    with Warehouse(tmp_path / "lilo.duckdb") as wh:
+        wh.con.execute(
+            "INSERT INTO res_versions (version, created_at, run_id, content_hash, "
+            "dataset_version, n_generations, n_rows) VALUES (1, now(), 'r', 'h', 'v1', 1, 3)"
+        )
+        for position, value in ((1, 80.0), (2, 50.0), (3, 60.0)):
+            wh.con.execute(
+                "INSERT INTO res_scores (version, generation_id, sample_id, method, "
+                "target_words, backbone, score, value) VALUES (1, 'g', 's', 'single', 4000, "
+                "?, ?, ?)",
+                [backbone, f"single_pos{position}", value],
+            )
+        wh.con.execute("INSERT INTO res_probe_versions VALUES (1, now(), 'r', 'h', 4)")
+        for answer, position, correct in (("a", 0, True), ("b", 1, False), ("c", 2, True),
+                                          ("d", 1, True)):  # fmt: skip
+            wh.con.execute(
+                "INSERT INTO res_probe_answers VALUES (1, ?, 'i', 'kv', 'p', 'published', 3, "
+                "'position', ?, false, 'lilo', ?, ?, '')",
+                [answer, position, backbone, correct],
+            )
+        row = wh.rows("SELECT * FROM probe_vs_summary")
+    assert len(row) == 1
+    assert row[0]["probe_u_depth"] == pytest.approx(0.5)  # ends 1.0, middle 0.5
+    assert row[0]["summary_u_depth"] == pytest.approx(0.2)  # (80 + 60) / 2 - 50 = 20 points
+    assert row[0]["summary_middle_ratio"] == pytest.approx(50 / 70, abs=1e-4)
+
+
+def _kv_unit(size: int, position: int, query_aware: bool = False) -> ProbeUnit:
+    item = kv_items(size, 1, seed=3)[0]
+    return ProbeUnit(item, "lilo[seed=3]", "position", position, query_aware)
+
+
+@pytest.mark.parametrize(
+    "templates", [LILO_PROMPTS, {k: "Clone. " + v for k, v in LILO_PROMPTS.items()}]
+)
+def test_the_engine_reads_kv_prompts_of_any_wording(templates):
+    settings = Settings(llm={"offline": {"processes": 0, "middle_neglect": 0.0}})
+    prompts = ProbePrompts("x", templates)
+    for position in (0, 37, 74):
+        for aware in (False, True):
+            unit = _kv_unit(75, position, aware)
+            text = reply([{"role": "user", "content": build_prompt(unit, prompts)}], settings)
+            assert text.text == unit.item.answers[0]
+
+
+def test_neglect_is_a_property_of_position_in_a_long_prompt():
+    neglect = Settings(llm={"offline": {"processes": 0, "middle_neglect": 1.0}})
+    prompts = ProbePrompts("lilo", LILO_PROMPTS)
+    # Half-way through a long prompt nothing is read: weight 1 - neglect = 0.
+    unit = _kv_unit(300, 150)
+    assert (
+        reply([{"role": "user", "content": build_prompt(unit, prompts)}], neglect).text == NOT_FOUND
+    )
+    # A short prompt (10 pairs: about 300 GPT-4o tokens) is read in full.
+    for position in range(10):
+        unit = _kv_unit(10, position)
+        messages = [{"role": "user", "content": build_prompt(unit, prompts)}]
+        assert reply(messages, neglect).text == unit.item.answers[0]
+    closed = [{"role": "user", "content": prompts.closed_book("when did the oak bridge open")}]
+    assert reply(closed, neglect).text == NO_ANSWER
+
+
+def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness):
+    from flows.probe import lilo_probes
+
+    overrides = {"data_dir": str(tmp_path), "probe.kv_keys": [8], "probe.examples": 2}
+    results = lilo_probes(
+        tasks=["kv"], backbones=[{}, {"llm.model": "offline-other"}], overrides=overrides
+    )
+    assert [(r["backbone"], r["answers"], r["failed"]) for r in results] == [
+        ("offline:offline-extractive-v1", 10, 0),
+        ("offline:offline-other", 10, 0),
+    ]
+    with duckdb.connect(str(tmp_path / "published" / "lilo.duckdb"), read_only=True) as con:
+        backbones = con.execute("SELECT count(DISTINCT backbone) FROM probe_summary").fetchall()
+    assert backbones == [(2,)]
+
+
+def _paper(paper_id: str, topic: str, sentences: int = 40) -> PaperText:
+    text = "\n".join(
+        f"The {topic} study measured quantity number {i} of the {topic} system in detail. "
+        f"It reported that the {topic} value {i} stayed stable across {i + 2} trials."
+        for i in range(sentences)
+    )
+    return PaperText(paper_id, f"A paper on {topic}", f"\\section{{Intro}}\n{text}", 0, 0, "",
+                     "", "", "")  # fmt: skip
+
+
+def test_multi_document_qa_from_the_warehouse(tmp_path):
+    from tasks.embeddings import Embedder
+
+    papers = {p.paper_id: p for p in (_paper("p1", "glacier"), _paper("p2", "glacier"),
+              _paper("p3", "volcano"), _paper("p4", "coral"), _paper("p5", "desert"))}  # fmt: skip
+    quote = "It reported that the glacier value 12 stayed stable across 14 trials."
+    pair = QAPair("q1", "s1", "single", ("p1",), "How many trials kept the glacier value 12 "
+                  "stable?", "stable across 14 trials", ({"paper_id": "p1", "quote": quote},),
+                  "approved", 1, "auto", "", "v", "b")  # fmt: skip
+    paraphrase = dataclasses.replace(pair, qa_id="q2", answer="fourteen of them")
+    settings = Settings(data_dir=tmp_path)
+    items, left_out = mdqa_from_warehouse(
+        [pair, paraphrase], papers, {"s1": ["p1", "p2"]}, [5, 10], 5, "hard", 0,
+        Embedder(settings).embed,
+    )  # fmt: skip
+    assert left_out == ["q2: its answer is not a span of its evidence passage"]
+    assert [(i.probe_set, len(i.context)) for i in items] == [
+        ("lilo/mdqa-5[warehouse,hard]", 4), ("lilo/mdqa-10[warehouse,hard]", 9)
+    ]  # fmt: skip
+    five, ten = items
+    assert quote in five.gold["text"] and five.gold["title"] == "A paper on glacier"
+    assert list(ten.context[:4]) == list(five.context)  # the same ranking, cut to size
+    titles = {d["title"] for d in ten.context}
+    assert "A paper on glacier" not in titles  # never from the question's own sample
+    assert not any("14 trials" in d["text"] for d in ten.context)  # none holds the answer
+    random_items, _ = mdqa_from_warehouse(
+        [pair], papers, {"s1": ["p1", "p2"]}, [10], 5, "random", 0, Embedder(settings).embed
+    )
+    assert random_items[0].probe_set == "lilo/mdqa-10[warehouse,random]"
+    assert random_items[0].context != ten.context
+
+
+def test_lilo_made_kv_sets_are_seeded():
+    a, b = kv_items(75, 3, seed=1), kv_items(75, 3, seed=1)
+    assert a == b and a != kv_items(75, 3, seed=2)
+    for item in a:
+        keys = [k for k, _ in item.context]
+        assert len(set(keys)) == 75 and (item.question, item.answers[0]) in item.context
+        assert all(uuid.UUID(k).version == 4 for k in keys)

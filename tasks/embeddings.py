@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tasks.cache import DiskCache, cache_key
 from tasks.config import EmbeddingSettings, Settings
-from tasks.llm.cache import DiskCache, cache_key
 
 __all__ = ["Embedder", "EmbeddingError", "token_windows"]
 
@@ -169,12 +169,7 @@ class _OpenAI:
         self.batch_size = cfg.batch_size
         self.label = f"openai:{cfg.model}@{cfg.base_url}"
         self._dimension = 0
-        # `api_key` is excluded from settings dumps, so it may only be in the environment.
-        api_key = (
-            cfg.api_key
-            or os.environ.get("LILO_EMBEDDING__API_KEY")
-            or os.environ.get("OPENAI_API_KEY")
-        )
+        api_key = cfg.key()
         # The client retries 408/409/429/5xx and connection errors with backoff.
         self._client = openai.OpenAI(
             base_url=cfg.base_url,

@@ -13,10 +13,10 @@ import pytest
 from conftest import PAPERS
 from llm_server import EMBEDDING_DIM, LLMServer, bag_of_words
 
+from tasks.cache import cache_key
 from tasks.clean.latex import clean_source
 from tasks.config import Settings
 from tasks.embeddings import Embedder, EmbeddingError, _load, token_windows
-from tasks.llm.cache import cache_key
 from tasks.methods._splitter import split_recursive
 
 MODEL = "all-MiniLM-L6-v2"

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from tasks.config import Settings
-from tasks.llm.client import Completion, Message
+from tasks.llm.types import Completion, Message
 
 __all__ = ["OpenAIBackend"]
 
@@ -35,7 +35,7 @@ class OpenAIBackend:
     def __init__(self, settings: Settings) -> None:
         cfg = settings.llm
         base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL")
-        api_key = cfg.api_key or os.environ.get("OPENAI_API_KEY")
+        api_key = cfg.key()
         if not api_key and not base_url:
             raise ValueError(
                 "llm.backend=openai needs a key or an endpoint: set LILO_LLM__API_KEY "

@@ -22,8 +22,8 @@ import pkgutil
 from types import ModuleType
 
 from tasks.config import Settings
-from tasks.llm.client import Completion, Message
 from tasks.llm.offline import _process
+from tasks.llm.types import Completion, Message
 from tasks.text import count_tokens
 
 __all__ = ["ENGINE_VERSION", "OfflineEngine"]

@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from tasks.config import Settings
 from tasks.lifetime import end_with_parent
-from tasks.llm.client import Completion, Message
+from tasks.llm.types import Completion, Message
 
 __all__ = ["complete"]
 

@@ -5,10 +5,10 @@ a combination keeps the distinct operations of the edits shown, at most three.""
 from __future__ import annotations
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import candidates, keywords, query_terms
 from tasks.llm.offline._overlap import between
 from tasks.llm.offline.skeleton import guide
+from tasks.llm.types import Message
 from tasks.methods._skeleton import heading_key, parse_edit
 
 PROPOSE = "Propose edits to the skeleton below that the papers call for"

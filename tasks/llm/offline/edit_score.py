@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._overlap import between
+from tasks.llm.types import Message
 from tasks.methods._skeleton import heading_key, parse_skeleton
 
 SIGNATURE = "Rate the skeleton below on two scales from 0 to 10"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import candidates, keywords
 from tasks.llm.offline._overlap import between
+from tasks.llm.types import Message
 from tasks.methods._skeleton import (
     Node,
     apply_edit,

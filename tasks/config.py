@@ -198,6 +198,9 @@ class EmbeddingSettings(EndpointSettings):
     model: str = "all-MiniLM-L6-v2"
     # Texts per forward pass (local) or per request (openai).
     batch_size: Annotated[int, PACING] = Field(32, gt=0)
+    # Where the local model runs; auto: CUDA or Apple's MPS when torch sees one, else the
+    # CPU. Recorded in the embedder's label; vectors are cached by model, not device.
+    device: Annotated[Literal["auto", "cpu", "cuda", "mps"], PACING] = "auto"
     timeout_s: Annotated[float, PACING] = Field(120.0, gt=0.0)
 
 

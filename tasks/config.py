@@ -414,7 +414,7 @@ class Settings(BaseSettings):
         """Each id in its versionless normal form (the stage tables key surveys by it)."""
         if not value:
             return value
-        from tasks.samples.arxiv_ids import normalize_arxiv_id  # only when there are ids
+        from tasks.arxiv_ids import normalize_arxiv_id  # only when there are ids
 
         bad = [s for s in value if normalize_arxiv_id(s) is None]
         if bad:

@@ -199,9 +199,9 @@ def start_prefect_early(settings: Settings) -> None:
     `running_flows` waits for it. On a new warehouse every stage has work, so the libraries
     the clean and samples stages load (Great Expectations, the local embedding model: about
     4 s) load meanwhile on a thread; a warehouse with results may need neither."""
-    from flows.cli import _server
+    from flows.cli._server import start
 
-    _server.start()
+    start()
     if not settings.db_path.exists():
         threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()
 
@@ -229,10 +229,10 @@ def running_flows(debug: bool) -> Iterator[None]:
         temporary_settings,
     )
 
-    from flows.cli import _server
+    from flows.cli._server import wait
 
     try:
-        api_url = _server.wait()
+        api_url = wait()
     except RuntimeError as exc:
         raise CLIError(str(exc), code=1) from exc
     updates: dict[Any, Any] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}

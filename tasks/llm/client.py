@@ -21,7 +21,7 @@ from tasks.llm.ledger import CallLog
 from tasks.llm.limits import Limits, limits_for
 from tasks.llm.types import Backend, Completion, LLMError, Message
 from tasks.records import LLMCall
-from tasks.text import count_tokens
+from tasks.tokens import count_word_tokens
 
 __all__ = ["LLMClient", "judge_settings", "make_client", "make_judge_client"]
 
@@ -139,7 +139,9 @@ class LLMClient:
         with self._endpoint.slots:
             # Tokens are only estimated where a tokens-per-minute limit needs them.
             rate = self._endpoint.rate
-            estimate = sum(count_tokens(m.get("content", "")) for m in messages) if rate.tpm else 0
+            estimate = (
+                sum(count_word_tokens(m.get("content", "")) for m in messages) if rate.tpm else 0
+            )
             charge = rate.acquire(estimate)
             if self.log is not None:  # counted even if this process dies before the reply
                 self.log.sent(key, self.backend.name, self.backend.model, purpose)

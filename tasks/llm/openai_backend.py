@@ -7,6 +7,7 @@ import os
 import time
 from typing import Any
 
+from tasks.backoff import BAD_REPLY
 from tasks.config import Settings
 from tasks.llm.types import Completion, Message
 
@@ -55,14 +56,14 @@ class OpenAIBackend:
         self, messages: list[Message], *, temperature: float, max_tokens: int
     ) -> Completion:
         """The reply; a bad one (see `BadReply`) is asked for again up to `retries` times,
-        with the same backoff as the client's (0.5 s doubling, at most 8 s)."""
+        waiting as `BAD_REPLY` says (0.5 s doubling, at most 8 s)."""
         for attempt in range(self.retries + 1):
             try:
                 return self._complete(messages, temperature, max_tokens)
             except BadReply:
                 if attempt == self.retries:
                     raise
-                time.sleep(min(0.5 * 2**attempt, 8.0))
+                time.sleep(BAD_REPLY.wait_s(attempt))
         raise AssertionError("unreachable")
 
     def _complete(self, messages: list[Message], temperature: float, max_tokens: int) -> Completion:

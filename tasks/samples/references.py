@@ -19,8 +19,8 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
+from tasks.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
 from tasks.clean import latex_to_text
-from tasks.samples.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
 from tasks.samples.bbl import BblEntry, parse_bbl
 from tasks.samples.bib_sources import BibSources, find_bib_sources
 

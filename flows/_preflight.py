@@ -8,6 +8,7 @@ import os
 import re
 
 from tasks.config import Settings
+from tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 
@@ -16,7 +17,7 @@ __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 _TIMEOUT_S = 10.0
 
 
-class PreflightError(RuntimeError):
+class PreflightError(Unavailable, RuntimeError):
     """A run that cannot work with these settings; the message says what to change."""
 
 

@@ -32,6 +32,8 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from tasks.errors import InputError
+
 __all__ = [
     "ChatEndpointSettings",
     "ConfigError",
@@ -83,7 +85,7 @@ def _held(value: Any) -> Any:
 _Key = Annotated[SecretStr | None, BeforeValidator(_held), SECRET]
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError, ValueError):
     """Settings that cannot be read: a config file or a LILO_* variable; the message names
     which one and, where it can, the line."""
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from tasks.cache import DiskCache, cache_key
 from tasks.config import EmbeddingSettings, Settings
+from tasks.errors import LiloError
 
 __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
 
@@ -34,7 +35,7 @@ __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
 _POOLING = "windows-weighted-mean-v1"
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(LiloError, RuntimeError):
     """An embedding request that failed after the backend's retries."""
 
 

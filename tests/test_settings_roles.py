@@ -13,7 +13,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from tasks.config import Role, Settings, walk_fields
+from tasks.config import ChatEndpointSettings, Role, Settings, walk_fields
 from tasks.llm import make_client
 from tasks.methods import Unit, available_methods, get_method
 from tasks.prompts import lilo_pack
@@ -130,3 +130,22 @@ def test_each_pacing_secret_or_place_setting_of_generation_keeps_every_generatio
     base = BASE.with_overrides({"data_dir": str(tmp_path)})
     changed = _changed(dotted).with_overrides({"data_dir": str(tmp_path)})
     assert _generation_ids(changed) == _generation_ids(base)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in walk_fields(ChatEndpointSettings)])
+def test_the_judge_gets_every_endpoint_setting_it_shares_with_the_backbone(name):
+    from tasks.llm import judge_settings
+
+    judge = {"judge.backend": "offline", "judge.model": "grader"}
+    base = BASE.with_overrides(judge)
+    value = base.value_at(f"judge.{name}")
+    for candidate in _candidates(f"judge.{name}", value):
+        try:
+            changed = base.with_overrides({f"judge.{name}": candidate})
+            break
+        except ValidationError:
+            continue
+    assert judge_settings(changed).value_at(f"llm.{name}") == changed.value_at(f"judge.{name}")
+    assert judge_settings(changed).value_at(f"llm.{name}") != judge_settings(base).value_at(
+        f"llm.{name}"
+    )

@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 
 from tasks.backoff import WAREHOUSE_LOCK
+from tasks.errors import Unavailable
 
 __all__ = ["Warehouse", "WarehouseBusy", "open_warehouse", "pid_alive", "remove_stale_temp"]
 
@@ -324,7 +325,7 @@ def remove_stale_temp(folder: Path) -> list[Path]:
     return removed
 
 
-class WarehouseBusy(RuntimeError):
+class WarehouseBusy(Unavailable, RuntimeError):
     """Another process held the warehouse file for longer than we were willing to wait."""
 
 

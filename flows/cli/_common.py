@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from tasks.config import Settings, load_settings
+from tasks.errors import LiloError
 
 __all__ = [
     "CLIError",
@@ -42,12 +43,15 @@ _QUERY_HINT = (
 )
 
 
-class CLIError(Exception):
-    """A mistake the user can fix: printed as one `lilo: ...` line, exit `code`."""
+class CLIError(LiloError):
+    """A mistake the user can fix, or a lookup that found nothing: printed as one
+    `lilo: ...` line, exit `code`."""
+
+    complete = True
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
-        self.code = code
+        self.exit_code = code
 
 
 class Parser(argparse.ArgumentParser):

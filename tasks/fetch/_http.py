@@ -14,6 +14,7 @@ import requests
 
 from tasks.backoff import Backoff
 from tasks.config import ArxivSettings
+from tasks.errors import LiloError
 
 __all__ = ["FetchError", "RetryableStatus", "check_retryable", "polite"]
 
@@ -29,7 +30,7 @@ _TRANSIENT = (
 )
 
 
-class FetchError(Exception):
+class FetchError(LiloError):
     """A request that did not succeed within the retries, or can never succeed."""
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from tasks.errors import LiloError
+
 __all__ = ["Backend", "Completion", "LLMError", "Message"]
 
 Message = dict[str, str]
 
 
-class LLMError(RuntimeError):
+class LLMError(LiloError, RuntimeError):
     """A call that failed after the backend's retries."""
 
 

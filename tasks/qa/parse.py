@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from tasks.errors import LiloError
 from tasks.llm import LLMClient, Message
 
 __all__ = [
@@ -42,7 +43,7 @@ _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 _TRAILING_COMMA_RE = re.compile(r",(\s*[\]}])")
 
 
-class QAFormatError(ValueError):
+class QAFormatError(LiloError, ValueError):
     """A reply that is not the JSON the prompt asked for; the message tells the model why."""
 
 

@@ -1,12 +1,12 @@
 """LLMClient: the one way lilo talks to a language model.
 
 Every call goes through the content-addressed cache, single flight (identical requests in
-flight at once share one call, also across the processes sharing the cache), a per-endpoint
-concurrency limit and rate limit (requests and tokens per minute) and the backend's
-retries; each call (hit or miss) is kept as an
-`LLMCall` record, appended to the run's call log when the client has one (the flow folds
-it into the warehouse) and kept for the task to return. A backend is anything with `name`,
-`model`, `fingerprint()` and `complete()`.
+flight at once share one call, also across the processes sharing the cache), the
+concurrency and rate limits of its endpoint and model (tasks/llm/limits.py) and the
+backend's retries; each call (hit or miss) is kept as an `LLMCall` record, appended to the
+run's call log when the client has one (the flow folds it into the warehouse) and kept for
+the task to return. A backend is anything with `name`, `model`, `fingerprint()` and
+`complete()` (tasks/llm/types.py).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import os
 import re
 
 from tasks.config import Settings
+from tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 
@@ -16,7 +17,7 @@ __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 _TIMEOUT_S = 10.0
 
 
-class PreflightError(RuntimeError):
+class PreflightError(Unavailable, RuntimeError):
     """A run that cannot work with these settings; the message says what to change."""
 
 
@@ -57,11 +58,11 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
         _check_http(settings.arxiv.api_url, "arXiv", "LILO_ARXIV__API_URL")
     llm, judge, embedding = settings.llm, settings.judge, settings.embedding
     if llm.backend == "openai":
-        _check_openai("llm", llm.base_url or os.environ.get("OPENAI_BASE_URL"), llm.api_key)
+        _check_openai("llm", llm.base_url or os.environ.get("OPENAI_BASE_URL"), llm.key())
     if judge.backend == "openai":
-        _check_openai("judge", judge.base_url, judge.api_key)
+        _check_openai("judge", judge.base_url, judge.key())
     if embedding.backend == "openai" and embedding.base_url:
-        _check_openai("embedding", embedding.base_url, embedding.api_key)
+        _check_openai("embedding", embedding.base_url, embedding.key())
 
 
 def preflight(settings: Settings, *, arxiv: bool = True) -> None:
@@ -81,13 +82,12 @@ def _check_http(url: str, name: str, variable: str) -> None:
         ) from exc
 
 
-def _check_openai(section: str, base_url: str | None, api_key: str | None) -> None:
+def _check_openai(section: str, base_url: str | None, key: str | None) -> None:
     """`models.list()`: a server without that route still answers (404), which is enough;
     a refused connection, a timeout or a rejected key is not."""
     import openai
 
     variable = f"LILO_{section.upper()}"
-    key = api_key or os.environ.get(f"{variable}__API_KEY") or os.environ.get("OPENAI_API_KEY")
     client = openai.OpenAI(
         base_url=base_url, api_key=key or "not-needed", max_retries=0, timeout=_TIMEOUT_S
     )

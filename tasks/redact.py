@@ -28,7 +28,7 @@ def configured_secrets(settings: Settings | None = None) -> list[str]:
     """The API keys in `settings` and in the environment variables they may come from."""
     keys = [os.environ.get(name) for name in _ENV_KEYS]
     if settings is not None:
-        keys += [settings.llm.api_key, settings.judge.api_key, settings.embedding.api_key]
+        keys += settings.secret_values()
     return sorted({k for k in keys if k and len(k) >= _SHORTEST}, key=len, reverse=True)
 
 

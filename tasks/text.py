@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["count_tokens", "count_words", "split_sentences", "words"]
+__all__ = ["count_words", "split_sentences", "words"]
 
 # The reference scorer's rule: alphabetic tokens, inner apostrophes or hyphens join a word,
 # numbers are not words.
 WORD_RE = re.compile(r"\b(?!\d+\b)[a-zA-Z]+(?:['’-][a-zA-Z]+)*\b")
-_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\\$(])")
 
 
@@ -19,12 +18,6 @@ def words(text: str) -> list[str]:
 
 def count_words(text: str) -> int:
     return len(WORD_RE.findall(text))
-
-
-def count_tokens(text: str) -> int:
-    """A tokenizer-free estimate (word pieces and punctuation), used where no backend reports
-    usage: the offline engine and context-budget checks."""
-    return len(_TOKEN_RE.findall(text))
 
 
 def split_sentences(text: str) -> list[str]:

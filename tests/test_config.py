@@ -1,6 +1,9 @@
 import json
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from tasks.config import Settings, load_settings
 
 
@@ -31,13 +34,22 @@ def test_config_hash_ignores_paths_endpoints_and_secrets():
     assert moved.config_hash() == base.config_hash()
     assert changed.config_hash() != base.config_hash()
     assert "sk-secret" not in moved.model_dump_json()
-    assert moved.llm.api_key == "sk-secret"
+    assert moved.llm.key() == "sk-secret" and "sk-secret" not in repr(moved)
 
 
-def test_flow_parameters_never_carry_the_api_key(monkeypatch):
-    monkeypatch.setenv("LILO_LLM__API_KEY", "")  # restored (unset) after the test
+def test_flow_parameters_never_carry_the_api_key_nor_write_the_environment():
+    import os
+
+    before = dict(os.environ)
     settings = Settings().with_overrides({"llm.api_key": "sk-secret", "llm.backend": "openai"})
     parameters = settings.flow_parameters()
     assert "sk-secret" not in json.dumps(parameters)
-    # the flow, run in this process, loads the key back from the environment
-    assert load_settings(None, parameters).llm.api_key == "sk-secret"
+    assert dict(os.environ) == before  # no key moved into the environment
+    # the flow, run in this process, resolves the reference back to the key
+    assert load_settings(None, parameters).llm.key() == "sk-secret"
+    assert settings.secret_values() == ["sk-secret"]
+
+
+def test_a_key_reference_from_another_process_says_where_to_set_the_key():
+    with pytest.raises(ValidationError, match="LILO_<SECTION>__API_KEY"):
+        Settings().with_overrides({"llm.api_key": "lilo-key:0123456789abcdef"})

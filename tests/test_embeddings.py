@@ -13,10 +13,10 @@ import pytest
 from conftest import PAPERS
 from llm_server import EMBEDDING_DIM, LLMServer, bag_of_words
 
+from tasks.cache import cache_key
 from tasks.clean.latex import clean_source
 from tasks.config import Settings
-from tasks.embeddings import Embedder, EmbeddingError, _load, token_windows
-from tasks.llm.cache import cache_key
+from tasks.embeddings import Embedder, EmbeddingError, _load, resolve_device, token_windows
 from tasks.methods._splitter import split_recursive
 
 MODEL = "all-MiniLM-L6-v2"
@@ -108,7 +108,26 @@ def test_cache_is_by_content_and_pooling_scheme(tmp_path: Path) -> None:
     assert (again.computed, again.cached) == (0, 2)
     assert np.array_equal(second, first[[1, 0]])
     assert not np.allclose(first[1], np.ones(384) / np.sqrt(384))
-    assert embedder.label == "local:all-MiniLM-L6-v2/pooled-256"
+    device = resolve_device("auto")
+    assert embedder.label == f"local:all-MiniLM-L6-v2/pooled-256 ({device}, batch 32)"
+
+
+def test_the_device_is_chosen_recorded_and_checked(tmp_path: Path) -> None:
+    import torch
+
+    on_cpu = Embedder(Settings(data_dir=tmp_path).with_overrides({"embedding.device": "cpu"}))
+    assert on_cpu.label.endswith("(cpu, batch 32)")
+    chosen = resolve_device("auto")
+    assert chosen == ("cuda" if torch.cuda.is_available() else chosen)
+    assert chosen in ("cuda", "mps", "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="LILO_EMBEDDING__DEVICE=auto"):
+            resolve_device("cuda")
+    vectors = on_cpu.embed(["kernel learning for Gaussian processes"])
+    other = Settings(data_dir=tmp_path / "other")  # its own cache: computed again
+    again = Embedder(other.with_overrides({"embedding.batch_size": 1}))
+    assert np.allclose(again.embed(["kernel learning for Gaussian processes"]), vectors)
+    assert again.computed == 1
 
 
 def test_no_texts_keeps_the_dimension(tmp_path: Path) -> None:

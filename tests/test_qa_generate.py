@@ -78,18 +78,27 @@ def test_safe_repairs(reply):
         (json.dumps(PAIRS)[:-40], "invalid JSON"),  # truncated mid-object
         (json.dumps({"question": "q", "answer": "a"}), "expected a JSON list"),
         ("[]", "empty"),
-        (json.dumps([{**PAIRS[0], "difficulty": "hard"}]), "unexpected fields ['difficulty']"),
-        (json.dumps([{**PAIRS[0], "answer": ""}]), "non-empty string 'answer'"),
-        (json.dumps([{**PAIRS[0], "evidence": []}]), "non-empty 'evidence' list"),
+        (json.dumps([{**PAIRS[0], "difficulty": "hard"}]), "item 1: unexpected field 'difficulty'"),
+        (
+            json.dumps([{**PAIRS[0], "answer": ""}]),
+            "'answer': String should have at least 1 character",
+        ),
+        (
+            json.dumps([{**PAIRS[0], "evidence": []}]),
+            "'evidence': List should have at least 1 item",
+        ),
         (
             json.dumps([{**PAIRS[0], "evidence": [{"paper": "1", "quote": "x"}]}]),
-            "'paper' must be an integer",
+            "'evidence.0.paper': Input should be a valid integer",
         ),
         (
             json.dumps([{**PAIRS[0], "evidence": [{"paper": 2, "quote": "x"}]}]),
-            "paper 2 is not between 1 and 1",
+            "'evidence.0.paper': paper 2 is not between 1 and 1",
         ),
-        (json.dumps([{**PAIRS[0], "evidence": [{"text": "x"}]}]), "{'paper', 'quote'}"),
+        (
+            json.dumps([{**PAIRS[0], "evidence": [{"text": "x"}]}]),
+            "unexpected field 'evidence.0.text'",
+        ),
     ],
     ids=[
         "not-json",

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.llm import client
-from tasks.llm.client import RateLimit
+from tasks.llm import limits
+from tasks.llm.limits import RateLimit
 
 
 @pytest.fixture
 def clock(monkeypatch) -> list[float]:
     now = [1000.0]
-    monkeypatch.setattr(client.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(client.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    monkeypatch.setattr(limits.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(limits.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
     return now
 
 

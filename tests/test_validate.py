@@ -18,7 +18,8 @@ from expectations import SUITES_DIR
 from tasks.clean import clean_folder
 from tasks.config import Settings
 from tasks.records import PaperText, RawSource
-from tasks.text import count_tokens, count_words
+from tasks.text import count_words
+from tasks.tokens import count_word_tokens
 from tasks.validate import SUITE_FILE, markup_density, validate_papers
 
 SETTINGS = Settings()
@@ -34,7 +35,7 @@ def _paper(paper_id: str, text: str | None = None, title: str = "A fine title") 
         title=title,
         text=text,
         words=count_words(text),
-        tokens=count_tokens(text),
+        tokens=count_word_tokens(text),
         main_file="ms.tex",
         cleaner_version="test",
         source_sha256="s",

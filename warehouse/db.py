@@ -24,6 +24,9 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from tasks.backoff import WAREHOUSE_LOCK
+from tasks.errors import Unavailable
+
 __all__ = ["Warehouse", "WarehouseBusy", "open_warehouse", "pid_alive", "remove_stale_temp"]
 
 _MODELS_ORDER = (
@@ -350,7 +353,7 @@ def remove_stale_temp(folder: Path) -> list[Path]:
     return removed
 
 
-class WarehouseBusy(RuntimeError):
+class WarehouseBusy(Unavailable, RuntimeError):
     """Another process held the warehouse file for longer than we were willing to wait."""
 
 
@@ -380,11 +383,11 @@ def _describe_holder(exc: duckdb.IOException) -> str:
 
 
 def open_warehouse(path: Path, wait_s: float) -> Warehouse:
-    """The warehouse, waiting up to `wait_s` (with backoff, 0.05 s doubling up to 2 s) while
-    another process holds the file: DuckDB lets one process open it, so a reviewer's
+    """The warehouse, waiting up to `wait_s` (backoff `WAREHOUSE_LOCK`: 0.05 s doubling up
+    to 2 s) while another process holds the file: DuckDB lets one process open it, so a reviewer's
     `lilo review` and a run's short write transactions take turns instead of failing."""
     deadline = time.monotonic() + wait_s
-    delay = 0.05
+    attempt = 0
     while True:
         try:
             return Warehouse(path)
@@ -396,5 +399,5 @@ def open_warehouse(path: Path, wait_s: float) -> Warehouse:
                     f"{path} is held by {_describe_holder(exc)}; waited {wait_s:.0f} s: try "
                     "again when it is released, or raise db_wait_s"
                 ) from exc
-            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 2, 2.0)
+            time.sleep(min(WAREHOUSE_LOCK.wait_s(attempt), max(0.0, deadline - time.monotonic())))
+            attempt += 1

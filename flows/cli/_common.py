@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from tasks.config import Settings, load_settings
+from tasks.errors import LiloError
 
 __all__ = [
     "CLIError",
@@ -45,12 +46,15 @@ _QUERY_HINT = (
 )
 
 
-class CLIError(Exception):
-    """A mistake the user can fix: printed as one `lilo: ...` line, exit `code`."""
+class CLIError(LiloError):
+    """A mistake the user can fix, or a lookup that found nothing: printed as one
+    `lilo: ...` line, exit `code`."""
+
+    complete = True
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
-        self.code = code
+        self.exit_code = code
 
 
 class Parser(argparse.ArgumentParser):
@@ -255,9 +259,9 @@ def start_prefect_early(settings: Settings) -> None:
     `running_flows` waits for it. On a new warehouse every stage has work, so the libraries
     the clean and samples stages load (Great Expectations, the local embedding model: about
     4 s) load meanwhile on a thread; a warehouse with results may need neither."""
-    from flows.cli import _server
+    from flows.cli._server import start
 
-    _server.start()
+    start()
     if not settings.db_path.exists():
         threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()
 
@@ -285,10 +289,10 @@ def running_flows(debug: bool) -> Iterator[None]:
         temporary_settings,
     )
 
-    from flows.cli import _server
+    from flows.cli._server import wait
 
     try:
-        api_url = _server.wait()
+        api_url = wait()
     except RuntimeError as exc:
         raise CLIError(str(exc), code=1) from exc
     updates: dict[Any, Any] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}

@@ -13,7 +13,8 @@ from typing import Any
 from pylatexenc.latex2text import LatexNodes2Text
 
 from tasks.records import PaperText, Quarantine
-from tasks.text import count_tokens, count_words
+from tasks.text import count_words
+from tasks.tokens import count_word_tokens
 
 __all__ = [
     "STAGE",
@@ -114,7 +115,7 @@ class Files:
             title=title_of(text),
             text=text,
             words=count_words(text),
-            tokens=count_tokens(text),
+            tokens=count_word_tokens(text),
             main_file=self.shown(rel),
             cleaner_version=f"import:{self.name}",
             source_sha256=sha,

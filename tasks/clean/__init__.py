@@ -16,7 +16,8 @@ from tasks.clean.latex import CLEANER_VERSION, Cleaned, clean_source
 from tasks.clean.plain import latex_to_text
 from tasks.config import Settings
 from tasks.records import PaperText, Quarantine, RawSource
-from tasks.text import count_tokens, count_words
+from tasks.text import count_words
+from tasks.tokens import count_word_tokens
 
 __all__ = [
     "CLEANER_VERSION",
@@ -71,7 +72,7 @@ def clean_folder(folder: Path, raw: RawSource, settings: Settings) -> PaperText 
         title=cleaned.title or raw.title,
         text=cleaned.text,
         words=words,
-        tokens=count_tokens(cleaned.text),
+        tokens=count_word_tokens(cleaned.text),
         main_file=cleaned.main_file,
         cleaner_version=CLEANER_VERSION,
         source_sha256=raw.sha256,

@@ -12,7 +12,9 @@ from typing import TypeVar
 
 import requests
 
+from tasks.backoff import Backoff
 from tasks.config import ArxivSettings
+from tasks.errors import LiloError
 
 __all__ = ["FetchError", "RetryableStatus", "check_retryable", "polite"]
 
@@ -28,7 +30,7 @@ _TRANSIENT = (
 )
 
 
-class FetchError(Exception):
+class FetchError(LiloError):
     """A request that did not succeed within the retries, or can never succeed."""
 
 
@@ -69,12 +71,12 @@ def check_retryable(response: requests.Response) -> requests.Response:
 
 def polite(attempt: Callable[[], T], url: str, cfg: ArxivSettings) -> T:
     """Call `attempt` (one paced request, body read) until it returns, at most
-    `cfg.retries + 1` times. The wait before try n+1 is `backoff_s * 2**n`, or the server's
+    `cfg.retries + 1` times. The wait before try n+1 doubles from `backoff_s`, or the server's
     `Retry-After` when that is longer. Raises `FetchError` saying what went wrong last."""
-    problem = ""
+    problem, policy = "", Backoff(first_s=cfg.backoff_s)
     for tries in range(cfg.retries + 1):
         _PACER.wait(cfg.delay_s)
-        backoff = cfg.backoff_s * 2**tries
+        backoff = policy.wait_s(tries)
         try:
             return attempt()
         except RetryableStatus as err:

@@ -1,15 +1,7 @@
 """Language-model access: one client, one cache, pluggable backends (offline | openai)."""
 
-from tasks.llm.client import (
-    Backend,
-    Completion,
-    LLMClient,
-    LLMError,
-    Message,
-    judge_settings,
-    make_client,
-    make_judge_client,
-)
+from tasks.llm.client import LLMClient, judge_settings, make_client, make_judge_client
+from tasks.llm.types import Backend, Completion, LLMError, Message
 
 __all__ = [
     "Backend",

@@ -1,132 +1,34 @@
 """LLMClient: the one way lilo talks to a language model.
 
 Every call goes through the content-addressed cache, single flight (identical requests in
-flight at once share one call, also across the processes sharing the cache), a per-endpoint
-concurrency limit and rate limit (requests and tokens per minute) and the backend's
-retries; each call (hit or miss) is kept as an
-`LLMCall` record, appended to the run's call log when the client has one (the flow folds
-it into the warehouse) and kept for the task to return. A backend is anything with `name`,
-`model`, `fingerprint()` and `complete()`.
+flight at once share one call, also across the processes sharing the cache), the
+concurrency and rate limits of its endpoint and model (tasks/llm/limits.py) and the
+backend's retries; each call (hit or miss) is kept as an `LLMCall` record, appended to the
+run's call log when the client has one (the flow folds it into the warehouse) and kept for
+the task to return. A backend is anything with `name`, `model`, `fingerprint()` and
+`complete()` (tasks/llm/types.py).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from tasks.config import Settings
-from tasks.llm.cache import DiskCache, cache_key, canonical_json
+from tasks.cache import DiskCache, cache_key, canonical_json
+from tasks.config import ChatEndpointSettings, Settings
 from tasks.llm.ledger import CallLog
+from tasks.llm.limits import Limits, limits_for
+from tasks.llm.types import Backend, Completion, LLMError, Message
 from tasks.records import LLMCall
 from tasks.redact import configured_secrets, redact
+from tasks.tokens import count_word_tokens
 
-__all__ = [
-    "Backend",
-    "Completion",
-    "LLMClient",
-    "LLMError",
-    "Message",
-    "judge_settings",
-    "make_client",
-    "make_judge_client",
-]
+__all__ = ["LLMClient", "judge_settings", "make_client", "make_judge_client"]
 
-Message = dict[str, str]
-
-
-class LLMError(RuntimeError):
-    """A call that failed after the backend's retries."""
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    tokens_in: int
-    tokens_out: int
-
-
-class Backend(Protocol):
-    name: str
-    model: str
-
-    def fingerprint(self) -> dict[str, object]:
-        """What, beyond model and messages, changes this backend's output."""
-        ...
-
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        temperature: float,
-        max_tokens: int,
-        response_format: dict[str, Any] | None = None,
-    ) -> Completion: ...
-
-
-class RateLimit:
-    """Requests and tokens per minute over a sliding 60 s window (0: no limit). A call is
-    charged an estimate of its prompt's tokens when it starts and its real tokens (in and
-    out) when it returns. With neither limit set it keeps no window at all."""
-
-    def __init__(self, rpm: int, tpm: int) -> None:
-        self.rpm, self.tpm = rpm, tpm
-        self._window: deque[list[float]] = deque()  # [start time, tokens, in window]
-        self._used = 0.0  # the tokens in the window, kept as entries come and go
-        self._lock = threading.Lock()
-
-    def acquire(self, tokens: int) -> list[float]:
-        if not self.rpm and not self.tpm:
-            return [0.0, 0.0, 0.0]
-        while True:
-            with self._lock:
-                now = time.monotonic()
-                while self._window and self._window[0][0] <= now - 60.0:
-                    gone = self._window.popleft()
-                    self._used -= gone[1]
-                    gone[2] = 0.0
-                requests_ok = not self.rpm or len(self._window) < self.rpm
-                tokens_ok = not self.tpm or not self._window or self._used + tokens <= self.tpm
-                if requests_ok and tokens_ok:
-                    entry = [now, float(tokens), 1.0]
-                    self._window.append(entry)
-                    self._used += entry[1]
-                    return entry
-                wait = self._window[0][0] + 60.0 - now
-            time.sleep(min(max(wait, 0.01), 1.0))
-
-    def settle(self, entry: list[float], tokens: int) -> None:
-        if not self.rpm and not self.tpm:
-            return
-        with self._lock:
-            if entry[2]:  # still in the window
-                self._used += tokens - entry[1]
-            entry[1] = float(tokens)
-
-
-@dataclass
-class _Endpoint:
-    slots: threading.BoundedSemaphore
-    rate: RateLimit
-
-
-_ENDPOINTS: dict[str, _Endpoint] = {}
 _IN_FLIGHT: dict[str, Future[tuple[Completion, float]]] = {}
 _LOCK = threading.Lock()
-
-
-def _endpoint(name: str, settings: Settings) -> _Endpoint:
-    """One concurrency limit and one rate limit per endpoint, shared by every client in
-    this process (the first client's settings set them)."""
-    cfg = settings.llm
-    with _LOCK:
-        if name not in _ENDPOINTS:
-            slots = threading.BoundedSemaphore(max(1, cfg.concurrency))
-            _ENDPOINTS[name] = _Endpoint(slots, RateLimit(cfg.rpm, cfg.tpm))
-        return _ENDPOINTS[name]
 
 
 class LLMClient:
@@ -143,7 +45,9 @@ class LLMClient:
         self.log = log
         self.calls: list[LLMCall] = []
         self._lock = threading.Lock()
-        self._endpoint = _endpoint(f"{backend.name}:{settings.llm.base_url or ''}", settings)
+        cfg = settings.llm
+        where = f"{backend.name}:{getattr(backend, 'base_url', '')}"
+        self._endpoint = limits_for(where, backend.model, Limits(cfg.concurrency, cfg.rpm, cfg.tpm))
 
     @property
     def backbone(self) -> str:
@@ -242,10 +146,15 @@ class LLMClient:
         max_tokens: int,
         response_format: dict[str, Any] | None = None,
     ) -> tuple[Completion, float]:
-        """One request under the endpoint's rate and concurrency limits."""
-        estimate = sum(len(m.get("content", "")) for m in messages) // 4
-        charge = self._endpoint.rate.acquire(estimate)
+        """One request under the endpoint's concurrency and rate limits (a slot first, so
+        that a request counts against the rate when it is sent, not while it queues)."""
         with self._endpoint.slots:
+            # Tokens are only estimated where a tokens-per-minute limit needs them.
+            rate = self._endpoint.rate
+            estimate = (
+                sum(count_word_tokens(m.get("content", "")) for m in messages) if rate.tpm else 0
+            )
+            charge = rate.acquire(estimate)
             if self.log is not None:  # counted even if this process dies before the reply
                 self.log.sent(key, self.backend.name, self.backend.model, purpose)
             started = time.perf_counter()
@@ -263,7 +172,7 @@ class LLMClient:
                 raise LLMError(f"{self.backbone} failed for {purpose}: {why}") from None
             finally:
                 latency = time.perf_counter() - started
-        self._endpoint.rate.settle(charge, completion.tokens_in + completion.tokens_out)
+        rate.settle(charge, completion.tokens_in + completion.tokens_out)
         return completion, latency
 
     def _record(
@@ -304,27 +213,13 @@ class LLMClient:
 
 def judge_settings(settings: Settings) -> Settings:
     """Settings whose `llm` section is the configured judge (DESIGN §8: the judge is not the
-    model under test); the generation backbone's own settings when no judge is set."""
+    model under test): every endpoint setting the two share, and the judge's backend; the
+    generation backbone's own settings when no judge is set."""
     judge = settings.judge
     if judge.backend is None:
         return settings
-    return settings.with_overrides(
-        {
-            "llm": {
-                "backend": judge.backend,
-                "model": judge.model,
-                "base_url": judge.base_url,
-                "api_key": judge.api_key,
-                "temperature": judge.temperature,
-                "concurrency": judge.concurrency,
-                "rpm": judge.rpm,
-                "tpm": judge.tpm,
-                "retries": judge.retries,
-                "timeout_s": judge.timeout_s,
-                "offline": judge.offline.model_dump(),
-            }
-        }
-    )
+    shared = {name: getattr(judge, name) for name in ChatEndpointSettings.model_fields}
+    return settings.with_overrides({"llm": {**shared, "backend": judge.backend}})
 
 
 def make_judge_client(settings: Settings, log: CallLog | None = None) -> LLMClient:

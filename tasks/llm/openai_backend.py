@@ -7,8 +7,9 @@ import os
 import time
 from typing import Any
 
+from tasks.backoff import BAD_REPLY
 from tasks.config import Settings
-from tasks.llm.client import Completion, Message
+from tasks.llm.types import Completion, Message
 
 __all__ = ["OpenAIBackend", "ResponseFormatUnsupported"]
 
@@ -44,7 +45,7 @@ class OpenAIBackend:
     def __init__(self, settings: Settings) -> None:
         cfg = settings.llm
         base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL")
-        api_key = cfg.api_key or os.environ.get("OPENAI_API_KEY")
+        api_key = cfg.key()
         if not api_key and not base_url:
             raise ValueError(
                 "llm.backend=openai needs a key or an endpoint: set LILO_LLM__API_KEY "
@@ -69,9 +70,9 @@ class OpenAIBackend:
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
         """The reply; a bad one (see `BadReply`) is asked for again up to `retries` times,
-        with the same backoff as the client's (0.5 s doubling, at most 8 s). An endpoint
-        that rejects `response_format` raises ResponseFormatUnsupported, at once once it
-        has rejected it in this process."""
+        waiting as `BAD_REPLY` says (0.5 s doubling, at most 8 s). An endpoint that rejects
+        `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
+        in this process."""
         if response_format is not None and (self.base_url, self.model) in _NO_RESPONSE_FORMAT:
             raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
         for attempt in range(self.retries + 1):
@@ -80,7 +81,7 @@ class OpenAIBackend:
             except BadReply:
                 if attempt == self.retries:
                     raise
-                time.sleep(min(0.5 * 2**attempt, 8.0))
+                time.sleep(BAD_REPLY.wait_s(attempt))
         raise AssertionError("unreachable")
 
     def _complete(

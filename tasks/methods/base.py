@@ -15,6 +15,7 @@ import pkgutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from tasks.config import Settings
@@ -254,11 +255,10 @@ def method(
 
 @functools.cache
 def _discover() -> None:
-    import tasks.methods as package
-
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+    here = [str(Path(__file__).parent)]
+    for info in sorted(pkgutil.iter_modules(here), key=lambda m: m.name):
         if info.name != "base" and not info.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+            importlib.import_module(f"{__package__}.{info.name}")
 
 
 def available_methods() -> list[str]:

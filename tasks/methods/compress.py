@@ -26,7 +26,8 @@ from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write
 from tasks.methods.base import Draft, Run, Writer, method
-from tasks.text import count_tokens, split_sentences
+from tasks.text import split_sentences
+from tasks.tokens import count_word_tokens
 
 __all__ = ["compress", "compress_extractive"]
 
@@ -43,16 +44,16 @@ def compress_extractive(text: str, ratio: float, embedder: Embedder) -> str:
                 units.append((n, line.strip(), True))
         body = "\n".join(line for line in paragraph.split("\n") if not _HEADING_RE.match(line))
         units.extend((n, s, False) for s in split_sentences(body))
-    budget = ratio * count_tokens(text)
+    budget = ratio * count_word_tokens(text)
     keep = {i for i, u in enumerate(units) if u[2]}
-    used = sum(count_tokens(units[i][1]) for i in keep)
+    used = sum(count_word_tokens(units[i][1]) for i in keep)
     sentences = [i for i, u in enumerate(units) if not u[2]]
     if sentences:
         vectors = embedder.embed([units[i][1] for i in sentences])
         centroid = vectors.mean(axis=0)
         similarity = vectors @ (centroid / (np.linalg.norm(centroid) or 1.0))
         for j in sorted(range(len(sentences)), key=lambda j: (-similarity[j], j)):
-            tokens = count_tokens(units[sentences[j]][1])
+            tokens = count_word_tokens(units[sentences[j]][1])
             if used + tokens <= budget:
                 keep.add(sentences[j])
                 used += tokens

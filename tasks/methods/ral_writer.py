@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import RALSettings, Settings
+from tasks.config import RALSettings, Settings, output_values
 from tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from tasks.methods._splitter import split_recursive
 from tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
@@ -41,16 +41,8 @@ def select_restatements(scores: Sequence[float], k: int) -> list[int]:
 
 
 def _args(settings: Settings) -> dict[str, Any]:
-    ral = settings.generate.ral
     return {
-        "a": ral.a,
-        "b": ral.b,
-        "k": ral.k,
-        "chunk_words": ral.chunk_words,
-        "overlap_words": ral.overlap_words,
-        "max_plan_steps": ral.max_plan_steps,
-        "plan_retries": ral.plan_retries,
-        "context_limit_tokens": ral.context_limit_tokens,
+        **output_values(settings.generate.ral),
         # What embeds chunks and steps: a different retriever is a different method run.
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,

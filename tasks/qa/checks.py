@@ -10,7 +10,7 @@ import numpy as np
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import LLMClient
-from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from tasks.qa.parse import Verdict, ask_json, load_json_reply, parse_reply
 from tasks.qa.prompts import filter_messages
 
 __all__ = [
@@ -69,11 +69,8 @@ def filter_pair(
 
 
 def _verdict(reply: str) -> tuple[bool, str]:
-    value = load_json_reply(reply, dict)
-    keep, reason = value.get("keep"), value.get("reason")
-    if not isinstance(keep, bool) or not isinstance(reason, str):
-        raise QAFormatError('expected {"keep": true or false, "reason": "..."}')
-    return keep, reason
+    verdict = parse_reply(load_json_reply(reply, dict), Verdict, 'expected {"keep", "reason"}')
+    return verdict.keep, verdict.reason
 
 
 def near_duplicates(

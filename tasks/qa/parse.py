@@ -1,4 +1,5 @@
-"""Strict parsing of the JSON that QA generators and judges return (DESIGN §6, §8).
+"""Strict parsing of the JSON that QA generators and judges return (DESIGN §6, §8): the
+JSON value found in the reply, then validated as a pydantic model of what was asked.
 
 Only repairs that cannot change meaning are made: code fences around the reply, prose
 around one JSON value, trailing commas before a closing bracket. Anything else is an
@@ -10,11 +11,31 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from tasks.errors import LiloError
 from tasks.llm import LLMClient, Message
 
-__all__ = ["QAFormatError", "ask_json", "load_json_reply", "parse_qa_items"]
+__all__ = [
+    "Evidence",
+    "QAFormatError",
+    "QAItem",
+    "Verdict",
+    "ask_json",
+    "load_json_reply",
+    "parse_qa_items",
+    "parse_reply",
+]
 
 T = TypeVar("T")
 
@@ -22,7 +43,7 @@ _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 _TRAILING_COMMA_RE = re.compile(r",(\s*[\]}])")
 
 
-class QAFormatError(ValueError):
+class QAFormatError(LiloError, ValueError):
     """A reply that is not the JSON the prompt asked for; the message tells the model why."""
 
 
@@ -53,41 +74,82 @@ def load_json_reply(raw: str, expect: type[list[Any]] | type[dict[str, Any]]) ->
     raise QAFormatError(last_error)
 
 
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    paper: int
+    quote: str  # kept as written: it is looked up in the paper
+
+    @field_validator("quote")
+    @classmethod
+    def _a_quote(cls, quote: str) -> str:
+        if not quote.strip():
+            raise ValueError("a quote must not be empty")
+        return quote
+
+    @field_validator("paper")
+    @classmethod
+    def _a_paper_shown(cls, paper: int, info: ValidationInfo) -> int:
+        n_papers = (info.context or {}).get("n_papers", paper)
+        if not 1 <= paper <= n_papers:
+            raise ValueError(f"paper {paper} is not between 1 and {n_papers}")
+        return paper
+
+
+class QAItem(BaseModel):
+    """One generated QA pair, as the prompt asks for it (tasks/qa/prompts.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: _Text
+    answer: _Text
+    evidence: list[Evidence] = Field(min_length=1)
+
+
+class Verdict(BaseModel):
+    """The QA filter's reply: keep the pair or not, and why."""
+
+    model_config = ConfigDict(strict=True)
+
+    keep: bool
+    reason: str
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_reply(value: Any, model: type[M], where: str, **context: Any) -> M:
+    """`value` (loaded JSON) as `model`; QAFormatError naming each field that is wrong."""
+    try:
+        return model.model_validate(value, context=context)
+    except ValidationError as exc:
+        raise QAFormatError(f"{where}: {_problems(exc)}") from None
+
+
+def _problems(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            problems.append(f"unexpected field '{field}'")
+        else:
+            problems.append(f"'{field}': {message}" if field else f"{message} (a JSON object)")
+    return "; ".join(problems)
+
+
 def parse_qa_items(raw: str, n_papers: int) -> list[dict[str, Any]]:
-    """[{"question", "answer", "evidence": [{"paper", "quote"}]}] checked field by field."""
+    """[{"question", "answer", "evidence": [{"paper", "quote"}]}], each item a `QAItem`."""
     items = load_json_reply(raw, list)
     if not items:
         raise QAFormatError("the JSON array is empty: write the requested questions")
-    parsed = []
-    for i, item in enumerate(items, 1):
-        where = f"item {i}"
-        if not isinstance(item, dict):
-            raise QAFormatError(f"{where} is not an object")
-        unknown = set(item) - {"question", "answer", "evidence"}
-        if unknown:
-            raise QAFormatError(f"{where} has unexpected fields {sorted(unknown)}")
-        question, answer = item.get("question"), item.get("answer")
-        if not isinstance(question, str) or not question.strip():
-            raise QAFormatError(f"{where} needs a non-empty string 'question'")
-        if not isinstance(answer, str) or not answer.strip():
-            raise QAFormatError(f"{where} needs a non-empty string 'answer'")
-        evidence = item.get("evidence")
-        if not isinstance(evidence, list) or not evidence:
-            raise QAFormatError(f"{where} needs a non-empty 'evidence' list")
-        spans = []
-        for span in evidence:
-            if not isinstance(span, dict) or set(span) != {"paper", "quote"}:
-                raise QAFormatError(f"{where}: each evidence entry is {{'paper', 'quote'}}")
-            paper, quote = span["paper"], span["quote"]
-            if isinstance(paper, bool) or not isinstance(paper, int):
-                raise QAFormatError(f"{where}: evidence 'paper' must be an integer")
-            if not 1 <= paper <= n_papers:
-                raise QAFormatError(f"{where}: paper {paper} is not between 1 and {n_papers}")
-            if not isinstance(quote, str) or not quote.strip():
-                raise QAFormatError(f"{where}: evidence 'quote' must be a non-empty string")
-            spans.append({"paper": paper, "quote": quote})
-        parsed.append({"question": question.strip(), "answer": answer.strip(), "evidence": spans})
-    return parsed
+    return [
+        parse_reply(item, QAItem, f"item {i}", n_papers=n_papers).model_dump()
+        for i, item in enumerate(items, 1)
+    ]
 
 
 def ask_json(

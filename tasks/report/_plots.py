@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.llm.cache import DiskCache, cache_key
+from tasks.cache import DiskCache, cache_key
 from tasks.samples.stats import DatasetStats
 
 __all__ = [

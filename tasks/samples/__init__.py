@@ -1,7 +1,7 @@
 """Survey -> samples (DESIGN §5): a survey's references resolved to arXiv ids, its
 co-citation groups, the triplets built from them, and the dataset's statistics."""
 
-from tasks.samples.arxiv_ids import find_arxiv_id, normalize_arxiv_id
+from tasks.arxiv_ids import find_arxiv_id, normalize_arxiv_id
 from tasks.samples.bbl import BblEntry, parse_bbl
 from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
 from tasks.samples.references import Bibliography, Reference, read_bibliography, read_references

@@ -19,10 +19,10 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
+from tasks.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
 from tasks.clean import latex_to_text
 from tasks.config import CleanSettings
 from tasks.files import FileTooLarge, read_bounded
-from tasks.samples.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
 from tasks.samples.bbl import BblEntry, parse_bbl
 from tasks.samples.bib_sources import BibSources, find_bib_sources
 

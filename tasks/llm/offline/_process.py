@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from tasks.config import Settings
 from tasks.lifetime import end_with_parent
-from tasks.llm.client import Completion, Message
+from tasks.llm.types import Completion, Message
 
 __all__ = ["complete"]
 
@@ -32,7 +32,7 @@ def complete(settings: Settings, settings_json: str, messages: list[Message]) ->
             return pool.submit(_reply, settings_json, messages).result()
         except BrokenProcessPool:  # a worker was killed: the next call starts a new pool
             _drop(pool)
-    from tasks.llm.offline import reply
+    from tasks.llm.offline._reply import reply
 
     return reply(messages, settings)
 
@@ -67,6 +67,6 @@ def _settings(settings_json: str) -> Settings:
 
 
 def _reply(settings_json: str, messages: list[Message]) -> Completion:
-    from tasks.llm.offline import reply
+    from tasks.llm.offline._reply import reply
 
     return reply(messages, _settings(settings_json))

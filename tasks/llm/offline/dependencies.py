@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._overlap import between
+from tasks.llm.types import Message
 
 SIGNATURE = "say which sections must be written before it"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from tasks.llm.offline._overlap import between
-from tasks.methods._skeleton import leaves, parse_skeleton
+from tasks.llm.offline._tree import leaves, read_tree
+from tasks.llm.types import Message
 
 SIGNATURE = "Digest the paper below along the skeleton"
 
@@ -23,8 +23,7 @@ def matches(prompt: str) -> bool:
 
 def respond(messages: list[Message], settings: Settings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
-    nodes = parse_skeleton(between(prompt, "skeleton"))
-    tips = [nodes[i] for i in leaves(nodes)]
+    tips = leaves(read_tree(between(prompt, "skeleton")))
     match = _WORDS_RE.search(prompt)
     cap = settings.llm.offline.max_words_per_reply
     budget = min(int(match.group(1)) if match else cap, cap) // max(len(tips), 1)

@@ -5,11 +5,11 @@ a combination keeps the distinct operations of the edits shown, at most three.""
 from __future__ import annotations
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import candidates, keywords, query_terms
 from tasks.llm.offline._overlap import between
+from tasks.llm.offline._tree import key, read_edits
 from tasks.llm.offline.skeleton import guide
-from tasks.methods._skeleton import heading_key, parse_edit
+from tasks.llm.types import Message
 
 PROPOSE = "Propose edits to the skeleton below that the papers call for"
 COMBINE = "Combine the proposed edits below into one edit"
@@ -25,8 +25,8 @@ def respond(messages: list[Message], settings: Settings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if COMBINE in prompt:
         ops = {}
-        for op in parse_edit(between(prompt, "edits")):
-            ops.setdefault((op.kind, heading_key(op.heading)), op)
+        for op in read_edits(between(prompt, "edits")):
+            ops.setdefault((op.kind, key(op.heading)), op)
         return "\n".join(
             f"{op.kind}: {op.heading}" + (f" | {op.guide}" if op.guide else "")
             for op in list(ops.values())[:_KEPT]

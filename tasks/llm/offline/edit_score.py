@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._overlap import between
-from tasks.methods._skeleton import heading_key, parse_skeleton
+from tasks.llm.offline._tree import key, read_tree
+from tasks.llm.types import Message
 
 SIGNATURE = "Rate the skeleton below on two scales from 0 to 10"
 
@@ -23,9 +23,9 @@ def matches(prompt: str) -> bool:
 
 def respond(messages: list[Message], settings: Settings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
-    nodes = [n for n in parse_skeleton(between(prompt, "skeleton")) if n.level > 1]
+    nodes = [n for n in read_tree(between(prompt, "skeleton")) if n.level > 1]
     tops = sum(n.level == 2 for n in nodes)
-    repeated = len(nodes) - len({heading_key(n.heading) for n in nodes})
+    repeated = len(nodes) - len({key(n.heading) for n in nodes})
     structure = max(0, 10 - 2 * abs(tops - _BEST_SECTIONS) - 2 * repeated)
     described = [n for n in nodes if "extract" in n.guide.lower() and "analys" in n.guide.lower()]
     descriptions = round(10 * len(described) / len(nodes), 1) if nodes else 0.0

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._overlap import between, overlap, tier
+from tasks.llm.types import Message
 
 __all__ = ["matches", "respond"]
 

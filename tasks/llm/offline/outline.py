@@ -9,9 +9,9 @@ import re
 from collections import Counter
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import keywords, query_terms
 from tasks.llm.offline._overlap import between
+from tasks.llm.types import Message
 from tasks.text import split_sentences
 
 DRAFT = "Draft the outline of the summary as Markdown headings"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import keywords, paper_sentences, target_words
+from tasks.llm.types import Message
 from tasks.prompting import parse_paper_blocks
 
 SIGNATURE = "break the writing task below into numbered paragraph steps"

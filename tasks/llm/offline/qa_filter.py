@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._overlap import between, numbers
+from tasks.llm.types import Message
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 

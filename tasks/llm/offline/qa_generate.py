@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from itertools import cycle
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
+from tasks.llm.types import Message
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words, split_sentences
 

@@ -8,17 +8,10 @@ from __future__ import annotations
 import re
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import candidates, keywords
 from tasks.llm.offline._overlap import between
-from tasks.methods._skeleton import (
-    Node,
-    apply_edit,
-    heading_key,
-    parse_edit,
-    parse_skeleton,
-    render,
-)
+from tasks.llm.offline._tree import Heading, apply, key, read_edits, read_tree, write
+from tasks.llm.types import Message
 
 LOCAL = "Propose a skeleton for the summary from the passages below"
 MERGE = "Merge the skeletons below into one skeleton"
@@ -35,49 +28,51 @@ def matches(prompt: str) -> bool:
 def respond(messages: list[Message], settings: Settings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if REFINE in prompt:
-        nodes = parse_skeleton(between(prompt, "skeleton"))
-        return render(apply_edit(nodes, parse_edit(between(prompt, "edits"))))
+        nodes = read_tree(between(prompt, "skeleton"))
+        return write(apply(nodes, read_edits(between(prompt, "edits"))))
     if MERGE in prompt:
-        return render(_merge(between(prompt, "skeletons")))
-    return render(_local(prompt, settings))
+        return write(_merge(between(prompt, "skeletons")))
+    return write(_local(prompt, settings))
 
 
 def guide(topic: str) -> str:
     return f"Extract: what the papers report on {topic}, with data | Analyse: how they differ"
 
 
-def _local(prompt: str, settings: Settings) -> list[Node]:
+def _local(prompt: str, settings: Settings) -> list[Heading]:
     pool = [c for c in candidates(prompt, settings.llm.offline) if c.weight > 0]
     top = keywords((c.text for c in pool), _TOPICS) or ["the papers"]
     papers = sorted({c.paper for c in pool})
-    nodes = [Node(1, f"{top[0].capitalize()}: a review")]
-    nodes.append(Node(2, "Introduction", guide("the field, its history and challenges")))
+    nodes = [Heading(1, f"{top[0].capitalize()}: a review")]
+    nodes.append(Heading(2, "Introduction", guide("the field, its history and challenges")))
     for n in range(_SECTIONS):
         pair = top[2 * n : 2 * n + 2]
         if not pair:
             break
         topic = " and ".join(pair)
-        nodes.append(Node(2, topic[0].upper() + topic[1:], guide(topic)))
-        nodes += [Node(3, f"{pair[0].capitalize()} in paper {p}", guide(pair[0])) for p in papers]
+        nodes.append(Heading(2, topic[0].upper() + topic[1:], guide(topic)))
+        nodes += [
+            Heading(3, f"{pair[0].capitalize()} in paper {p}", guide(pair[0])) for p in papers
+        ]
     nodes.append(
-        Node(2, "Conclusion and future directions", guide("limitations and open problems"))
+        Heading(2, "Conclusion and future directions", guide("limitations and open problems"))
     )
     return nodes
 
 
-def _merge(text: str) -> list[Node]:
+def _merge(text: str) -> list[Heading]:
     """Top-level sections in first-seen order with their subsections, once each."""
-    sections: dict[str, list[Node]] = {}
+    sections: dict[str, list[Heading]] = {}
     title = None
-    for node in parse_skeleton(text):
+    for node in read_tree(text):
         if node.level == 1:
             title = title or node
         elif node.level == 2:
-            sections.setdefault(heading_key(node.heading), [node])
-            current = heading_key(node.heading)
+            sections.setdefault(key(node.heading), [node])
+            current = key(node.heading)
         elif sections:
             block = sections[current]
-            if heading_key(node.heading) not in {heading_key(n.heading) for n in block}:
+            if key(node.heading) not in {key(n.heading) for n in block}:
                 block.append(node)
     keys = list(sections)
     ends = [k for k in keys if _ENDS.search(k)]

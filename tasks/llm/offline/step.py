@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import (
     candidates,
     comparison_table,
@@ -20,6 +19,7 @@ from tasks.llm.offline._extract import (
     title,
 )
 from tasks.llm.offline._overlap import between
+from tasks.llm.types import Message
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 

@@ -7,7 +7,6 @@ before 8k-16k words: that is why Single scores low on length for long targets.""
 from __future__ import annotations
 
 from tasks.config import Settings
-from tasks.llm.client import Message
 from tasks.llm.offline._extract import (
     candidates,
     comparison_table,
@@ -20,6 +19,7 @@ from tasks.llm.offline._extract import (
     target_words,
     title,
 )
+from tasks.llm.types import Message
 from tasks.prompting import parse_paper_blocks
 from tasks.text import count_words
 

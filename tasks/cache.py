@@ -10,7 +10,7 @@ warehouse's `llm_cache` table, where analysts can query them.
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import fcntl  # POSIX only: lilo runs on Linux and macOS (README.md)
 import hashlib
 import json
 import os

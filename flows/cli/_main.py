@@ -1,0 +1,101 @@
+"""`lilo`'s entry point: the parser built from the command modules of this package, and
+errors turned into one line and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import pkgutil
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from flows.cli._common import Parser
+from tasks.errors import LiloError
+
+__all__ = ["main"]
+
+
+def _quiet_prefect() -> None:
+    """Prefect's own chatter off for terminal runs; lilo's stage lines stay (and reach the UI)."""
+    defaults = {
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "TRANSFORMERS_VERBOSITY": "error",
+    }
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)
+    logging.getLogger("lilo").setLevel(logging.INFO)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="lilo",
+        description="Long-In, Long-Out: build long-input/long-output benchmarks and score methods.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = [str(Path(__file__).parent)]
+    for info in sorted(pkgutil.iter_modules(commands), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{info.name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command. A mistake is one `lilo: ...` line on stderr and a non-zero exit
+    (2 for bad input, 1 for a run or lookup that failed: see tasks/errors.py); `--debug`
+    shows the traceback first and exits with the same code."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage mistake already printed as one line
+        return int(exc.code or 0)
+    _quiet_prefect()
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("lilo: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        from tasks.redact import redact
+
+        message, code = _explain(exc)
+        print(f"lilo: {' '.join(redact(message).split())}", file=sys.stderr)
+        return code
+
+
+def _explain(exc: Exception) -> tuple[str, int]:
+    """The line to print for an error, and the exit code (the exception's own, for lilo's)."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):  # settings out of range: bad input
+        errors = exc.errors(include_url=False)
+        # An item out of range also empties its list: the item's error says it all.
+        problems = "; ".join(
+            _problem(e)
+            for e in errors
+            if not (e["type"] == "too_short" and any(len(o["loc"]) > len(e["loc"]) for o in errors))
+        )
+        return f"invalid settings: {problems} (see tasks/config.py)", 2
+    code = exc.exit_code if isinstance(exc, LiloError) else 1
+    if isinstance(exc, LiloError) and exc.complete:
+        return str(exc), code
+    return f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)", code
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(map(str, error["loc"]))
+    value = error.get("input")
+    shown = (
+        f" = {value!r}" if isinstance(value, int | float | str) and len(repr(value)) < 40 else ""
+    )
+    return f"{where}{shown}: {error['msg'].removeprefix('Value error, ')}"

@@ -1,0 +1,26 @@
+"""Exponential backoff, one way for every retry loop in lilo: waits that double from a first
+wait up to a cap. The named policies are the ones lilo uses; arXiv's first wait is a
+setting (`arxiv.backoff_s`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["BAD_REPLY", "WAREHOUSE_LOCK", "Backoff"]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    first_s: float
+    cap_s: float = math.inf
+
+    def wait_s(self, attempt: int) -> float:
+        """The wait after failed attempt `attempt` (0 for the first)."""
+        return min(self.first_s * 2**attempt, self.cap_s)
+
+
+# A 200 from a chat endpoint that holds no usable completion, asked for again.
+BAD_REPLY = Backoff(first_s=0.5, cap_s=8.0)
+# Another process holds the warehouse file; short write transactions take turns.
+WAREHOUSE_LOCK = Backoff(first_s=0.05, cap_s=2.0)

@@ -1,0 +1,29 @@
+"""lilo's exceptions: one base, two kinds a user acts on, and each one's exit code, which
+`lilo` (flows/cli/_main.py) reads from the exception instead of testing type after type.
+
+- `InputError` (exit 2): bad input the user fixes: settings, options, a file.
+- `Unavailable` (exit 1): something a run needs is not answering: an endpoint, the
+  warehouse file held by another process.
+- any other `LiloError` (exit 1): a run or lookup that failed.
+
+Only the first two are "complete": their message says what to do and is printed alone."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = ["InputError", "LiloError", "Unavailable"]
+
+
+class LiloError(Exception):
+    exit_code: int = 1
+    complete: ClassVar[bool] = False
+
+
+class InputError(LiloError):
+    exit_code = 2
+    complete = True
+
+
+class Unavailable(LiloError):
+    complete = True

@@ -1,0 +1,60 @@
+"""The offline engine as a backend: its replies computed in worker processes, or in the
+calling thread when `llm.offline.processes` is 0."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tasks.config import Settings
+from tasks.llm.offline._process import complete as complete_in_workers
+from tasks.llm.offline._reply import reply
+from tasks.llm.types import Completion, Message
+from tasks.tokens import count_word_tokens
+
+__all__ = ["ENGINE_VERSION", "OfflineEngine"]
+
+ENGINE_VERSION = "2"
+
+
+class OfflineEngine:
+    name = "offline"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model = settings.llm.model
+        self._settings_json = settings.model_dump_json() if settings.llm.offline.processes else ""
+
+    def fingerprint(self) -> dict[str, object]:
+        # Where replies are computed changes none of them.
+        return {
+            "engine": ENGINE_VERSION,
+            **self.settings.llm.offline.model_dump(exclude={"processes"}),
+        }
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float,
+        max_tokens: int,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        if self._settings_json:
+            completion = complete_in_workers(self.settings, self._settings_json, messages)
+        else:
+            completion = reply(messages, self.settings)
+        return conform(completion, response_format)
+
+
+def conform(completion: Completion, response_format: dict[str, Any] | None) -> Completion:
+    """The reply as a structured-output endpoint gives it: asked for a JSON schema, only
+    the schema's properties of the handler's JSON object (a QA grade asked for
+    `{"score": number}` answers `{"score": 0.5}`)."""
+    if response_format is None or response_format.get("type") != "json_schema":
+        return completion
+    schema = response_format["json_schema"]["schema"]
+    value = json.loads(completion.text)
+    kept = {k: value[k] for k in schema.get("properties", {}) if k in value}
+    text = json.dumps(kept)
+    return Completion(text, completion.tokens_in, count_word_tokens(text))

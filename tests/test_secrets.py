@@ -1,0 +1,97 @@
+"""API keys never leave lilo's memory except towards their endpoint: a demo-sized run with
+keys from the environment and from a config file, against the loopback endpoint with faults,
+then a failing `--debug` run; no file lilo or Prefect wrote (data dir, PREFECT_HOME) and
+neither output stream holds any key."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+from llm_server import Faults, LLMServer
+
+KEYS = {
+    "LILO_JUDGE__API_KEY": "sk-lilo-judge-7f3a9c1e5b",
+    "LILO_EMBEDDING__API_KEY": "sk-lilo-embedding-2d8e4f6a0c",
+}
+FILE_KEY = "sk-lilo-llm-from-file-9b1c3e5d7f"  # the generator's, in the --config file
+ALL = [*KEYS.values(), FILE_KEY]
+
+
+def _lilo(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LILO_", "PREFECT_API"))}
+    env.update(KEYS, PREFECT_HOME=str(home), PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def _hits(folder: Path) -> list[str]:
+    """Files under `folder` holding a key, byte for byte, and DuckDB text columns holding one
+    (DuckDB may store strings compressed)."""
+    found = []
+    for path in folder.rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        found += [f"{path}: {key}" for key in ALL if key.encode() in data]
+        if path.suffix == ".duckdb" and data[8:12] == b"DUCK":
+            found += _duckdb_hits(path)
+    return found
+
+
+def _duckdb_hits(path: Path) -> list[str]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        columns = con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE data_type = 'VARCHAR' AND table_schema = 'main'"
+        ).fetchall()
+        found = []
+        for table, column in columns:
+            for key in ALL:
+                query = f'SELECT count(*) FROM "{table}" WHERE contains("{column}", ?)'
+                if con.execute(query, [key]).fetchone()[0]:
+                    found.append(f"{path}:{table}.{column}: {key}")
+        return found
+    finally:
+        con.close()
+
+
+def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path):
+    home, data = tmp_path / "prefect", tmp_path / "data"
+    with LLMServer() as server:
+        server.faults = Faults(rate=0.2, seed=5, kinds=("500", "truncated", "empty"))
+        config = tmp_path / "lilo.toml"  # outside the folders searched: it holds a key
+        config.write_text(
+            f'[llm]\nbackend = "openai"\nbase_url = "{server.base_url}"\nmodel = "scripted"\n'
+            f'api_key = "{FILE_KEY}"\nretries = 0\n'
+            f'[judge]\nbackend = "openai"\nbase_url = "{server.base_url}"\nmodel = "grader"\n'
+            f"retries = 0\n"
+        )
+        common = ["--data-dir", str(data), "--config", str(config)]
+        demo = _lilo(["demo", *common, "--methods", "single", "--target-words", "300"], home)
+        sent = {r["auth"] for r in server.requests}
+    # a run that fails, with its traceback shown
+    config.write_text(config.read_text().replace(server.base_url, "http://127.0.0.1:9/v1"))
+    failing = _lilo(["--debug", "run", *common, "--survey", "2301.00001"], home)
+
+    assert demo.returncode in (0, 1), demo.stderr[-2000:]
+    assert f"Bearer {FILE_KEY}" in sent  # the key reached its endpoint, and only it
+    assert failing.returncode != 0 and "Traceback" in failing.stderr
+    outputs = [demo.stdout, demo.stderr, failing.stdout, failing.stderr]
+    assert [k for k in ALL for text in outputs if k in text] == []
+    assert any(data.rglob("*.duckdb")) and any(home.rglob("*"))
+    written = [p for p in [*data.rglob("*"), *home.rglob("*")] if p.is_file()]
+    hits = _hits(data) + _hits(home)
+    print(
+        f"\n{len(written)} files searched ({len(ALL)} keys, output streams too): {len(hits)} hits"
+    )
+    assert hits == []

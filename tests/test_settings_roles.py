@@ -1,0 +1,151 @@
+"""Every setting's role (tasks/config.py `Role`) is what it does: each OUTPUT or SELECTS
+setting changes the config hash, each PACING, SECRET or PLACE one does not; each OUTPUT
+setting of the backbone (`llm`) or of generation (`generate`) changes some method's
+generation id, so a changed setting never reuses an old summary."""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from tasks.config import ChatEndpointSettings, Role, Settings, walk_fields
+from tasks.llm import make_client
+from tasks.methods import Unit, available_methods, get_method
+from tasks.prompts import lilo_pack
+from tasks.records import PaperText, Sample
+
+BASE = Settings().with_overrides({"llm.offline.processes": 0, "judge.offline.processes": 0})
+FIELDS = list(walk_fields(Settings))
+
+
+def _field(dotted: str) -> Any:
+    model: type[BaseModel] = Settings
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        model = model.model_fields[part].annotation  # type: ignore[assignment]
+    return model.model_fields[leaf]
+
+
+def _candidates(dotted: str, value: Any) -> list[Any]:
+    """Other values of the field's type, tried until one validates."""
+    kind = _field(dotted).annotation
+    options = [a for a in typing.get_args(kind) if a is not type(None)]
+    if typing.get_origin(kind) is Literal or any(typing.get_origin(o) is Literal for o in options):
+        literals = [x for o in [kind, *options] for x in typing.get_args(o) if isinstance(x, str)]
+        return [x for x in literals if x != value]
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 1, value - 1]
+    if isinstance(value, float):
+        return [round(value + 0.1, 6), round(value - 0.1, 6), value * 2]
+    if isinstance(value, Path):
+        return [Path("/elsewhere")]
+    if isinstance(value, tuple):
+        return [("2301.00001",), ("single",), (4000,)]
+    if value is None or isinstance(value, SecretStr):
+        if SecretStr in options:
+            return ["sk-walk"]
+        return ["http://127.0.0.1:1/v1"]
+    if isinstance(value, str) and isinstance(kind, type | types.UnionType):
+        return [value + "-walk", "tcp://127.0.0.1:8786", "single"]
+    raise AssertionError(f"{dotted}: no other value to try for {value!r}")
+
+
+# Settings a field needs beside it to validate or to be used at all.
+CONTEXT: dict[str, dict[str, Any]] = {
+    "runner.dask_address": {"runner.kind": "dask"},
+    "llm.backend": {"llm.base_url": "http://127.0.0.1:1/v1"},
+    "generate.llmlingua_model": {"generate.compressor": "llmlingua2"},
+}
+# Backbone settings no method reads: each method passes its own limit (generate.*_max_tokens).
+NOT_READ_BY_METHODS = {"llm.max_tokens"}
+
+
+def _changed(dotted: str) -> Settings:
+    extra = CONTEXT.get(dotted, {})
+    value = BASE.value_at(dotted)
+    for candidate in _candidates(dotted, value):
+        try:
+            return BASE.with_overrides({dotted: candidate, **extra})
+        except ValidationError:
+            continue
+    raise AssertionError(f"{dotted}: none of the tried values validates")
+
+
+@pytest.mark.parametrize(("dotted", "role"), FIELDS, ids=[name for name, _ in FIELDS])
+def test_each_setting_changes_the_config_hash_exactly_when_it_changes_results(dotted, role):
+    changed = _changed(dotted)
+    assert changed.value_at(dotted) != BASE.value_at(dotted)
+    moved = changed.config_hash() != BASE.config_hash()
+    assert moved == (role in (Role.OUTPUT, Role.SELECTS)), f"{dotted} is {role.value}"
+
+
+def _generation_ids(settings: Settings) -> dict[str, str]:
+    paper = PaperText("2601.00001", "T", "text", 1, 1, "main.tex", "1.1", "src", "content-a")
+    sample = Sample("s1", "v1", ("2601.00001",), "Topic", "survey", 1, "command")
+    unit, client, pack = Unit(sample, [paper], 4000), make_client(settings), lilo_pack()
+    return {
+        name: get_method(name, settings).generation_id(unit, client, pack)
+        for name in available_methods()
+    }
+
+
+GENERATING = [n for n, r in FIELDS if r is Role.OUTPUT and n.split(".")[0] in ("llm", "generate")]
+
+
+@pytest.mark.parametrize("dotted", GENERATING)
+def test_each_output_setting_of_generation_changes_a_generation_id(dotted, tmp_path):
+    if dotted in NOT_READ_BY_METHODS:
+        pytest.skip("no method reads it")
+    base = BASE.with_overrides({"data_dir": str(tmp_path), **CONTEXT.get(dotted, {})})
+    changed = _changed(dotted).with_overrides({"data_dir": str(tmp_path)})
+    before, after = _generation_ids(base), _generation_ids(changed)
+    assert any(before[m] != after[m] for m in before), f"{dotted} changes no generation id"
+
+
+def test_the_walk_sees_every_section_and_role():
+    names = {n for n, _ in FIELDS}
+    assert {"llm.api_key", "judge.api_key", "embedding.api_key", "runner.batch_units"} <= names
+    assert {r for _, r in FIELDS} == set(Role)
+    assert len(GENERATING) > 40
+
+
+UNHASHED = [
+    n
+    for n, r in FIELDS
+    if r in (Role.PACING, Role.SECRET, Role.PLACE) and n.split(".")[0] in ("llm", "generate")
+]
+
+
+@pytest.mark.parametrize("dotted", UNHASHED)
+def test_each_pacing_secret_or_place_setting_of_generation_keeps_every_generation_id(
+    dotted, tmp_path
+):
+    base = BASE.with_overrides({"data_dir": str(tmp_path)})
+    changed = _changed(dotted).with_overrides({"data_dir": str(tmp_path)})
+    assert _generation_ids(changed) == _generation_ids(base)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in walk_fields(ChatEndpointSettings)])
+def test_the_judge_gets_every_endpoint_setting_it_shares_with_the_backbone(name):
+    from tasks.llm import judge_settings
+
+    judge = {"judge.backend": "offline", "judge.model": "grader"}
+    base = BASE.with_overrides(judge)
+    value = base.value_at(f"judge.{name}")
+    for candidate in _candidates(f"judge.{name}", value):
+        try:
+            changed = base.with_overrides({f"judge.{name}": candidate})
+            break
+        except ValidationError:
+            continue
+    assert judge_settings(changed).value_at(f"llm.{name}") == changed.value_at(f"judge.{name}")
+    assert judge_settings(changed).value_at(f"llm.{name}") != judge_settings(base).value_at(
+        f"llm.{name}"
+    )

@@ -7,6 +7,7 @@ a new probe result version, its report page and the run's artifacts."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -509,8 +510,6 @@ def _this_run(
 def _publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
     """The probe version's page under `published/probes/version=NNNN/`, and the run's
     artifacts (the curve and summary tables, the U-curves image)."""
-    import os
-
     curve = wh.df("SELECT * FROM probe_curve")
     summary = wh.df("SELECT * FROM probe_summary")
     versus = wh.df("SELECT * FROM probe_vs_summary")

@@ -14,6 +14,10 @@ from tasks.llm.offline._probe_reader import probe_reader
 
 __all__ = ["NOT_FOUND", "matches", "respond"]
 
+# After every handler of lilo's own prompts (their signatures come first), before the bare
+# task instruction.
+PRIORITY = 5
+
 NOT_FOUND = "The key is not in what I read."
 _RECORD = re.compile(r'^[{ ]"([^"\n]+)": "([^"\n]*)"[,}]$', re.M)
 _KEY = re.compile(r'^Key: "([^"\n]+)"\s*$', re.M)

@@ -18,6 +18,10 @@ from tasks.text import split_sentences
 
 __all__ = ["NO_ANSWER", "matches", "respond"]
 
+# After every handler of lilo's own prompts (their signatures come first), before the bare
+# task instruction.
+PRIORITY = 5
+
 NO_ANSWER = "I don't know."
 _MIN_SHARED = 1
 _MAX_TOKENS = 100

@@ -3,7 +3,8 @@ under every explicitly given setting (file, LILO_* variable, --set, flow overrid
 
 from __future__ import annotations
 
-from flows.cli import _common, _parser
+from flows.cli import _common
+from flows.cli._main import _parser
 from tasks.config import PROFILES, Settings, load_settings
 
 

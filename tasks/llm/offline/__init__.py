@@ -15,5 +15,6 @@ interpreter lock that the methods, the embedder and the writes need.
 """
 
 from tasks.llm.offline._engine import ENGINE_VERSION, OfflineEngine
+from tasks.llm.offline._reply import reply
 
-__all__ = ["ENGINE_VERSION", "OfflineEngine"]
+__all__ = ["ENGINE_VERSION", "OfflineEngine", "reply"]

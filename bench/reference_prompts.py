@@ -264,17 +264,16 @@ class Check:
         checklist = json.loads(self.text("dataset/checklist/checklist.json"))
         template = self.text("dataset/prompt/checklist.jinja")
         recorded = [
-            c
-            for c in self.rec.calls("quality_checklist")
-            if summary in json.dumps(c.messages, ensure_ascii=False)
+            c for c in self.rec.calls("quality_checklist") if summary in c.messages[-1]["content"]
         ]
         pair: tuple[Any, Any] = ([], [])
         for checks in checklist.values():
             items = [{"checklist_id": i, "checklist_content": q} for i, q in enumerate(checks)]
             user = _render(template, checklists=json.dumps(items), response=summary)
             expected = [{"role": "system", "content": system or ""}, *_user(user)]
-            first = json.dumps(checks[0]["question"])[1:-1] if checks else ""
-            match = [c for c in recorded if first and first in json.dumps(c.messages)]
+            # the aspect's first question, as JSON shows it (with or without ASCII escapes)
+            first = {json.dumps(checks[0]["question"], ensure_ascii=a)[1:-1] for a in (0, 1)}
+            match = [c for c in recorded if any(q in c.messages[-1]["content"] for q in first)]
             pair = (expected, match[0].messages if match else [])
             if not match or _first_difference(*pair):
                 return pair

@@ -96,3 +96,13 @@ def test_different_limits_for_one_endpoint_and_model_are_refused(tmp_path):
     message = str(refused.value.errors()[0]["msg"])
     assert "\n" not in message
     assert "concurrency 8, rpm 0, tpm 0 vs concurrency 1, rpm 10, tpm 0" in message
+
+
+def test_the_refusal_is_one_line_and_exit_2(tmp_path, capsys):
+    from flows.cli import main
+
+    options = ["--set", "judge.backend=offline", "--set", "judge.concurrency=1"]
+    code = main(["run", "--survey", "2301.00001", "--data-dir", str(tmp_path), *options])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("lilo: invalid settings: llm and judge call offline-extractive-v1")

@@ -98,4 +98,5 @@ def _problem(error: Any) -> str:
     shown = (
         f" = {value!r}" if isinstance(value, int | float | str) and len(repr(value)) < 40 else ""
     )
-    return f"{where}{shown}: {error['msg'].removeprefix('Value error, ')}"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{where}{shown}: {message}" if where else message  # a rule across settings

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tasks.config import Settings
+from tasks.config import Settings, output_values
 from tasks.methods._convolve import sample_sets, top_k
 from tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
 from tasks.methods._lite import write_section as _write_section
@@ -37,7 +37,7 @@ _SCORE_RE = re.compile(r'"?(structure|descriptions)"?\s*[:=]\s*(\d+(?:\.\d+)?)',
 
 
 def _args(settings: Settings) -> dict[str, Any]:
-    cfg = settings.generate.longscope.model_dump()
+    cfg = output_values(settings.generate.longscope)
     return {
         **cfg,
         **(QUICK if cfg["preset"] == "quick" else {}),

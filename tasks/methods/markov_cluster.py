@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import Settings
+from tasks.config import Settings, output_values
 from tasks.methods._lite import brief, budgets, evidence, prompt, word_chunks, write_section
 from tasks.methods._markov import (
     best_path,
@@ -26,7 +26,7 @@ __all__ = ["markov_cluster"]
 
 def _args(settings: Settings) -> dict[str, Any]:
     return {
-        **settings.generate.markov.model_dump(),
+        **output_values(settings.generate.markov),
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import Settings
+from tasks.config import Settings, output_values
 from tasks.methods._lite import (
     abstract,
     brief,
@@ -35,7 +35,7 @@ _DEPENDS_RE = re.compile(r"^\W*(\d+)\s*[:.)\-]\s*(.*)$")
 
 def _args(settings: Settings) -> dict[str, Any]:
     return {
-        **settings.generate.rapid.model_dump(),
+        **output_values(settings.generate.rapid),
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,

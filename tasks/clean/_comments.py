@@ -112,8 +112,8 @@ def _hide_verbatim_percents(text: str) -> str:
     finder = _Finder(text)
     spans: list[tuple[int, int]] = []  # live spans holding a `%`
     covered = 0
-    checked = 0  # the line is known to hold no live `%` before here
-    commented = False  # a live `%` was found on the line of `checked`
+    checked = 0  # the line up to here is looked at: `commented` says what was found
+    commented = False  # a live `%` begins on the line before `checked`
     for match in _VERBATIM.finditer(text):
         start = match.start()
         if start < covered:
@@ -121,9 +121,8 @@ def _hide_verbatim_percents(text: str) -> str:
         newline = text.rfind("\n", checked, start)
         if newline >= 0:
             checked, commented = newline + 1, False
-        if not commented:
-            commented = _comment_in(text, checked, start, spans)
-            checked = start
+        commented = commented or _comment_in(text, checked, start, spans)
+        checked = start
         if commented:
             continue
         end = _span_end(text, match, finder)

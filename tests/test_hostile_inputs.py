@@ -77,6 +77,12 @@ HOSTILE_LATEX = {
     "\\begin{abstract} repeated, 325 KB": (_repeated("\\begin{abstract}", 325_000), None),
     "\\def\\x repeated, 200 KB": (_repeated("\\def\\x", 200_000), None),
     "macro bomb, 409 KB": (_macro_bomb(136_000), "too_large"),
+    "\\url{% on one 800 KB line": (_repeated("\\url{%", 800_000), "too_short"),
+    "\\begin{verbatim}% unclosed, 800 KB": (_repeated("\\begin{verbatim}%\n", 800_000), None),
+    "\\printbibliography[ repeated, 400 KB": (
+        _repeated("\\printbibliography[", 400_000),
+        "too_short",
+    ),
 }
 
 

@@ -4,9 +4,12 @@ and `warehouse.db.remove_stale_temp` removes those whose process is gone."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["FileTooLarge", "read_bounded", "temp_dir", "write_atomic"]
@@ -41,12 +44,21 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def temp_dir(data_dir: Path, purpose: str) -> tempfile.TemporaryDirectory[str]:
+@contextmanager
+def temp_dir(data_dir: Path, purpose: str) -> Iterator[str]:
     """A temporary folder under `data_dir/tmp` (unpacked e-prints: hostile sources stay
-    inside the data dir), removed when its block ends, or by the next run's sweep when this
-    process is killed."""
+    inside the data dir), removed when the block ends, or by the next run's sweep when this
+    process is killed. The folders made for it go too, if nothing else is in them (`lilo
+    clean PATH` leaves no data dir behind)."""
     root = data_dir / "tmp"
+    made = [path for path in (data_dir, root) if not path.exists()]
     root.mkdir(parents=True, exist_ok=True)
-    return tempfile.TemporaryDirectory(
-        prefix=f".{purpose}-", suffix=f".{os.getpid()}.tmp", dir=root
-    )
+    try:
+        with tempfile.TemporaryDirectory(
+            prefix=f".{purpose}-", suffix=f".{os.getpid()}.tmp", dir=root
+        ) as tmp:
+            yield tmp
+    finally:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):  # not empty: another process uses it
+                path.rmdir()

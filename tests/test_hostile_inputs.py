@@ -32,7 +32,7 @@ END = "\n\\end{document}\n"
 _MEASURE = """
 import json, resource, subprocess, sys, time
 start = time.perf_counter()
-done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=900)
 print(json.dumps({
     "seconds": time.perf_counter() - start,
     "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
@@ -77,6 +77,12 @@ HOSTILE_LATEX = {
     "\\begin{abstract} repeated, 325 KB": (_repeated("\\begin{abstract}", 325_000), None),
     "\\def\\x repeated, 200 KB": (_repeated("\\def\\x", 200_000), None),
     "macro bomb, 409 KB": (_macro_bomb(136_000), "too_large"),
+    "\\url{% on one 800 KB line": (_repeated("\\url{%", 800_000), "too_short"),
+    "\\begin{verbatim}% unclosed, 800 KB": (_repeated("\\begin{verbatim}%\n", 800_000), None),
+    "\\printbibliography[ repeated, 400 KB": (
+        _repeated("\\printbibliography[", 400_000),
+        "too_short",
+    ),
 }
 
 
@@ -345,3 +351,48 @@ def test_a_bib_entry_with_50000_nested_braces_does_not_reject_the_survey(tmp_pat
     assert run["rc"] == 0, run["stderr"]
     ids = [json.loads(line)["arxiv_id"] for line in run["stdout"].splitlines()]
     assert ids == ["2101.00001", None, "2101.00002"]
+
+
+HOSTILE_NAME = "o'brien; --\"x"
+
+
+def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeline(
+    tmp_path: Path,
+) -> None:
+    """The data dir, the config file and the dataset version hold SQL's quotes, statement
+    separators and comment markers: the demo runs and publishes, nothing runs as SQL."""
+    import duckdb
+
+    root = tmp_path / HOSTILE_NAME
+    data = root / f"data {HOSTILE_NAME}"
+    config = root / f"c{HOSTILE_NAME}.toml"
+    version = "v1';DROP-TABLE-dim_papers;--\"x"
+    root.mkdir()
+    config.write_text(f"dataset_version = {json.dumps(version)}\n")
+    env = {**__import__("os").environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+    common = ["--data-dir", str(data), "--config", str(config)]
+    argv = [*LILO, "demo", *common, "--methods", "single", "--target-words", "1000"]
+    run = measured(argv, env=env, timeout=600)
+    assert run["rc"] == 0, run["stderr"][-2000:]
+    con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        assert con.execute("SELECT DISTINCT dataset_version FROM dim_samples").fetchall() == [
+            (version,)
+        ]
+        assert con.execute("SELECT count(*) FROM dim_papers").fetchone()[0] > 0
+    finally:
+        con.close()
+    assert list((data / "published" / "results").glob("version=*/res_scores.parquet"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME, "prefect"]
+    assert sorted(p.name for p in root.iterdir()) == sorted([data.name, config.name])
+    board = measured([*LILO, "leaderboard", *common], env=env)
+    assert board["rc"] == 0 and "single" in board["stdout"], board["stderr"]
+
+
+def test_publish_takes_paths_as_parameters(tmp_path: Path) -> None:
+    """The warehouse file and its published copy at hostile paths, directly."""
+    folder = tmp_path / HOSTILE_NAME
+    with Warehouse(folder / f"{HOSTILE_NAME}.duckdb") as wh:
+        wh.upsert("runs", [], ("run_id",))
+        published = wh.publish(folder / "published" / f"{HOSTILE_NAME}.duckdb")
+    assert published.exists() and sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME]

@@ -13,9 +13,7 @@ from tasks.samples.survey import read_survey
 BODY = "\\section{Intro}\n" + "Related work is surveyed here. " * 60
 
 
-def test_unreadable_survey_becomes_a_quarantine_record(tmp_path: Path) -> None:
-    """A title nested 5,000 braces deep makes the LaTeX reader recurse too far."""
-    title = "{" * 5000 + "Deep" + "}" * 5000
+def _survey(tmp_path: Path, title: str) -> RawSource:
     main = (
         f"\\documentclass{{article}}\\title{{{title}}}\\begin{{document}}\\maketitle\n"
         f"{BODY}\\bibliography{{refs}}\\end{{document}}\n"
@@ -26,11 +24,27 @@ def test_unreadable_survey_becomes_a_quarantine_record(tmp_path: Path) -> None:
             info = tarfile.TarInfo(name)
             info.size = len(text.encode())
             tar.addfile(info, io.BytesIO(text.encode()))
-    raw = RawSource("2601.99999", "s", str(archive), archive.stat().st_size, "tar.gz")
+    return RawSource("2601.99999", "s", str(archive), archive.stat().st_size, "tar.gz")
+
+
+def test_unreadable_survey_becomes_a_quarantine_record(tmp_path: Path) -> None:
+    """An archive gone between fetch and read: a failure no check foresees."""
+    raw = _survey(tmp_path, "Fine")
+    Path(raw.path).unlink()
     record = read_survey(raw, Settings().with_overrides({"data_dir": str(tmp_path)}))
     assert (record.item_id, record.stage, record.reason) == (
         "2601.99999",
         "fetch",
         "survey_unreadable",
     )
-    assert record.detail.startswith("RecursionError: ")
+    assert record.detail.startswith("FileNotFoundError: ")
+
+
+def test_a_title_nested_too_deep_for_the_parser_loses_its_markup_not_the_survey(
+    tmp_path: Path,
+) -> None:
+    """5,000 nested braces make the LaTeX parser recurse too far: the title is read without
+    its markup instead."""
+    raw = _survey(tmp_path, "{" * 5000 + "Deep" + "}" * 5000)
+    survey = read_survey(raw, Settings().with_overrides({"data_dir": str(tmp_path)}))
+    assert survey.title == "Deep"

@@ -103,16 +103,29 @@ def _strip_percent_comments(text: str) -> str:
 
 def _hide_verbatim_percents(text: str) -> str:
     """`text` with each `%` inside a live verbatim-like span replaced by NUL; `text` itself
-    (the same object) when there is none. One pass: the text is rebuilt once at the end."""
+    (the same object) when there is none. One pass: the text is rebuilt once at the end.
+
+    Linear, also on one long line of unclosed spans: each line is scanned for a live `%`
+    once, piece by piece between the spans, and every search remembers its answer."""
     if not any(hint in text for hint in _VERBATIM_HINTS):
         return text
+    finder = _Finder(text)
     spans: list[tuple[int, int]] = []  # live spans holding a `%`
     covered = 0
+    checked = 0  # the line up to here is looked at: `commented` says what was found
+    commented = False  # a live `%` begins on the line before `checked`
     for match in _VERBATIM.finditer(text):
         start = match.start()
-        if start < covered or _commented_out(text, start, spans):
+        if start < covered:
             continue
-        end = _span_end(text, match)
+        newline = text.rfind("\n", checked, start)
+        if newline >= 0:
+            checked, commented = newline + 1, False
+        commented = commented or _comment_in(text, checked, start, spans)
+        checked = start
+        if commented:
+            continue
+        end = _span_end(text, match, finder)
         if end is None:
             continue
         covered = end
@@ -129,27 +142,44 @@ def _hide_verbatim_percents(text: str) -> str:
     return "".join(pieces)
 
 
-def _commented_out(text: str, start: int, spans: list[tuple[int, int]]) -> bool:
-    """Whether a `%` comment begins on the line before `start`, not counting the `%`s of
-    the verbatim `spans` found earlier on that line."""
-    line_start = text.rfind("\n", 0, start) + 1
-    prefix = text[line_start:start]
-    if "%" not in prefix:
+def _comment_in(text: str, begin: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether a live `%` comment begins in `text[begin:end]` (`begin` starts a line or a
+    verbatim command), not counting the `%`s of the verbatim `spans` found earlier."""
+    piece = text[begin:end]
+    if "%" not in piece:
         return False
     for span_start, span_end in reversed(spans):
-        if span_end <= line_start:
+        if span_end <= begin:
             break
-        first, last = max(span_start - line_start, 0), span_end - line_start
-        prefix = prefix[:first] + prefix[first:last].replace("%", _HIDDEN) + prefix[last:]
-    return _LIVE.match(prefix).end() < len(prefix)  # type: ignore[union-attr]
+        first, last = max(span_start - begin, 0), span_end - begin
+        piece = piece[:first] + piece[first:last].replace("%", _HIDDEN) + piece[last:]
+    return _LIVE.match(piece).end() < len(piece)  # type: ignore[union-attr]
 
 
-def _span_end(text: str, match: re.Match[str]) -> int | None:
+class _Finder:
+    """`text.find(needle, pos)`, remembering each answer: asked again from a later position
+    up to that answer, it is the same, so no stretch of text is searched twice for one
+    needle (unclosed `\\verb|` or `\\begin{verbatim}` repeated)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._found: dict[str, tuple[int, int]] = {}
+
+    def find(self, needle: str, pos: int) -> int:
+        asked = self._found.get(needle)
+        if asked is not None and asked[0] <= pos and (asked[1] < 0 or pos <= asked[1]):
+            return asked[1]
+        at = self._text.find(needle, pos)
+        self._found[needle] = (pos, at)
+        return at
+
+
+def _span_end(text: str, match: re.Match[str], finder: _Finder) -> int | None:
     """Where the verbatim span opened by `match` ends, or None when it does not close."""
     braced, inline, environment = match.groups()
     pos = match.end()
     if environment is not None:
-        close = text.find(f"\\end{{{environment}}}", pos)
+        close = finder.find(f"\\end{{{environment}}}", pos)
         return None if close < 0 else close
     if braced is not None:
         argument = _BRACED.match(text, pos)
@@ -166,8 +196,8 @@ def _span_end(text: str, match: re.Match[str]) -> int | None:
             return argument.end()
     if pos >= len(text) or text[pos] in " \t\n":
         return None
-    close = text.find(text[pos], pos + 1)
-    newline = text.find("\n", pos)
+    close = finder.find(text[pos], pos + 1)
+    newline = finder.find("\n", pos)
     return None if close < 0 or 0 <= newline < close else close + 1
 
 

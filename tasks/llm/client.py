@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tasks.config import Settings
+from tasks.lifetime import raise_if_stopping
 from tasks.llm.cache import DiskCache, cache_key, canonical_json
 from tasks.llm.ledger import CallLog
 from tasks.records import LLMCall
@@ -230,6 +231,7 @@ class LLMClient:
         estimate = sum(len(m.get("content", "")) for m in messages) // 4
         charge = self._endpoint.rate.acquire(estimate)
         with self._endpoint.slots:
+            raise_if_stopping()  # a stopping run sends nothing new (tasks/lifetime.py)
             if self.log is not None:  # counted even if this process dies before the reply
                 self.log.sent(key, self.backend.name, self.backend.model, purpose)
             started = time.perf_counter()

@@ -29,11 +29,16 @@ from tasks.provenance import code_version
 from warehouse import Warehouse
 from warehouse.db import pid_alive, remove_stale_temp
 
-__all__ = ["RunRecord", "mark_crashed", "recorded_run"]
+__all__ = ["RunFailed", "RunRecord", "mark_crashed", "recorded_run"]
 
 # The size reserved for a run's last word (`RunRecord.note_path`): rewritten in place, a
 # full disk cannot refuse it.
 _NOTE_BYTES = 4096
+
+
+class RunFailed(RuntimeError):
+    """A run that cannot give what it was asked for; the message says which inputs and why.
+    It is recorded `failed`, ends its Prefect run Failed, and publishes nothing new."""
 
 
 def _now() -> datetime:

@@ -75,6 +75,7 @@ def _explain(exc: Exception) -> tuple[str, int]:
     from pydantic import ValidationError
 
     from flows._preflight import PreflightError
+    from flows._run import RunFailed
     from tasks.config import ConfigError
     from warehouse import WarehouseBusy
 
@@ -91,7 +92,7 @@ def _explain(exc: Exception) -> tuple[str, int]:
         return f"invalid settings: {problems} (see tasks/config.py)", 2
     if isinstance(exc, ConfigError):
         return str(exc), 2
-    if isinstance(exc, (PreflightError, WarehouseBusy)):
+    if isinstance(exc, (PreflightError, RunFailed, WarehouseBusy)):
         return str(exc), 1
     return f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)", 1
 

@@ -265,9 +265,10 @@ def _run_artifact(run: RunRecord) -> None:
             for r in run.reports
         ),
         "",
-        f"Published copy for analysts: `{run.settings.published_path}`. The materialize "
-        "stage's run holds the leaderboard, position curve, cost, failures and report "
-        "artifacts; `lilo failures` lists what failed.",
+        f"Dataset version `{row['dataset_version']}`. Published copy for analysts: "
+        f"`{run.settings.published_path}`. This run's other artifacts hold its results "
+        "(`run-summary` links them all: leaderboard, position curve, cost, failures); the QA "
+        "review batches are on the qa stage's run; `lilo failures` lists what failed.",
     ]
     try:
         create_markdown_artifact(

@@ -5,13 +5,13 @@ when it ends, with its final status (flows/_run.py)."""
 from __future__ import annotations
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from flows._load import ready_samples
 from flows._report import publish_report
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.llm import make_client
+from tasks.report import create_markdown_artifact, create_table_artifact
 from tasks.reporting import markdown_table
 from warehouse.results import Expected, materialize_results
 
@@ -66,12 +66,14 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             table=leaderboard.astype(object)
             .where(leaderboard.notna(), None)
             .to_dict(orient="records"),
-            description=f"Result version {result.version}: S_l, S_c, S_q (x100) by method, length",
+            description=f"Result version {result.version} (dataset {settings.dataset_version}): "
+            "S_l, S_c, S_q (x100) by method, length",
         )
         create_markdown_artifact(
             key="results",
             markdown=(
-                f"# lilo results, version {result.version}\n\n"
+                f"# lilo results, version {result.version} (dataset {settings.dataset_version})"
+                "\n\n"
                 f"{markdown_table(leaderboard)}\n\n"
                 + (
                     "**Partial**: some expected summaries failed or are unscored.\n\n"
@@ -87,7 +89,8 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                 + (f"## Win-rate\n\n{markdown_table(winrate)}\n\n" if not winrate.empty else "")
                 + f"Published copy: `{published}`\n\nReport, with the figures: `{report_path}`"
             ),
-            description="Leaderboard and position curve",
+            description=f"Leaderboard and position curve, result version {result.version} "
+            f"(dataset {settings.dataset_version})",
         )
         report.note(f"report: {report_path}")
     return report

@@ -60,7 +60,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         curve = wh.df("SELECT * FROM position_curve")
         permutation = wh.df("SELECT * FROM position_permutation")
         winrate = wh.df("SELECT * FROM winrate")
-        report_path = publish_report(wh, settings, result.version)
+        report_path = publish_report(wh, settings, result.version, changed=result.created)
         create_table_artifact(
             key="leaderboard",
             table=leaderboard.astype(object)

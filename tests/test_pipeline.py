@@ -167,3 +167,21 @@ def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
     assert statuses == ["failed", "completed", "failed", "failed"]
     with pytest.raises(ValueError, match="no surveys"):
         lilo_pipeline(surveys=[], overrides=overrides)
+
+
+def test_the_run_s_results_are_artifacts_of_the_pipeline_s_own_flow_run(demo):
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    _, first, *_ = demo
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                flow_run_id=ArtifactFilterFlowRunId(any_=[first["run_id"]])
+            )
+        )
+    keys = {a.key for a in artifacts}
+    assert {"run-record", "run-summary", "leaderboard", "results", "position-curve",
+            "position-curve-plot", "cost", "failures"} <= keys  # fmt: skip
+    summary = next(a for a in artifacts if a.key == "run-summary")
+    assert f"Dataset **{first['dataset_version']}**" in summary.data

@@ -8,6 +8,7 @@ history across runs, so the same key per dataset or result kind lets the UI comp
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,14 @@ __all__ = [
 
 def _top_run() -> str | None:
     """The flow run at the top of this one's tree (itself when it has no parent)."""
-    return flow_run.get_root_flow_run_id() if flow_run.get_id() else None
+    run_id = flow_run.get_id()
+    return _root_of(run_id) if run_id else None
+
+
+@functools.lru_cache(maxsize=8)
+def _root_of(run_id: str) -> str:
+    """Looked up once per flow run (each level costs API calls)."""
+    return flow_run.get_root_flow_run_id()
 
 
 def create_markdown_artifact(markdown: str, key: str, description: str) -> None:

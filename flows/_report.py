@@ -53,12 +53,16 @@ def write_report(con: duckdb.DuckDBPyConnection, results: Path, version: int | N
     return _write(_read(con, version), results)
 
 
-def publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
-    """The materialize stage's report of `version` next to its published Parquet, and the
-    run's artifacts (tables, figures, QA quality, a summary linking them)."""
+def publish_report(wh: Warehouse, settings: Settings, version: int, *, changed: bool) -> Path:
+    """The materialize stage's report of `version` next to its published Parquet (written
+    again only when the version is new, or its report missing), and the run's artifacts
+    (tables, figures, QA quality, a summary linking them)."""
     cache_figures(settings.cache_dir / "figures")
     data = _read(wh.con, version)
-    path = _write(data, settings.published_path.parent / "results")
+    results = settings.published_path.parent / "results"
+    path = report_path(results, version)
+    if changed or not path.exists():
+        path = _write(data, results)
     ds = settings.dataset_version
     quality = quality_report(
         load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), settings

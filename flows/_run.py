@@ -1,29 +1,49 @@
 """A run's record in the `runs` table: written when the run starts (with the process that
 runs it), and at the end `completed`, `partial` (some units failed: failed generations,
 `llm_error`/`judge_unusable` quarantine rows) or `failed` (with why), with what its stages
-reported (DESIGN §10). A run killed before its end is marked `crashed` by the next start."""
+reported (DESIGN §10). A run stopped by SIGINT or SIGTERM is `interrupted` (tasks/lifetime.py).
+A run killed before its end is marked `crashed` by the next start; one whose last write
+failed (a full disk) is marked with the status and reason it could not write, kept in a
+small file reserved when it started."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from prefect.runtime import flow_run
 
 from flows._stage import StageReport, fold_call_logs, log, open_warehouse
 from tasks.config import Settings
+from tasks.errors import LiloError
+from tasks.lifetime import interrupt_signal, stop
 from tasks.llm import make_client
 from tasks.provenance import code_version
 from tasks.redact import redacted
 from warehouse import Warehouse
 from warehouse.db import pid_alive, remove_stale_temp
 
-__all__ = ["RunRecord", "mark_crashed", "recorded_run"]
+__all__ = ["RunFailed", "RunRecord", "mark_crashed", "recorded_run"]
+
+# The size reserved for a run's last word (`RunRecord.note_path`): rewritten in place, a
+# full disk cannot refuse it.
+_NOTE_BYTES = 4096
+
+
+class RunFailed(LiloError, RuntimeError):
+    """A run that cannot give what it was asked for; the message says which inputs and why
+    (printed alone, exit 1). It is recorded `failed`, ends its Prefect run Failed, and
+    publishes nothing new."""
+
+    complete = True
 
 
 def _now() -> datetime:
@@ -64,6 +84,28 @@ class RunRecord:
             sum(report.rows_added.values()),
         )
         return report
+
+    @property
+    def note_path(self) -> Path:
+        return note_path(self.settings.data_dir, self.run_id)
+
+    def reserve_note(self) -> None:
+        """The file that keeps this run's final status should the warehouse refuse it."""
+        self.note_path.parent.mkdir(parents=True, exist_ok=True)
+        self.note_path.write_bytes(b" " * _NOTE_BYTES)
+
+    def save_final(self, status: str, message: str = "") -> None:
+        """`save`, and where the warehouse cannot take it (a full disk), the status and why
+        go into the reserved note, for the next start to record."""
+        try:
+            self.save(status, message)
+        except Exception as exc:
+            why = f"{message}; the run's record could not be written: {type(exc).__name__}: {exc}"
+            note = json.dumps({"status": status, "message": why.strip("; ")}).encode()
+            with self.note_path.open("r+b") as f:  # in place: no new block to allocate
+                f.write(note[:_NOTE_BYTES].ljust(_NOTE_BYTES))
+            raise
+        self.note_path.unlink(missing_ok=True)
 
     def save(self, status: str, message: str = "") -> None:
         reports = self.reports
@@ -129,13 +171,36 @@ def mark_crashed(wh: Warehouse, run_id: str) -> int:
         for r, pid, h in running
         if pid is None or (h == host and pid != os.getpid() and not pid_alive(pid))
     ]
-    if gone:
-        wh.con.execute(
-            "UPDATE runs SET status = 'crashed', message = ? WHERE list_contains(?, run_id)",
-            [f"its process was gone when run {run_id} started: killed or crashed", gone],
+    data_dir = Path(wh.path).parent
+    for gone_id in gone:
+        path = note_path(data_dir, gone_id)
+        note = _read_note(path)
+        status, message = note or (
+            "crashed",
+            f"its process was gone when run {run_id} started: killed or crashed",
         )
-        log.warning("runs %s were killed or crashed: marked crashed", ", ".join(gone))
+        wh.con.execute(
+            "UPDATE runs SET status = ?, message = ? WHERE run_id = ?", [status, message, gone_id]
+        )
+        if note:
+            log.warning("run %s ended %s: %s", gone_id, status, message)
+        else:
+            log.warning("run %s was killed or crashed: marked crashed", gone_id)
+        path.unlink(missing_ok=True)
     return len(gone)
+
+
+def note_path(data_dir: Path, run_id: str) -> Path:
+    return data_dir / "runs" / f"{run_id}.status"
+
+
+def _read_note(path: Path) -> tuple[str, str] | None:
+    """The status and message a run kept in its note when the warehouse refused them."""
+    try:
+        note = json.loads(path.read_bytes().strip() or b"null")
+    except (OSError, ValueError):
+        return None
+    return (note["status"], note["message"]) if isinstance(note, dict) else None
 
 
 @contextmanager
@@ -156,18 +221,30 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         if not settings.published_path.exists():
             wh.publish(settings.published_path)
     run.save("running")
+    run.reserve_note()
     try:
         yield run
     except BaseException as exc:
-        run.save("failed", redacted(exc, settings))
+        signum = interrupt_signal(exc)
+        if signum is not None:  # Ctrl-C or SIGTERM: no new call; finished work is kept
+            stop(signum)
+            run.save_final(
+                "interrupted",
+                f"stopped by {signal.Signals(signum).name}: finished work is kept; "
+                "the same command resumes the run",
+            )
+        else:
+            run.save_final("failed", redacted(exc, settings))
         _publish(settings, quiet=True)
         _run_artifact(run)
         raise
     failures = run.failures()
     if failures:
-        run.save("partial", f"{failures}: `lilo failures` lists them; the next run retries them")
+        run.save_final(
+            "partial", f"{failures}: `lilo failures` lists them; the next run retries them"
+        )
     else:
-        run.save("completed")
+        run.save_final("completed")
     _publish(settings)
     _run_artifact(run)
 
@@ -193,9 +270,10 @@ def _run_artifact(run: RunRecord) -> None:
             for r in run.reports
         ),
         "",
-        f"Published copy for analysts: `{run.settings.published_path}`. The materialize "
-        "stage's run holds the leaderboard, position curve, cost, failures and report "
-        "artifacts; `lilo failures` lists what failed.",
+        f"Dataset version `{row['dataset_version']}`. Published copy for analysts: "
+        f"`{run.settings.published_path}`. This run's other artifacts hold its results "
+        "(`run-summary` links them all: leaderboard, position curve, cost, failures); the QA "
+        "review batches are on the qa stage's run; `lilo failures` lists what failed.",
     ]
     try:
         create_markdown_artifact(

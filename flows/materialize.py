@@ -5,7 +5,6 @@ when it ends, with its final status (flows/_run.py)."""
 from __future__ import annotations
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from flows._load import ready_samples, waiting_samples
 from flows._report import publish_report
@@ -15,6 +14,7 @@ from tasks.config import Settings
 from tasks.leaderboard import read_board
 from tasks.llm import make_client
 from tasks.methods import get_method
+from tasks.report import create_markdown_artifact, create_table_artifact
 from tasks.reporting import markdown_table
 from warehouse.results import Expected, materialize_results
 
@@ -66,7 +66,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         curve = wh.df("SELECT * FROM position_curve")
         permutation = wh.df("SELECT * FROM position_permutation")
         winrate = wh.df("SELECT * FROM winrate")
-        report_path = publish_report(wh, settings, result.version)
+        report_path = publish_report(wh, settings, result.version, changed=result.created)
         create_table_artifact(
             key="leaderboard",
             table=leaderboard.astype(object)
@@ -95,7 +95,8 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                 + (f"## Win-rate\n\n{markdown_table(winrate)}\n\n" if not winrate.empty else "")
                 + f"Published copy: `{published}`\n\nReport, with the figures: `{report_path}`"
             ),
-            description="Leaderboard and position curve",
+            description=f"Leaderboard and position curve, result version {result.version} "
+            f"(dataset {settings.dataset_version})",
         )
         report.note(f"report: {report_path}")
     return report

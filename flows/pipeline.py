@@ -8,7 +8,7 @@ from typing import Any, Literal
 from prefect import flow
 
 from flows._preflight import preflight
-from flows._run import recorded_run
+from flows._run import RunFailed, recorded_run
 from flows._stage import open_warehouse
 from flows.clean import clean_flow
 from flows.fetch import fetch_flow
@@ -25,6 +25,7 @@ __all__ = [
     "STAGES",
     "lilo_pipeline",
     "lilo_run_dataset",
+    "check_surveys",
     "run_dataset",
     "run_pipeline",
 ]
@@ -81,7 +82,41 @@ def run_pipeline(settings: Settings) -> dict[str, Any]:
     with recorded_run(settings, "lilo-pipeline") as run:
         for stage_flow in STAGES:
             run.add(stage_flow(settings, run.run_id))
+            if stage_flow is fetch_flow:
+                check_surveys(settings)
     return run.summary()
+
+
+def check_surveys(settings: Settings) -> None:
+    """After fetching: a run builds and publishes only from the surveys it was asked for.
+    RunFailed, before any later stage, when none of them could be read (which ids, and
+    why), or when the dataset version exists and was built from other surveys."""
+    asked = list(dict.fromkeys(settings.surveys))
+    with open_warehouse(settings) as wh:
+        read = {r[0] for r in wh.con.execute("SELECT survey_id FROM dim_surveys").fetchall()}
+        why = dict(
+            wh.con.execute(
+                "SELECT item_id, reason || ': ' || detail FROM quarantine "
+                "WHERE stage = 'fetch' AND list_contains(?, item_id)",
+                [asked],
+            ).fetchall()
+        )
+        built = wh.con.execute(
+            "SELECT surveys FROM dim_dataset_versions WHERE dataset_version = ?",
+            [settings.dataset_version],
+        ).fetchall()
+    if not any(s in read for s in asked):
+        failed = "; ".join(f"{s} ({why.get(s, 'not fetched')})" for s in asked)
+        raise RunFailed(
+            f"no survey could be read: {failed}; nothing was generated or published: check "
+            "the ids, or run again later if a download failed"
+        )
+    if built and set(built[0][0]) != set(asked):
+        raise RunFailed(
+            f"dataset version {settings.dataset_version!r} was built from surveys "
+            f"{', '.join(built[0][0])}, not {', '.join(asked)}: a dataset version never "
+            "changes; name a new one with --set dataset_version=NAME"
+        )
 
 
 @flow(name="lilo-run-dataset", log_prints=True)

@@ -6,7 +6,8 @@
   warehouse file held by another process.
 - any other `LiloError` (exit 1): a run or lookup that failed.
 
-Only the first two are "complete": their message says what to do and is printed alone."""
+The first two are "complete": their message says what to do and is printed alone; any
+other kind whose message says it all sets `complete` too (a run that failed, flows/_run.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""Child processes that end with the process that started them: lilo's helpers (the offline
+"""How lilo's processes stop. A run stops on SIGINT (Ctrl-C) and SIGTERM (a process
+supervisor's stop) the same way: the first signal sets the stop flag, so no new LLM call is
+sent (`raise_if_stopping`) and no queued unit starts, ends the helper processes registered
+with `on_stop`, and raises `Interrupted` in the main thread, which records the run
+`interrupted`; calls in flight are abandoned (their `.sent` log keeps them, as after a
+kill). A second SIGINT ends the process at once. Exit codes: 128 + the signal (130, 143).
+
+Child processes end with the process that started them: lilo's helpers (the offline
 engine's workers, Prefect's temporary server) must not outlive a run killed with SIGKILL,
 which runs no exit handler."""
 
@@ -8,8 +15,91 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
+from types import FrameType
 
-__all__ = ["end_with_parent"]
+__all__ = [
+    "Interrupted",
+    "end_with_parent",
+    "interrupt_signal",
+    "on_stop",
+    "raise_if_stopping",
+    "stop",
+    "stop_on_signals",
+    "stopping",
+]
+
+_STOP = threading.Event()
+_SIGNAL = signal.SIGINT
+_HOOKS: list[Callable[[], None]] = []
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal; `exit_code` is 128 + its number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
+def interrupt_signal(exc: BaseException) -> int | None:
+    """The signal that `exc` stands for (Ctrl-C's KeyboardInterrupt, `Interrupted`, or the
+    TerminationSignal that Prefect raises for SIGTERM inside a flow run); None for others."""
+    if isinstance(exc, Interrupted):
+        return exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return _SIGNAL if _STOP.is_set() else signal.SIGINT
+    signum = getattr(exc, "signal", None)  # prefect.exceptions.TerminationSignal
+    if isinstance(signum, int) and not isinstance(exc, Exception):
+        return signum
+    return None
+
+
+def stopping() -> bool:
+    return _STOP.is_set()
+
+
+def raise_if_stopping() -> None:
+    """Called before each new LLM call is sent and each queued unit starts."""
+    if _STOP.is_set():
+        raise Interrupted(_SIGNAL)
+
+
+def on_stop(hook: Callable[[], None]) -> None:
+    """`hook` runs once when the run stops (ends a helper process); it must not block."""
+    _HOOKS.append(hook)
+
+
+def stop(signum: int = signal.SIGINT) -> None:
+    """Set the stop flag and run the hooks, once; later calls do nothing."""
+    global _SIGNAL
+    if _STOP.is_set():
+        return
+    _SIGNAL = signum
+    _STOP.set()
+    for hook in _HOOKS:
+        try:
+            hook()
+        except Exception:  # noqa: S110 (a helper that is already gone needs no ending)
+            pass
+
+
+def stop_on_signals() -> None:
+    """In the main thread of a command that runs flows: SIGINT and SIGTERM stop the run.
+    Inside a flow run Prefect's own SIGTERM handler raises its TerminationSignal instead of
+    `Interrupted`; whoever catches it calls `stop` (`tasks.parallel`, flows/_run.py)."""
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _STOP.is_set():
+        if signum == signal.SIGINT:  # a second Ctrl-C: now
+            os._exit(128 + signum)
+        return  # the stop is under way (Prefect sends its SIGTERM again as it unwinds)
+    stop(signum)
+    raise Interrupted(signum)
 
 
 def end_with_parent(parent: int, *, interval_s: float = 1.0) -> None:

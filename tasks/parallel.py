@@ -7,14 +7,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
-from tasks.lifetime import end_with_parent
+from tasks.lifetime import end_with_parent, interrupt_signal, raise_if_stopping, stop
 
 __all__ = ["fan_out", "map_processes", "map_threads"]
 
@@ -26,8 +28,9 @@ def map_threads(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[
     """`[fn(x) for x in items]` on up to `workers` threads, results in input order."""
     if workers <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
-        return list(pool.map(fn, items))
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(items)))
+    with _stopping_on_interrupt(pool):
+        return list(pool.map(_unit(fn), items))
 
 
 def fan_out(
@@ -42,14 +45,17 @@ def fan_out(
     `every_s` of the first come together), so the caller writes results as units finish
     without sharing its connection with the threads. An exception in `fn` propagates once
     the running ones end. Each unit reports its end on a queue: waiting costs the same
-    with ten thousand units as with ten."""
+    with ten thousand units as with ten. An interrupt (Ctrl-C, SIGTERM) stops the run: no
+    queued unit starts and the running ones are not waited for (tasks/lifetime.py)."""
     if not items:
         return
     finished: queue.SimpleQueue[Future[R]] = queue.SimpleQueue()
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items)))) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(items))))
+    with _stopping_on_interrupt(pool):
         futures: dict[Future[R], T] = {}
+        run = _unit(fn)
         for item in items:
-            future = pool.submit(fn, item)
+            future = pool.submit(run, item)
             futures[future] = item
             future.add_done_callback(finished.put)
         left = len(futures)
@@ -180,3 +186,29 @@ def _serve(conn: Connection, fn: Callable[[Any], Any], parent: int) -> None:
             conn.send((True, fn(item)))
         except Exception as exc:
             conn.send((False, f"{type(exc).__name__}: {exc}"))
+
+
+def _unit(fn: Callable[[T], R]) -> Callable[[T], R]:
+    """`fn`, not started once the run is stopping."""
+
+    def run(item: T) -> R:
+        raise_if_stopping()
+        return fn(item)
+
+    return run
+
+
+@contextmanager
+def _stopping_on_interrupt(pool: ThreadPoolExecutor) -> Iterator[None]:
+    """The pool's end: its units waited for, unless the caller is interrupted (a signal, not
+    an error): then the run stops and the units left are cancelled, not waited for."""
+    try:
+        yield
+    except Exception:
+        pool.shutdown(wait=True)
+        raise
+    except BaseException as exc:
+        stop(interrupt_signal(exc) or signal.SIGINT)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from flows._run import RunFailed
 from flows.pipeline import lilo_pipeline
 from tasks.synthetic import Mirror, write_corpus
 
@@ -39,6 +40,17 @@ def _counts(path) -> dict[str, int]:
         }
     finally:
         con.close()
+
+
+def _results(published: str) -> tuple[list[tuple], list[tuple]]:
+    """The result versions and the default leaderboard of a published copy."""
+    con = duckdb.connect(published, read_only=True)
+    try:
+        versions = con.execute("SELECT version, published FROM res_versions").fetchall()
+        board = con.execute("SELECT * FROM leaderboard ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+    return versions, board
 
 
 @pytest.fixture(scope="module")
@@ -137,10 +149,41 @@ def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
         }
         mirror.inject(f"/e-print/{survey}", [503, 503])
         run = dict(surveys=[survey], methods=["single"], target_words=[500], overrides=overrides)
-        down = lilo_pipeline(**run)
+        with pytest.raises(RunFailed, match=f"no survey could be read: {survey} .fetch_failed"):
+            lilo_pipeline(**run)
         up = lilo_pipeline(**run)
-    assert down["status"] == up["status"] == "completed"
-    assert "dim_samples" not in down["rows_added"]
+        published = up["published_path"]
+        before = _results(published)
+        # Asked for surveys it cannot read, or that are not the version's: the run fails
+        # and publishes nothing new.
+        with pytest.raises(RunFailed, match="no survey could be read: 2601.99999 .fetch_failed"):
+            lilo_pipeline(**{**run, "surveys": ["2601.99999"], "target_words": [400]})
+        with pytest.raises(RunFailed, match=f"was built from surveys {survey}, not"):
+            lilo_pipeline(**{**run, "surveys": [survey, "2601.99999"], "target_words": [400]})
+    assert up["status"] == "completed"
     assert up["rows_added"]["dim_samples"] == 3 and up["rows_added"]["fct_generations"] == 3
+    assert _results(published) == before
+    con = duckdb.connect(published, read_only=True)
+    statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()]
+    con.close()
+    assert statuses == ["failed", "completed", "failed", "failed"]
     with pytest.raises(ValueError, match="no surveys"):
         lilo_pipeline(surveys=[], overrides=overrides)
+
+
+def test_the_run_s_results_are_artifacts_of_the_pipeline_s_own_flow_run(demo):
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    _, first, *_ = demo
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                flow_run_id=ArtifactFilterFlowRunId(any_=[first["run_id"]])
+            )
+        )
+    keys = {a.key for a in artifacts}
+    assert {"run-record", "run-summary", "leaderboard", "results", "position-curve",
+            "position-curve-plot", "cost", "failures"} <= keys  # fmt: skip
+    summary = next(a for a in artifacts if a.key == "run-summary")
+    assert f"Dataset **{first['dataset_version']}**" in summary.data

@@ -143,3 +143,50 @@ def test_a_writer_waits_for_a_reader_of_the_warehouse_and_names_it(tmp_path):
     assert (
         duckdb.connect(str(path), read_only=True).execute("SELECT 1 FROM written").fetchall() == []
     )
+
+
+_FULL_DISK_RUN = """
+import sys
+from pathlib import Path
+from flows._run import recorded_run
+from tasks.config import Settings
+settings = Settings(data_dir=Path(sys.argv[1]))
+with recorded_run(settings, "full-disk"):
+    with open(Path(sys.argv[1]) / "filler", "wb") as f:  # the disk fills up mid-run
+        while True:
+            f.write(b"x" * 65536)
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 48 MB file system of its own (tmpfs; needs root, skipped where mounting fails)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)],
+                          capture_output=True)  # fmt: skip
+    if done.returncode:
+        pytest.skip(f"cannot mount a small file system here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_run_that_failed_on_a_full_disk_is_recorded_failed_with_why(small_disk):
+    data = small_disk / "data"
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK_RUN, str(data)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 1 and "No space left" in done.stderr, done.stderr
+    (data / "filler").unlink()  # the operator makes room
+
+    settings = Settings(data_dir=data)
+    with recorded_run(settings, "next") as run:
+        pass
+    with Warehouse(settings.db_path) as wh:
+        rows = wh.rows("SELECT run_id, status, message FROM runs ORDER BY started_at")
+    assert [r["status"] for r in rows] == ["failed", "completed"]
+    assert rows[1]["run_id"] == run.run_id
+    assert "No space left" in rows[0]["message"] and "killed or crashed" not in rows[0]["message"]
+    assert "the run's record could not be written" in rows[0]["message"]  # kept in its note
+    assert not list((data / "runs").glob("*.status"))

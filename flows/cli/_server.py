@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["start", "wait"]
+__all__ = ["start", "stop", "wait"]
 
 # `python -m uvicorn ARGS`, as Prefect runs it, ending with lilo even when lilo is killed.
 _SERVE = (
@@ -71,13 +71,16 @@ def start() -> None:
             "PREFECT__SERVER_EPHEMERAL": "1",
             "PREFECT__SERVER_FINAL": "1",
         },
+        # Its own process group: a terminal's Ctrl-C (or a group's SIGTERM) reaches lilo,
+        # which records the run through this server before it ends it.
+        start_new_session=True,
     )
     _URL = f"http://127.0.0.1:{port}/api"
-    atexit.register(_stop)
+    atexit.register(stop)
     # A server named in a profile or settings file is only known once Prefect's settings
     # load (a second's import): then this one is not needed.
     if _configured(loaded=False):
-        _stop()
+        stop()
 
 
 def _configured(*, loaded: bool) -> bool:
@@ -111,7 +114,7 @@ def wait() -> str:
                 pass
             time.sleep(0.05)
     code = _PROCESS.poll()
-    _stop()
+    stop()
     raise RuntimeError(
         "Prefect's temporary server "
         + (f"exited with code {code}" if code is not None else "did not answer in time")
@@ -120,7 +123,8 @@ def wait() -> str:
     )
 
 
-def _stop() -> None:
+def stop() -> None:
+    """SIGTERM to the server, not waited for."""
     global _PROCESS, _URL
     if _PROCESS is not None and _PROCESS.poll() is None:
         _PROCESS.terminate()

@@ -18,6 +18,7 @@ from typing import Any
 
 from tasks.cache import DiskCache, cache_key, canonical_json
 from tasks.config import ChatEndpointSettings, Settings
+from tasks.lifetime import raise_if_stopping
 from tasks.llm.ledger import CallLog
 from tasks.llm.limits import Limits, limits_for
 from tasks.llm.types import Backend, Completion, LLMError, Message
@@ -149,6 +150,7 @@ class LLMClient:
         """One request under the endpoint's concurrency and rate limits (a slot first, so
         that a request counts against the rate when it is sent, not while it queues)."""
         with self._endpoint.slots:
+            raise_if_stopping()  # a stopping run sends nothing new (tasks/lifetime.py)
             # Tokens are only estimated where a tokens-per-minute limit needs them.
             rate = self._endpoint.rate
             estimate = (

@@ -1,7 +1,12 @@
 """What people look at: one result version as a static HTML page, and a run's Prefect
 artifacts, both from the same `ReportData`."""
 
-from tasks.report._artifacts import create_run_artifacts, create_stats_artifacts
+from tasks.report._artifacts import (
+    create_markdown_artifact,
+    create_run_artifacts,
+    create_stats_artifacts,
+    create_table_artifact,
+)
 from tasks.report._data import ReportData, read_report_data
 from tasks.report._html import render_html
 from tasks.report._plots import cache_figures, position_curve_png
@@ -9,8 +14,10 @@ from tasks.report._plots import cache_figures, position_curve_png
 __all__ = [
     "ReportData",
     "cache_figures",
+    "create_markdown_artifact",
     "create_run_artifacts",
     "create_stats_artifacts",
+    "create_table_artifact",
     "position_curve_png",
     "read_report_data",
     "render_html",

@@ -1,5 +1,6 @@
 """A run's results in the Prefect UI: tables, the figures as Markdown images (`data:` URIs,
-shown where the UI's Markdown allows them) and a summary linking the rest.
+shown where the UI's Markdown allows them) and a summary linking the rest. They go on the
+run people open, the top flow run (the pipeline's), not on the stage's subflow run.
 
 Artifact keys allow lowercase letters, digits and dashes; a keyed artifact keeps its
 history across runs, so the same key per dataset or result kind lets the UI compare runs.
@@ -7,12 +8,14 @@ history across runs, so the same key per dataset or result kind lets the UI comp
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import MarkdownArtifact, TableArtifact
+from prefect.runtime import flow_run
 from prefect.settings import PREFECT_UI_URL
 
 from tasks.report._data import ReportData
@@ -21,7 +24,36 @@ from tasks.report._plots import histogram_png, position_curve_png
 from tasks.reporting import markdown_table
 from tasks.samples.stats import DatasetStats, stats_markdown
 
-__all__ = ["create_run_artifacts", "create_stats_artifacts"]
+__all__ = [
+    "create_markdown_artifact",
+    "create_run_artifacts",
+    "create_stats_artifacts",
+    "create_table_artifact",
+]
+
+
+def _top_run() -> str | None:
+    """The flow run at the top of this one's tree (itself when it has no parent)."""
+    run_id = flow_run.get_id()
+    return _root_of(run_id) if run_id else None
+
+
+@functools.lru_cache(maxsize=8)
+def _root_of(run_id: str) -> str:
+    """Looked up once per flow run (each level costs API calls)."""
+    return flow_run.get_root_flow_run_id()
+
+
+def create_markdown_artifact(markdown: str, key: str, description: str) -> None:
+    """A Markdown artifact on the top flow run."""
+    MarkdownArtifact(
+        key=key, markdown=markdown, description=description, flow_run_id=_top_run()
+    ).create()
+
+
+def create_table_artifact(table: list[dict[str, Any]], key: str, description: str) -> None:
+    """A table artifact on the top flow run."""
+    TableArtifact(key=key, table=table, description=description, flow_run_id=_top_run()).create()
 
 
 def _key(*parts: str) -> str:
@@ -45,7 +77,7 @@ def create_run_artifacts(
         "leaderboard": "leaderboard (table)",
         "results": "leaderboard, position curve and win-rates (Markdown)",
     }
-    v = f"result version {data.version}"
+    v = f"result version {data.version} (dataset {data.dataset_version})"
     if not data.position_curve.empty:
         create_table_artifact(
             _records(data.position_curve),
@@ -76,7 +108,7 @@ def create_run_artifacts(
     create_table_artifact(
         _records(data.failures) or [{"failures": "none"}],
         key="failures",
-        description="Every failed generation or score, with its reason",
+        description=f"Every failed generation or score, with its reason; {v}",
     )
     made["failures"] = f"{len(data.failures)} failed generations or scores (table)"
     create_markdown_artifact(

@@ -46,12 +46,13 @@ def _styles(methods: Iterable[str]) -> dict[str, dict[str, str]]:
     }
 
 
-def _png(fig: Any, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> bytes:
-    """The figure as PNG bytes, laid out within `rect` (room left for a figure legend)."""
+def _png(fig: Any) -> bytes:
+    """The figure as PNG bytes, grown to hold everything drawn (a legend outside the axes
+    is never clipped)."""
     buffer = io.BytesIO()
     try:
-        fig.tight_layout(rect=rect)
-        fig.savefig(buffer, format="png")
+        fig.tight_layout()
+        fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.1)
     finally:
         _plt().close(fig)
     return buffer.getvalue()
@@ -131,9 +132,20 @@ def position_curve_png(curve: pd.DataFrame) -> bytes:
         ax.set_xticks(sorted(curve["position"].unique()))
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("S_single (x100)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
-    return _png(fig, rect=(0, 0.08, 1, 1))
+    shown: dict[str, Any] = {}  # every method once, whichever panels it is drawn in
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            shown.setdefault(label, handle)
+    fig.tight_layout()
+    fig.legend(
+        list(shown.values()),
+        list(shown),
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        fontsize=9,
+        frameon=False,
+    )
+    return _png(fig)
 
 
 @_drawn_once(_frame_key)

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from tasks.config import Settings
-from tasks.lifetime import end_with_parent
+from tasks.lifetime import end_with_parent, on_stop, raise_if_stopping
 from tasks.llm.types import Completion, Message
 
 __all__ = ["complete"]
@@ -32,6 +32,7 @@ def complete(settings: Settings, settings_json: str, messages: list[Message]) ->
             return pool.submit(_reply, settings_json, messages).result()
         except BrokenProcessPool:  # a worker was killed: the next call starts a new pool
             _drop(pool)
+            raise_if_stopping()  # ended by a stopping run: no reply computed here either
     from tasks.llm.offline._reply import reply
 
     return reply(messages, settings)
@@ -50,6 +51,7 @@ def _pool(processes: int) -> ProcessPoolExecutor | None:
                 initializer=end_with_parent,
                 initargs=(os.getpid(),),
             )
+            on_stop(functools.partial(_end, _POOL))
         return _POOL
 
 
@@ -59,6 +61,14 @@ def _drop(pool: ProcessPoolExecutor) -> None:
         if _POOL is pool:
             _POOL = None
     pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    """A stopping run's workers end now, their replies abandoned."""
+    processes = list((pool._processes or {}).values())  # the stdlib has no public handle
+    _drop(pool)
+    for process in processes:
+        process.kill()
 
 
 @functools.lru_cache(maxsize=8)

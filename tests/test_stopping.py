@@ -1,0 +1,177 @@
+"""A run stops within seconds on Ctrl-C (SIGINT to the terminal's process group) and on a
+supervisor's SIGTERM, one mechanism (tasks/lifetime.py): no request after the signal, the
+helpers ended, the run recorded `interrupted`, exit 130 or 143."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+from llm_server import LLMServer, kernel_samples, seed_samples
+
+from warehouse import Warehouse
+
+LILO = [sys.executable, "-m", "flows.cli"]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent.parent), *sys.path])
+    return env
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_for(predicate, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def _stop(
+    process: subprocess.Popen[str], sig: int, *, group: bool
+) -> tuple[float, float, list[int]]:
+    """Send `sig` (to the process group, as a terminal does, with `group`); returns when it
+    was sent, the seconds to exit and the helpers that were running."""
+    helpers = _children(process.pid)
+    sent = time.monotonic()
+    if group:
+        os.killpg(process.pid, sig)
+    else:
+        process.send_signal(sig)
+    process.wait(timeout=120)
+    return sent, time.monotonic() - sent, helpers
+
+
+def _runs(data: Path) -> list[tuple[str, str]]:
+    con = duckdb.connect(str(data / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT status, message FROM runs ORDER BY started_at").fetchall()
+    finally:
+        con.close()
+
+
+def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    demo = subprocess.Popen(
+        [*LILO, "demo", "--data-dir", str(data)],
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal gives a command
+    )
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(demo.stdout or []), daemon=True)
+    reader.start()
+    # Mid-generate: the stage's first requests are sent.
+    _wait_for(lambda: any(data.glob("runs/*/generate.sent")) or demo.poll() is not None,
+              600, "the generate stage")  # fmt: skip
+    assert demo.poll() is None, "".join(output)
+    time.sleep(1.0)
+    _, seconds, helpers = _stop(demo, signal.SIGINT, group=True)
+    reader.join(5)
+    text = "".join(output)
+    print(f"SIGINT mid-generate: exit {demo.returncode} after {seconds:.1f} s")
+    assert demo.returncode == 130, text
+    assert seconds < 15, text
+    assert "interrupted by SIGINT" in text and "run the same command again" in text
+    assert "Traceback" not in text and "Error logging to API" not in text
+    assert "Crash detected" not in text
+    _wait_for(lambda: not any(_alive(p) for p in helpers), 5, "the helpers to end")
+    status, message = _runs(data)[-1]
+    assert status == "interrupted" and "SIGINT" in message
+
+    # The next run resumes: what was finished is not made again, and it completes.
+    again = subprocess.run(
+        [*LILO, "demo", "--data-dir", str(data)],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert [s for s, _ in _runs(data)] == ["interrupted", "completed"]
+
+
+def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    arrivals: list[float] = []
+    with LLMServer() as server:
+
+        def slow(prompt: str, n: int) -> str:
+            arrivals.append(time.monotonic())
+            time.sleep(1.0)
+            return "KernelForge reaches a test RMSE of 0.635 on Kin40k. " * 20
+
+        server.respond = slow
+        settings = server.settings(data)
+        seed_samples(settings, kernel_samples(4))
+        with Warehouse(settings.db_path) as wh:
+            wh.upsert(
+                "dim_dataset_versions",
+                [{"dataset_version": "v1", "number": 1,
+                  "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
+                  "n_samples": 4, "n_papers": 4, "config_hash": "seed"}],
+                ("dataset_version",),
+                extra={"run_id": "seed"},
+            )  # fmt: skip
+        run = subprocess.Popen(
+            [*LILO, "run", "--dataset", "v1", "--data-dir", str(data),
+             "--methods", "single,agentwrite", "--target-words", "400",
+             "--set", "llm.backend=openai", "--set", "llm.model=scripted",
+             "--set", f"llm.base_url={server.base_url}", "--set", "llm.api_key=sk-test",
+             "--set", "llm.concurrency=2", "--set", "embedding.backend=openai",
+             "--set", f"embedding.base_url={server.base_url}",
+             "--set", "embedding.api_key=sk-test", "--set", "embedding.model=bag",
+             "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
+            env=_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        _wait_for(lambda: len(arrivals) >= 3 or run.poll() is not None, 600, "requests")
+        assert run.poll() is None, run.stdout.read() if run.stdout else ""
+        sent, seconds, helpers = _stop(run, signal.SIGTERM, group=False)
+        time.sleep(2.0)  # anything still to come would arrive now
+        text = run.stdout.read() if run.stdout else ""
+        before = sum(t <= sent for t in arrivals)
+        print(f"SIGTERM: exit {run.returncode} after {seconds:.1f} s; {before} requests before")
+        assert run.returncode == 143, text
+        assert seconds < 15, text
+        # A request the signal caught on its way (sent, not yet read) is at most 0.2 s late.
+        assert not [t - sent for t in arrivals if t > sent + 0.2], "requests after SIGTERM"
+    assert "interrupted by SIGTERM" in text and "Traceback" not in text
+    _wait_for(lambda: not any(_alive(p) for p in helpers), 5, "the helpers to end")
+    status, message = _runs(data)[-1]
+    assert status == "interrupted" and "SIGTERM" in message

@@ -44,7 +44,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.2f}"
+        return f"{value:.0f}" if value.is_integer() else f"{value:.2f}"
     return str(value)
 
 

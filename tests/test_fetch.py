@@ -19,6 +19,7 @@ from conftest import PAPERS
 from tasks.clean import clean_paper
 from tasks.config import Settings
 from tasks.fetch import fetch_eprints, fetch_metadata
+from tasks.fetch._http import _Pacer
 from tasks.records import PaperText, Quarantine
 from tasks.synthetic.manifest import Manifest, ManifestItem
 from tasks.synthetic.mirror import DROP, Mirror
@@ -161,11 +162,24 @@ def test_not_found_is_not_retried(mirror: Mirror, tmp_path: Path) -> None:
     assert [status for _, status, _ in mirror.requests_log] == [404]
 
 
-def test_requests_are_paced(mirror: Mirror, tmp_path: Path) -> None:
-    settings = _settings(tmp_path, mirror.base_url, delay_s=0.3)
+def test_the_pacer_spaces_requests_by_the_delay_on_a_fake_clock() -> None:
+    now = [100.0]
+    pacer = _Pacer(clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    started = []
+    for gap in (0.0, 1.0, 5.0):  # what the caller spends between requests
+        now[0] += gap
+        pacer.wait(3.0)
+        started.append(now[0])
+    # the first at once; the second waits out the rest of 3 s; the third is already past it
+    assert started == [100.0, 103.0, 108.0]
+
+
+def test_fetching_goes_through_the_process_pacer(mirror: Mirror, tmp_path: Path) -> None:
+    settings = _settings(tmp_path, mirror.base_url, delay_s=0.05)
     fetch_eprints([TAR_GZ, TAR, PDF], settings)
     times = [at for _, _, at in mirror.requests_log]
-    assert all(later - earlier >= 0.29 for earlier, later in zip(times, times[1:], strict=False))
+    assert len(times) == 3
+    assert all(later - earlier >= 0.045 for earlier, later in zip(times, times[1:], strict=False))
 
 
 def test_metadata_through_the_arxiv_client_is_retried(mirror: Mirror, tmp_path: Path) -> None:

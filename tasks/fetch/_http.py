@@ -46,16 +46,21 @@ class _Pacer:
     """One request at a time per `delay_s`, across all threads of the process: arXiv's
     limit is per client, not per thread."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self._lock = threading.Lock()
         self._last = float("-inf")
+        self._clock, self._sleep = clock, sleep
 
     def wait(self, delay_s: float) -> None:
         with self._lock:
-            pause = self._last + delay_s - time.monotonic()
+            pause = self._last + delay_s - self._clock()
             if pause > 0:
-                time.sleep(pause)
-            self._last = time.monotonic()
+                self._sleep(pause)
+            self._last = self._clock()
 
 
 _PACER = _Pacer()

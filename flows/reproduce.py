@@ -186,6 +186,7 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
     lengths_view = wh.df("SELECT * FROM output_lengths")
     curve = wh.df("SELECT * FROM position_curve")
     permutation = wh.df("SELECT * FROM position_permutation")
+    spread = wh.df("SELECT * FROM judge_spread")
     at = figure_length(lengths)
     main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
     aw = dict(
@@ -277,6 +278,14 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "each slot averaged over the orders (view position_permutation).",
             permutation,
             figures.fig8_png(permutation),
+        ),
+        Section(
+            "judge-spread",
+            "The judge's own spread (--judge-repeats)",
+            "Per cell, the standard deviation of a summary's score over the judge's answers "
+            "(averaged over the cell) beside the spread over samples (view judge_spread); "
+            "no rows without --judge-repeats.",
+            spread,
         ),
     ]
 

@@ -85,7 +85,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # A topic's own co-citations hold 4 papers: larger samples need the survey to cite more
     # papers together (the demo's 8-paper permutation study: samples.papers_per_sample=8).
     size = settings.samples.papers_per_sample
-    manifest = write_corpus(corpus_dir, together=size if size > 4 else 0)
+    manifest = write_corpus(corpus_dir, together=size) if size > 4 else write_corpus(corpus_dir)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
     print(f"demo corpus: {len(manifest.items)} e-prints in {corpus_dir}")
     with Mirror(corpus_dir) as mirror:

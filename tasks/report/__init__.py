@@ -3,15 +3,20 @@ artifacts, both from the same `ReportData`."""
 
 from tasks.report._artifacts import create_run_artifacts, create_stats_artifacts
 from tasks.report._data import ReportData, read_report_data
-from tasks.report._html import render_html
+from tasks.report._drill import Answer, SummaryDetail, read_details
+from tasks.report._html import render_html, render_pages
 from tasks.report._plots import cache_figures, position_curve_png
 
 __all__ = [
+    "Answer",
     "ReportData",
+    "SummaryDetail",
     "cache_figures",
     "create_run_artifacts",
     "create_stats_artifacts",
     "position_curve_png",
+    "read_details",
     "read_report_data",
     "render_html",
+    "render_pages",
 ]

@@ -163,6 +163,7 @@ def test_manual_run_leaves_samples_waiting_and_writes_no_summaries(manual_run):
     assert statuses["pending"] > 0 and "approved" not in statuses
     assert _sql(manual_run, "SELECT count(*) FROM fct_generations") == [(0,)]
     assert _sql(manual_run, "SELECT count(*) FROM fct_qa_decisions") == [(0,)]
+    assert _sql(manual_run, "SELECT count(*) FROM res_versions") == [(0,)]  # nothing to show
     assert _sql(manual_run, "SELECT count(*) FROM quarantine WHERE stage = 'qa'") == [(0,)]
 
 

@@ -233,7 +233,7 @@ def test_export_edit_import_jsonl(data, tmp_path, capsys):
     err = captured.err
     assert "needs a reason" in err and f"{out}:{n + 1}: qa_id" in err
     assert f"skipped {out}:{n + 2}: not UTF-8 text (byte 15)" in err
-    assert f"1 lines give their own reviewer or decided_at ({out}:3): ignored" in err
+    assert f"ignored the reviewer or decided_at given in {out}:3: every decision is" in err
     assert f"{lines[4]['qa_id']}: 2 different verdicts on this pair (approve, reject)" in err
     rows = _sql(
         data,

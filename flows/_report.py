@@ -20,8 +20,9 @@ from tasks.report import (
     ReportData,
     cache_figures,
     create_run_artifacts,
+    read_details,
     read_report_data,
-    render_html,
+    render_pages,
 )
 from warehouse import Warehouse
 
@@ -38,19 +39,23 @@ def _read(con: duckdb.DuckDBPyConnection, version: int | None) -> ReportData:
     return replace(data, stats=load_dataset_stats(con, data.dataset_version))
 
 
-def _write(data: ReportData, results: Path) -> Path:
+def _write(data: ReportData, con: duckdb.DuckDBPyConnection, results: Path) -> Path:
+    """The report page and its drill-down pages (a page per leaderboard cell and per
+    sample); returns the report page's path."""
     path = report_path(results, data.version)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(render_html(data), encoding="utf-8")
-    os.replace(tmp, path)  # a reader never sees half a page
+    for name, page in render_pages(data, read_details(con, data.version)).items():
+        target = path.parent / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(page, encoding="utf-8")
+        os.replace(tmp, target)  # a reader never sees half a page
     return path
 
 
 def write_report(con: duckdb.DuckDBPyConnection, results: Path, version: int | None) -> Path:
-    """Write result version `version`'s (default: the latest) report under `results`.
-    LookupError when there is no such version."""
-    return _write(_read(con, version), results)
+    """Write result version `version`'s (default: the latest) report and its drill-down
+    pages under `results`. LookupError when there is no such version."""
+    return _write(_read(con, version), con, results)
 
 
 def publish_report(wh: Warehouse, settings: Settings, version: int, *, changed: bool) -> Path:
@@ -62,7 +67,7 @@ def publish_report(wh: Warehouse, settings: Settings, version: int, *, changed: 
     results = settings.published_path.parent / "results"
     path = report_path(results, version)
     if changed or not path.exists():
-        path = _write(data, results)
+        path = _write(data, wh.con, results)
     ds = settings.dataset_version
     quality = quality_report(
         load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), settings

@@ -299,3 +299,16 @@ def test_report_page_in_chromium(data, browser, shots):
     assert errors == []
     assert len(widths) >= 4 and all(w and w > 0 for w in widths), widths
     assert page.locator("#leaderboard tbody tr").count() >= 1
+    # The drill-down, as a reader clicks it: a leaderboard number, then a sample.
+    page.locator("#leaderboard tbody a").first.click()
+    page.wait_for_load_state("load")
+    assert "/cells/" in page.url and page.locator("#cell tbody tr").count() >= 1
+    page.screenshot(path=str(shots / "report-cell.png"), full_page=True)
+    page.locator("#cell tbody a").first.click()
+    page.wait_for_load_state("load")
+    assert "/samples/" in page.url and "#single-4000" in page.url
+    answers = page.locator("[id='answers-single-4000'] tbody tr")
+    assert answers.count() >= 1 and answers.first.is_visible()
+    assert page.locator(".summary").first.inner_text().strip()
+    page.screenshot(path=str(shots / "report-sample.png"), full_page=False)
+    assert errors == []

@@ -189,3 +189,92 @@ def test_a_folder_without_a_warehouse_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["report", "--data-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(f"lilo: no warehouse at {tmp_path}")
     assert not (tmp_path / "lilo.duckdb").exists()
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs.append(dict(attrs)["href"] or "")
+
+
+def _links(path: Path) -> list[str]:
+    parser = _Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.hrefs
+
+
+def _summaries(demo: Path) -> list[dict]:
+    """Each summary of the latest version with its consistency detail, from the warehouse."""
+    import json
+
+    con = duckdb.connect(str(demo / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT r.sample_id, coalesce(r.variant, r.method) AS method, "
+            "r.target_words, c.detail AS consistency, q.detail AS quality "
+            "FROM res_scores r JOIN fct_scores c ON c.generation_id = r.generation_id "
+            "AND c.score = 'consistency' JOIN fct_scores q ON q.generation_id = r.generation_id "
+            "AND q.score = 'quality' WHERE r.version = (SELECT max(version) FROM res_versions) "
+            "AND coalesce(r.rotation, 0) = 0"
+        ).df()
+    finally:
+        con.close()
+    return [
+        {**r, "consistency": json.loads(r["consistency"]), "quality": json.loads(r["quality"])}
+        for r in rows.to_dict(orient="records")
+    ]
+
+
+def test_each_leaderboard_number_leads_to_every_answer(report, views, demo):
+    """report -> cell page -> sample page: each leaderboard cell's numbers link to its
+    summaries, each summary to its sample's page, which holds every QA pair it was asked
+    (answer given, grade, reason) and every checklist grade."""
+    summaries = _summaries(demo)
+    cells = sorted({h for h in _links(report) if h.startswith("cells/")})
+    assert len(cells) == len(views["leaderboard"]) == 4  # 2 methods x 2 lengths
+    for href in cells:
+        cell = report.parent / href
+        header, *rows = _page(cell).tables["cell"]
+        method, words = cell.stem.rsplit("-", 1)
+        expected = [
+            s for s in summaries if (s["method"], s["target_words"]) == (method, int(words))
+        ]
+        assert header[:3] == ["sample", "backbone", "words"] and len(rows) == len(expected) == 3
+        to_samples = [link for link in _links(cell) if "#" in link]
+        assert len(to_samples) == 3
+        for link in to_samples:
+            page_path, anchor = (cell.parent / link).resolve().as_posix().split("#")
+            sample_page = Path(page_path)
+            sample = next(s for s in expected if s["sample_id"] == sample_page.stem)
+            tables = _page(sample_page).tables
+            header, *answers = tables[f"answers-{anchor}"]
+            questions = sample["consistency"]["questions"]
+            assert len(answers) == len(questions) > 0
+            for shown, q in zip(answers, questions, strict=True):
+                assert (shown[2], shown[4], shown[6]) == (q["question"], q["answer"], q["reason"])
+                assert math.isclose(float(shown[5]), q["score"], abs_tol=0.005)
+            _, *grades = tables[f"checklist-{anchor}"]
+            assert {a: round(float(g), 2) for a, g in grades} == {
+                a: round(v, 2) for a, v in sample["quality"]["aspects"].items()
+            }
+
+
+def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
+    summaries = _summaries(demo)
+    chosen = next(s for s in summaries if (s["method"], s["target_words"]) == ("ral_writer", 1000))
+    prefix = chosen["sample_id"][:8]
+    common = ["--data-dir", str(demo), "--method", "ral_writer", "--words", "1000"]
+    assert main(["show", prefix, *common]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"ral_writer, 1000 words · sample {chosen['sample_id']}" in out
+    at = 0
+    for q in chosen["consistency"]["questions"]:  # in order, after the summary
+        asked = out.index(" ".join(q["question"].split()), at)
+        at = out.index(f"given: {' '.join(q['answer'].split())}", asked)
+    assert all(a in out for a in chosen["quality"]["aspects"])
+    assert main(["show", "nosuchsample", "--data-dir", str(demo)]) == 2
+    assert "sample nosuchsample has no summaries in result version" in capsys.readouterr().err

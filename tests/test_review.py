@@ -163,6 +163,7 @@ def test_manual_run_leaves_samples_waiting_and_writes_no_summaries(manual_run):
     assert statuses["pending"] > 0 and "approved" not in statuses
     assert _sql(manual_run, "SELECT count(*) FROM fct_generations") == [(0,)]
     assert _sql(manual_run, "SELECT count(*) FROM fct_qa_decisions") == [(0,)]
+    assert _sql(manual_run, "SELECT count(*) FROM res_versions") == [(0,)]  # nothing to show
     assert _sql(manual_run, "SELECT count(*) FROM quarantine WHERE stage = 'qa'") == [(0,)]
 
 
@@ -232,7 +233,7 @@ def test_export_edit_import_jsonl(data, tmp_path, capsys):
     err = captured.err
     assert "needs a reason" in err and f"{out}:{n + 1}: qa_id" in err
     assert f"skipped {out}:{n + 2}: not UTF-8 text (byte 15)" in err
-    assert f"1 lines give their own reviewer or decided_at ({out}:3): ignored" in err
+    assert f"ignored the reviewer or decided_at given in {out}:3: every decision is" in err
     assert f"{lines[4]['qa_id']}: 2 different verdicts on this pair (approve, reject)" in err
     rows = _sql(
         data,

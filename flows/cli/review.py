@@ -244,10 +244,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     for problem in bad:
         print(f"skipped {problem}", file=sys.stderr)
     if ignored:
+        more = f" and {len(ignored) - 3} more lines" if len(ignored) > 3 else ""
         print(
-            f"{len(ignored)} lines give their own reviewer or decided_at ({', '.join(ignored[:3])}"
-            f"{', ...' if len(ignored) > 3 else ''}): ignored; every decision is recorded as "
-            f"{args.reviewer}'s, made now",
+            f"ignored the reviewer or decided_at given in {', '.join(ignored[:3])}{more}: "
+            f"every decision is recorded as {args.reviewer}'s, made now",
             file=sys.stderr,
         )
     status = _record(args, settings, verdicts, channel="file")

@@ -1,5 +1,8 @@
-"""One result version as a single static HTML page: inline CSS, figures as base64 PNG, no
-script and nothing fetched, so the file can be mailed, archived or opened offline.
+"""One result version as static HTML pages, from the Jinja2 templates in `templates/` (one
+per page: `report.html.j2`, `cell.html.j2`, `sample.html.j2`, on `base.html.j2`): the report
+page with inline CSS and figures as base64 PNG, and its drill-down, a page per leaderboard
+cell and per sample, linked by relative paths. No script and nothing fetched, so the folder
+can be mailed, archived or opened offline.
 
 Tables show the warehouse's values as they are (scores are already rounded to 2 decimals
 by the views), so the page can be checked against the views number for number.
@@ -8,14 +11,18 @@ by the views), so the page can be checked against the views number for number.
 from __future__ import annotations
 
 import base64
-import html
 import math
+import re
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
+import jinja2
 import pandas as pd
 
 from tasks.report._data import ReportData
+from tasks.report._drill import SummaryDetail
 from tasks.report._plots import (
     consistency_png,
     cost_png,
@@ -24,22 +31,18 @@ from tasks.report._plots import (
     position_curve_png,
 )
 
-__all__ = ["data_uri", "render_html"]
+__all__ = ["cell_page", "data_uri", "render_html", "render_pages", "sample_page"]
 
-_CSS = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem;
-       padding: 0 1rem; color: #1d232a; }
-h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #dde; }
-.meta { color: #556; }
-.partial { background: #fff3cd; border: 1px solid #e0c36c; padding: .6rem .9rem; }
-table { border-collapse: collapse; margin: .6rem 0; font-size: 13px; }
-th, td { border: 1px solid #d6dae0; padding: .25rem .55rem; }
-th { background: #f1f3f6; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.partial-row td { background: #fff8e1; }
-img { max-width: 100%; height: auto; display: block; margin: .6rem 0; }
-.note { color: #556; font-size: 13px; }
-"""
+
+@cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("tasks.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def data_uri(png: bytes) -> str:
@@ -60,33 +63,40 @@ def _cell(value: Any) -> tuple[str, bool]:
     return str(value), False
 
 
-def _table(df: pd.DataFrame, table_id: str) -> str:
-    if df.empty:
-        return f'<p class="note" id="{table_id}">No rows.</p>'
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+def _fmt(value: Any) -> str:
+    return _cell(value)[0]
+
+
+def _table(
+    df: pd.DataFrame, href: Callable[[dict[str, Any]], str | None] | None = None, *linked: str
+) -> dict[str, Any]:
+    """A DataFrame as the `table` macro takes it: cells (text, numeric, link); `href(row)`
+    is the link of the row's cells in the columns `linked`."""
     rows = []
-    for record in df.astype(object).to_dict(orient="records"):
-        cells = []
-        for value in record.values():
-            text, numeric = _cell(value)
-            cells.append(f"<td{' class=num' if numeric else ''}>{html.escape(text)}</td>")
-        marked = ' class="partial-row"' if record.get("partial") is True else ""
-        rows.append(f"<tr{marked}>{''.join(cells)}</tr>")
-    return (
-        f'<table id="{table_id}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+    for r in df.astype(object).to_dict(orient="records"):
+        link = href(r) if href else None
+        cells = [(*_cell(v), link if c in linked else None) for c, v in r.items()]
+        rows.append({"cells": cells, "partial": r.get("partial") is True})
+    return {"columns": [str(c) for c in df.columns], "rows": rows}
 
 
-def _figure(png: bytes, alt: str) -> str:
-    return f'<img src="{data_uri(png)}" alt="{html.escape(alt)}">'
+def _slug(name: str) -> str:
+    """A file name for an id or a method variant (`compress[extractive]`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "_"
 
 
-def _stats_section(data: ReportData) -> str:
+def cell_page(method: str, target_words: int) -> str:
+    return f"cells/{_slug(method)}-{target_words}.html"
+
+
+def sample_page(sample_id: str) -> str:
+    return f"samples/{_slug(sample_id)}.html"
+
+
+def _stats(data: ReportData) -> dict[str, Any]:
     stats = data.stats
     if stats is None:
-        return '<p class="note">No dataset statistics in this warehouse.</p>'
-    words = pd.DataFrame([stats.words_summary()]).round(0)
+        return {"stats": None}
     surveys = pd.DataFrame(
         [
             {
@@ -103,104 +113,95 @@ def _stats_section(data: ReportData) -> str:
     how = pd.DataFrame(
         sorted(stats.how.items(), key=lambda i: -i[1]), columns=["how resolved", "entries"]
     )
-    number = f" (#{stats.number})" if stats.number is not None else ""
-    parts = [
-        f"<p>Dataset <b>{html.escape(stats.dataset_version)}</b>{number}: "
-        f'<span id="stats-samples">{stats.samples}</span> samples, '
-        f'<span id="stats-papers">{stats.papers}</span> papers, '
-        f"{len(stats.surveys)} surveys.</p>",
-        "<h3>Input words per sample</h3>",
-        _table(words, "stats-words"),
-    ]
-    if stats.samples:
-        parts.append(_figure(histogram_png(stats), "histogram of input words per sample"))
-    parts += [
-        "<h3>Surveys</h3>",
-        _table(surveys, "stats-surveys"),
-        "<h3>How references were resolved</h3>",
-        _table(how, "stats-how"),
-    ]
-    return "\n".join(parts)
+    return {
+        "stats": stats,
+        "stats_words": _table(pd.DataFrame([stats.words_summary()]).round(0)),
+        "stats_surveys": _table(surveys),
+        "stats_how": _table(how),
+        "histogram_png": data_uri(histogram_png(stats)) if stats.samples else None,
+    }
 
 
-def _section(title: str, anchor: str, *body: str) -> str:
-    return f'<section id="{anchor}-section"><h2>{html.escape(title)}</h2>{"".join(body)}</section>'
-
-
-def render_html(data: ReportData, generated_at: datetime | None = None) -> str:
-    """The report page of one result version."""
+def render_html(
+    data: ReportData, generated_at: datetime | None = None, linked: Iterable[str] = ()
+) -> str:
+    """The report page of one result version; leaderboard rows whose cell page is in
+    `linked` link their numbers to it."""
     generated_at = generated_at or datetime.now(UTC)
     lb = data.leaderboard
-    judges = sorted({j for v in lb["judge"].dropna() for j in v.split(", ")})
-    backbones = sorted(lb["backbone"].unique()) if not lb.empty else []
-    partial = (
-        '<p class="partial"><b>Partial:</b> some expected summaries failed or are unscored; '
-        "rows marked in the leaderboard average fewer summaries than expected (see "
-        '<a href="#failures-section">failures</a>).</p>'
-        if data.partial
-        else ""
-    )
-    curve = data.position_curve
+    linked = set(linked)
     scored = lb.dropna(subset=["s_c"]) if not lb.empty else lb
-    sections = [
-        _section(
-            "Leaderboard",
-            "leaderboard",
-            '<p class="note">S_l length, S_c consistency, S_q quality (x100): means over the '
-            "scored summaries in each sample's own paper order; scored/expected counts "
-            "summaries.</p>",
-            _table(lb, "leaderboard"),
-        ),
-        _section(
-            "S_single by paper position",
-            "position_curve",
-            _figure(position_curve_png(curve), "S_single by paper position, per length")
-            if not curve.empty
-            else "",
-            _table(curve, "position_curve"),
-        ),
-        _section(
-            "Required vs generated length",
-            "lengths",
-            _figure(lengths_png(data.lengths), "generated against required words per summary")
-            if not data.lengths.empty
-            else '<p class="note">No summaries.</p>',
-        ),
-        _section(
-            "S_c by length",
-            "consistency",
-            _figure(consistency_png(lb), "S_c by required length, per method")
-            if not scored.empty
-            else '<p class="note">No consistency scores.</p>',
-        ),
-        _section(
-            "Cost",
-            "cost",
-            '<p class="note">Tokens per summary (mean over the version\'s summaries).</p>',
-            _figure(cost_png(data.cost), "tokens per summary by method and length")
-            if not data.cost.empty
-            else "",
-            _table(data.cost, "cost"),
-        ),
-        _section("Dataset statistics", "stats", _stats_section(data)),
-        _section(
-            "Failures",
-            "failures",
-            '<p class="note">Every failed generation or score in the warehouse when this page '
-            "was written, with its reason.</p>",
-            _table(data.failures, "failures"),
-        ),
-    ]
-    title = f"lilo results, version {data.version}"
+
+    def href(row: dict[str, Any]) -> str | None:
+        page = cell_page(row["variant"], int(row["target_words"]))
+        return page if page in linked else None
+
+    curve = data.position_curve
     return (
-        "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<style>{_CSS}</style></head><body>\n"
-        f"<h1>{title}</h1>\n"
-        f'<p class="meta">Dataset {html.escape(data.dataset_version)} · created '
-        f"{data.created_at:%Y-%m-%d %H:%M} UTC · backbone {html.escape(', '.join(backbones))}"
-        f" · judge {html.escape(', '.join(judges) or '-')} · page written "
-        f"{generated_at:%Y-%m-%d %H:%M} UTC</p>\n"
-        f"{partial}\n" + "\n".join(sections) + "\n</body></html>\n"
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            title=f"lilo results, version {data.version}",
+            data=data,
+            generated_at=generated_at,
+            judges=sorted({j for v in lb["judge"].dropna() for j in v.split(", ")}),
+            backbones=sorted(lb["backbone"].unique()) if not lb.empty else [],
+            leaderboard=_table(lb, href, "scored", "s_l", "s_c", "s_q"),
+            position_curve=_table(curve),
+            curve_png=data_uri(position_curve_png(curve)) if not curve.empty else None,
+            lengths_png=data_uri(lengths_png(data.lengths)) if not data.lengths.empty else None,
+            consistency_png=data_uri(consistency_png(lb)) if not scored.empty else None,
+            cost=_table(data.cost),
+            cost_png=data_uri(cost_png(data.cost)) if not data.cost.empty else None,
+            failures=_table(data.failures),
+            **_stats(data),
+        )
     )
+
+
+def render_pages(
+    data: ReportData, details: list[SummaryDetail], generated_at: datetime | None = None
+) -> dict[str, str]:
+    """Every page of the version, by path relative to its folder: `report.html`, a page
+    per leaderboard cell (`cells/...`) and one per sample (`samples/...`)."""
+    env = _env()
+    pages: dict[str, str] = {}
+    by_cell: dict[tuple[str, int], list[SummaryDetail]] = {}
+    by_sample: dict[str, list[SummaryDetail]] = {}
+    for d in details:
+        by_cell.setdefault((d.method, d.target_words), []).append(d)
+        by_sample.setdefault(d.sample_id, []).append(d)
+    for (method, words), summaries in by_cell.items():
+        rows = pd.DataFrame(
+            [
+                {
+                    "sample": d.sample_id,
+                    "backbone": d.backbone,
+                    "words": d.words,
+                    "s_l": d.scores["length"],
+                    "s_c": d.scores["consistency"],
+                    "s_q": d.scores["quality"],
+                }
+                for d in summaries
+            ]
+        ).round(2)
+        anchor = summaries[0].anchor
+
+        def to_sample(r: dict[str, Any], anchor: str = anchor) -> str:
+            return f"../{sample_page(r['sample'])}#{anchor}"
+
+        table = _table(rows, to_sample, "sample")
+        pages[cell_page(method, words)] = env.get_template("cell.html.j2").render(
+            title=f"{method}, {words} words: {len(summaries)} summaries",
+            version=data.version,
+            summaries=table,
+        )
+    for sample_id, summaries in by_sample.items():
+        pages[sample_page(sample_id)] = env.get_template("sample.html.j2").render(
+            title=f"Sample {sample_id}",
+            version=data.version,
+            details=summaries,
+            fmt=_fmt,
+        )
+    pages["report.html"] = render_html(data, generated_at, linked=pages)
+    return pages

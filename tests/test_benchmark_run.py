@@ -169,7 +169,9 @@ def test_reference_prompts_bench_renders_each_template_and_diffs(run, tmp_path, 
     clone = data.parent / "clone"
     code = reference_prompts([str(clone), "--data-dir", str(data)])
     out = capsys.readouterr().out
-    lines = {line.split()[0]: line for line in out.splitlines()[1:-1]}
+    # one line per template; a difference adds indented reference/lilo lines
+    rows = [line for line in out.splitlines()[1:-1] if not line.startswith("    ")]
+    lines = {line.split()[0]: line for line in rows}
     generation = ("survey_gen", "planner", "write_begin", "write_step")
     restate = ("write_begin_with_restate", "write_step_with_restate")
     for name in (*generation, *restate):

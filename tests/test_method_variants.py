@@ -69,22 +69,24 @@ def test_a_missing_llmlingua_fails_with_what_to_install(tmp_path):
     assert "llmlingua package is not installed (pip install -e '.[compress]')" in generation.error
 
 
-def _plan_keys(tmp_path, shared: bool) -> tuple[dict[str, str], int]:
+def _plan_keys(tmp_path, shared: bool) -> tuple[dict[str, str], int, bool]:
     settings = _settings(tmp_path, **{"generate.shared_plan": shared})
     llm = make_client(settings)
     keys: dict[str, str] = {}
+    cached = True
     for name in ("agentwrite", "agentwrite[sees-written]", "ral_writer"):
         generation = get_method(name, settings).run(_unit(), llm, Embedder(settings), lilo_pack())
         assert generation.error == ""
         plans = [c for c in llm.take_calls() if c.purpose.endswith(":plan")]
         keys[generation.variant] = plans[0].key
-    return keys, len({k for k in keys.values()})
+        cached = cached and all(c.cached for c in plans)
+    return keys, len(set(keys.values())), cached
 
 
 def test_each_method_draws_its_own_plan_unless_shared(tmp_path):
-    keys, distinct = _plan_keys(tmp_path / "own", shared=False)
-    assert distinct == 3  # the same planner prompt, one draw per method
-    again, _ = _plan_keys(tmp_path / "own", shared=False)
-    assert again == keys  # a rerun replays each method's own reply
-    _, distinct = _plan_keys(tmp_path / "shared", shared=True)
+    keys, distinct, cached = _plan_keys(tmp_path / "own", shared=False)
+    assert distinct == 3 and not cached  # the same planner prompt, one draw per method
+    again, _, cached = _plan_keys(tmp_path / "own", shared=False)
+    assert again == keys and cached  # a rerun replays each method's own reply
+    _, distinct, _ = _plan_keys(tmp_path / "shared", shared=True)
     assert distinct == 1

@@ -396,3 +396,42 @@ def test_publish_takes_paths_as_parameters(tmp_path: Path) -> None:
         wh.upsert("runs", [], ("run_id",))
         published = wh.publish(folder / "published" / f"{HOSTILE_NAME}.duckdb")
     assert published.exists() and sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME]
+
+
+def _workers(pid: int) -> set[int]:
+    """The spawned worker processes of `pid` (not multiprocessing's resource tracker)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rpartition(")")[2].split()[1])
+            spawned = b"spawn_main" in (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if parent == pid and spawned:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_workers_end_with_a_parent_killed_by_sigkill() -> None:
+    """A run killed mid-clean leaves no worker behind to go on cleaning."""
+    import os
+    import signal
+
+    program = (
+        "import time\nfrom tasks.parallel import map_processes\n"
+        "map_processes(time.sleep, [3600, 3600], 2, 3600, lambda *a: a)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", program])
+    deadline = time.monotonic() + MAX_SECONDS
+    while len(workers := _workers(parent.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(workers) == 2
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []

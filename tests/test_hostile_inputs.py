@@ -1,8 +1,8 @@
 """Hostile inputs, built here as an attacker would: LaTeX that fans out, grows quadratically
 or explodes through macros; quotes in every path and name; an endpoint that echoes the API
-key; leftovers after a kill; host-file probes; unbounded readers. Each case runs in a child
-process whose time and peak memory (RUSAGE_CHILDREN of a waiting wrapper: its own process
-tree only) are bounded."""
+key; leftovers after a kill; host-file probes; unbounded readers. A case that could hang or
+exhaust memory runs in a child process whose time and peak memory are bounded (the peak is
+RUSAGE_CHILDREN of a waiting wrapper: the work's own process tree only)."""
 
 from __future__ import annotations
 

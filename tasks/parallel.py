@@ -113,9 +113,11 @@ def map_processes(
                 worker, index, _ = busy.pop(conn)  # type: ignore[index]
                 ok, value = worker.result()
                 results[index] = value if ok else on_failure(items[index], value, False)
-                if ok or worker.alive():
+                if not worker.dead:
                     idle.append(worker)
-                else:
+                    continue
+                worker.stop()  # killed (out of memory?): a new one takes the rest
+                if todo:
                     starting.append(_Worker(fn))
             now = time.monotonic()
             for conn, (worker, index, deadline) in list(busy.items()):
@@ -124,7 +126,8 @@ def map_processes(
                     worker.stop()
                     why = f"ran past {limit_s:g} s; its process was stopped"
                     results[index] = on_failure(items[index], why, True)
-                    starting.append(_Worker(fn))
+                    if todo:
+                        starting.append(_Worker(fn))
     finally:
         for worker in [*starting, *idle, *(w for w, _, _ in busy.values())]:
             worker.stop()
@@ -151,6 +154,7 @@ class _Worker:
         )
         self.process.start()
         child.close()
+        self.dead = False
 
     def ready(self) -> bool:
         return self.result()[0]
@@ -159,10 +163,8 @@ class _Worker:
         try:
             return self.conn.recv()
         except (EOFError, OSError):
+            self.dead = True
             return False, f"its process died ({self.exit()}): out of memory?"
-
-    def alive(self) -> bool:
-        return self.process.is_alive()
 
     def exit(self) -> str:
         self.process.join(1.0)

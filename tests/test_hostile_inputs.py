@@ -1,26 +1,34 @@
 """Hostile inputs, built here as an attacker would: LaTeX that fans out, grows quadratically
 or explodes through macros; quotes in every path and name; an endpoint that echoes the API
-key; leftovers after a kill; host-file probes; unbounded readers. Each case runs in a child
-process whose time and peak memory (RUSAGE_CHILDREN of a waiting wrapper: its own process
-tree only) are bounded."""
+key; leftovers after a kill; host-file probes; unbounded readers. A case that could hang or
+exhaust memory runs in a child process whose time and peak memory are bounded (the peak is
+RUSAGE_CHILDREN of a waiting wrapper: the work's own process tree only)."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import PAPERS
+from llm_server import LLMServer
 
 from flows._load import load_papers
+from flows._run import recorded_run
 from flows.clean import clean_flow
+from tasks.clean.latex import clean_source
 from tasks.config import Settings
 from tasks.parallel import map_processes
 from tasks.records import RawSource
+from tasks.redact import configured_secrets, redact
 from warehouse import Warehouse
 
 LILO = [sys.executable, "-m", "flows.cli"]
@@ -172,8 +180,6 @@ def _files_holding(root: Path, needle: bytes) -> list[str]:
 def _rows_holding(db: Path, needle: str) -> list[str]:
     """Every text column of every table and view searched: DuckDB compresses strings, so a
     grep of the file alone could miss one."""
-    import duckdb
-
     found = []
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -196,10 +202,8 @@ def _rows_holding(db: Path, needle: str) -> list[str]:
 def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(tmp_path: Path) -> None:
     """A demo run against an endpoint answering every request `400 Incorrect API key
     provided: Bearer sk-...`: no file lilo or Prefect wrote, no table, no output holds it."""
-    from llm_server import LLMServer
-
     env = {
-        **__import__("os").environ,
+        **os.environ,
         "PREFECT_HOME": str(tmp_path / "prefect"),
         "LILO_LLM__API_KEY": KEY,
         "LILO_JUDGE__API_KEY": KEY,
@@ -228,8 +232,6 @@ def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(tmp_path: Path) -
 
 
 def test_redact_removes_configured_keys_bearer_tokens_and_sk_keys() -> None:
-    from tasks.redact import configured_secrets, redact
-
     settings = Settings().with_overrides({"judge.api_key": "plain-secret-42"})
     assert "plain-secret-42" in configured_secrets(settings)
     text = "denied plain-secret-42; Bearer abc.def; key sk-proj-AbC_123456 ok"
@@ -242,12 +244,6 @@ def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path)
     """`lilo clean` killed with SIGKILL mid-clean leaves its unpacked e-print under the data
     dir (never the system temp dir); the next run's start removes it, with a killed
     publish's copy and the `.wal` DuckDB kept beside it."""
-    import os
-    import signal
-    import tempfile
-
-    from flows._run import recorded_run
-
     data = tmp_path / "data"
     slow = {"main.tex": PREAMBLE + "Some words and \\emph{more} \\cite{x}.\n\n" * 400_000 + END}
     archive = _archive(tmp_path, "slow", slow, packed=False)  # 16 MB: no gzip-bomb ratio
@@ -284,8 +280,6 @@ def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exis
     """No file-existence oracle: a host file that exists (beside paper `a`) and one that does
     not (beside paper `b`) are "outside the archive" alike, by absolute path, `..` or
     `\\import`, and never read."""
-    from tasks.clean.latex import clean_source
-
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "secret.tex").write_text("host text\n")
     forms = ["\\input{{{}}}", "\\include{{{}}}", "\\input {}", "\\subfile{{{}}}"]
@@ -361,15 +355,13 @@ def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeli
 ) -> None:
     """The data dir, the config file and the dataset version hold SQL's quotes, statement
     separators and comment markers: the demo runs and publishes, nothing runs as SQL."""
-    import duckdb
-
     root = tmp_path / HOSTILE_NAME
     data = root / f"data {HOSTILE_NAME}"
     config = root / f"c{HOSTILE_NAME}.toml"
     version = "v1';DROP-TABLE-dim_papers;--\"x"
     root.mkdir()
     config.write_text(f"dataset_version = {json.dumps(version)}\n")
-    env = {**__import__("os").environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
     common = ["--data-dir", str(data), "--config", str(config)]
     argv = [*LILO, "demo", *common, "--methods", "single", "--target-words", "1000"]
     run = measured(argv, env=env, timeout=600)
@@ -396,3 +388,39 @@ def test_publish_takes_paths_as_parameters(tmp_path: Path) -> None:
         wh.upsert("runs", [], ("run_id",))
         published = wh.publish(folder / "published" / f"{HOSTILE_NAME}.duckdb")
     assert published.exists() and sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME]
+
+
+def _workers(pid: int) -> set[int]:
+    """The spawned worker processes of `pid` (not multiprocessing's resource tracker)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rpartition(")")[2].split()[1])
+            spawned = b"spawn_main" in (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if parent == pid and spawned:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_workers_end_with_a_parent_killed_by_sigkill() -> None:
+    """A run killed mid-clean leaves no worker behind to go on cleaning."""
+    program = (
+        "import time\nfrom tasks.parallel import map_processes\n"
+        "map_processes(time.sleep, [3600, 3600], 2, 3600, lambda *a: a)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", program])
+    deadline = time.monotonic() + MAX_SECONDS
+    while len(workers := _workers(parent.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(workers) == 2
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []

@@ -175,3 +175,32 @@ def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
     _wait_for(lambda: not any(_alive(p) for p in helpers), 5, "the helpers to end")
     status, message = _runs(data)[-1]
     assert status == "interrupted" and "SIGTERM" in message
+
+
+_TWICE = """
+import os, signal, sys, time
+from tasks import lifetime
+lifetime.stop_on_signals()
+sig = getattr(signal, sys.argv[1])
+try:
+    os.kill(os.getpid(), sig)
+    time.sleep(5)
+except lifetime.Interrupted as exc:
+    print("stopped", exc.exit_code, flush=True)
+try:
+    lifetime.raise_if_stopping()
+except lifetime.Interrupted:
+    print("no new call", flush=True)
+os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C
+time.sleep(5)
+print("still here")
+"""
+
+
+def test_the_first_signal_stops_the_run_and_a_second_ctrl_c_ends_it_at_once() -> None:
+    for name, code in (("SIGINT", 130), ("SIGTERM", 143)):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", _TWICE, name], capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        assert done.stdout == f"stopped {code}\nno new call\n", done.stderr
+        assert done.returncode == 130 and time.monotonic() - started < 5

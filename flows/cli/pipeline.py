@@ -49,18 +49,21 @@ def _stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
             signum = lifetime.interrupt_signal(exc)
             if signum is None:
                 raise
-            if args.debug:
-                traceback.print_exc()
-            lifetime.stop(signum)
-            print(
-                f"lilo: interrupted by {signal.Signals(signum).name}: the run is recorded "
-                "`interrupted`, its finished work kept; run the same command again to resume",
-                file=sys.stderr,
-                flush=True,
-            )
-            _server.stop()
-            sys.stdout.flush()
-            os._exit(128 + signum)
+            try:  # the terminal may be gone: whatever happens here, the process ends
+                if args.debug:
+                    traceback.print_exc()
+                lifetime.stop(signum)
+                print(
+                    f"lilo: interrupted by {signal.Signals(signum).name}: the run is recorded "
+                    "`interrupted`, its finished work kept; run the same command again to "
+                    "resume",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                _server.stop()
+                sys.stdout.flush()
+            finally:
+                os._exit(128 + signum)
 
     return run
 

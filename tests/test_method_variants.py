@@ -88,5 +88,5 @@ def test_each_method_draws_its_own_plan_unless_shared(tmp_path):
     assert distinct == 3 and not cached  # the same planner prompt, one draw per method
     again, _, cached = _plan_keys(tmp_path / "own", shared=False)
     assert again == keys and cached  # a rerun replays each method's own reply
-    _, distinct, _ = _plan_keys(tmp_path / "shared", shared=True)
+    _, distinct, _ = _plan_keys(tmp_path / "one-plan", shared=True)
     assert distinct == 1

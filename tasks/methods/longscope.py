@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tasks.config import Settings
-from tasks.methods._convolve import sample_sets
-from tasks.methods._convolve import top_k as best_indices
+from tasks.methods._convolve import sample_sets, top_k
 from tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
 from tasks.methods._lite import write_section as _write_section
 from tasks.methods._skeleton import (
@@ -133,10 +132,10 @@ def convolve(
         drawn = sample_sets(scores, kernel_width, sets, seed + layer)
         new = [merge([edits[i] for i in s], f"merge{layer}.{n}") for n, s in enumerate(drawn)]
         edits, scores = edits + new, scores + [score(e) for e in new]
-        keep = best_indices(scores, k)
+        keep = top_k(scores, k)
         record.append({"layer": layer, "sets": drawn, "scores": scores, "kept": keep})
         edits, scores = [edits[i] for i in keep], [scores[i] for i in keep]
-    order = best_indices(scores, len(scores))
+    order = top_k(scores, len(scores))
     return [edits[i] for i in order], [scores[i] for i in order], record
 
 
@@ -203,19 +202,7 @@ def longscope(
             top_k,
             seed,
         )
-        round_records = []
-        best = s.score(skeleton)
-        for r in range(rounds):
-            shown = "\n\n".join(edit_text(e) for e in edits)
-            ask = prompt("longscope_refine", skeleton=render(skeleton), edits=shown)
-            tries = [
-                parse_skeleton(s.chat(ask, f"refine{r}.{i}", attempt=i)) for i in range(best_of)
-            ]
-            tried = [s.score(t) if t else -1.0 for t in tries]
-            pick = best_indices(tried, 1)[0]
-            round_records.append({"round": r, "scores": tried, "kept": tried[pick] > best})
-            if tried[pick] > best:
-                skeleton, best = tries[pick], tried[pick]
+        skeleton, best, round_records = _refine(s, skeleton, edits, rounds, best_of)
         digests = s.digests(skeleton, "final_digest")
         text, words = _write(s, skeleton, digests)
         structure = {
@@ -235,6 +222,26 @@ def longscope(
         return Draft(text, plan=tuple(render(skeleton).splitlines()), structure=structure)
 
     return write
+
+
+def _refine(
+    s: _Session, skeleton: list[Node], edits: list[list[Op]], rounds: int, best_of: int
+) -> tuple[list[Node], float, list[dict[str, Any]]]:
+    """Best-of-N rewrites of the skeleton with the best edits, for a number of rounds: a
+    rewrite is kept when the judge scores it above the skeleton; returns the skeleton, its
+    score and a record per round."""
+    records = []
+    best = s.score(skeleton)
+    for r in range(rounds):
+        shown = "\n\n".join(edit_text(e) for e in edits)
+        ask = prompt("longscope_refine", skeleton=render(skeleton), edits=shown)
+        tries = [parse_skeleton(s.chat(ask, f"refine{r}.{i}", attempt=i)) for i in range(best_of)]
+        tried = [s.score(t) if t else -1.0 for t in tries]
+        pick = top_k(tried, 1)[0]
+        records.append({"round": r, "scores": tried, "kept": tried[pick] > best})
+        if tried[pick] > best:
+            skeleton, best = tries[pick], tried[pick]
+    return skeleton, best, records
 
 
 def paper_blocks_of(texts: list[str], papers: set[int]) -> str:

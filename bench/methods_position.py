@@ -30,7 +30,7 @@ from tasks.methods import Unit, get_method
 from tasks.prompts import lilo_pack
 from tasks.qa import generate_qa
 from tasks.records import Generation, PaperText, Sample
-from tasks.scoring import get_scorer
+from tasks.scoring import ScoreContext, get_scorer
 from tasks.synthetic.known_answers import BINS, Located, cleaned_triplet, locate, recall_by_bin
 
 METHODS = (
@@ -112,9 +112,9 @@ def _measure(
     }
     row.update({f"recall_{b}": v for b, v in recall_by_bin(gen.text, located).items()})
     if qa:
-        scorer = get_scorer("consistency", settings)
         judge = make_judge_client(settings)
-        rows = scorer.score(gen, sample, papers, qa, judge, lilo_pack()).rows
+        context = ScoreContext(gen, sample, papers, qa, judge, lilo_pack(), settings)
+        rows = get_scorer("consistency")(context).rows
         for i in (1, 2, 3):
             row[f"s_pos{i}"] = next(r.value for r in rows if r.score == f"single_pos{i}")
     return row

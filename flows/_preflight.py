@@ -24,12 +24,13 @@ class PreflightError(Unavailable, RuntimeError):
 def check_names(settings: Settings) -> None:
     """Every method named in the settings is registered (tasks/methods/), with its bracket
     options (`agentwrite[sees-written]`) if any."""
+    from tasks.errors import UnknownName
     from tasks.methods import available_methods, get_method
 
     def unknown_name(name: str) -> bool:
         try:
             get_method(name, settings)
-        except ValueError:
+        except UnknownName:
             return True
         return False
 

@@ -15,7 +15,7 @@ from tasks.config import Settings
 from tasks.llm import LLMClient, LLMError, make_judge_client
 from tasks.parallel import fan_out
 from tasks.records import Generation
-from tasks.scoring import get_scorer
+from tasks.scoring import ScoreContext, get_scorer
 
 __all__ = ["RepeatedJudge", "judge_repeats_flow"]
 
@@ -69,7 +69,7 @@ def judge_repeats_flow(settings: Settings, run_id: str) -> StageReport:
             return report
         writer = StageWriter(report, settings)
         judge = make_judge_client(settings, writer.log)
-        scorers = [get_scorer(name, settings) for name in _JUDGED]
+        scorers = [get_scorer(name) for name in _JUDGED]
         failed = 0
 
         def one(item: tuple[Generation, int]) -> list[dict[str, Any]]:
@@ -78,12 +78,8 @@ def judge_repeats_flow(settings: Settings, run_id: str) -> StageReport:
             approved = [p for p in qa.get(g.sample_id, []) if p.status == "approved"]
             again = RepeatedJudge(judge, repeat)
             texts = [papers[p] for p in sample.paper_ids]
-            rows = [
-                row
-                for s in scorers
-                for row in s.score(g, sample, texts, approved, again, pack).rows
-                if row.score in _JUDGED
-            ]
+            context = ScoreContext(g, sample, texts, approved, again, pack, settings)
+            rows = [row for score in scorers for row in score(context).rows if row.score in _JUDGED]
             return [
                 {"generation_id": g.generation_id, "score": row.score, "repeat": repeat,
                  "value": row.value, "judge": row.judge}

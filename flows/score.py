@@ -21,13 +21,14 @@ from tasks.llm.ledger import CallLog
 from tasks.parallel import fan_out, map_threads
 from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
-from tasks.scoring import available_scorers, get_scorer
+from tasks.scoring import ScoreContext, available_scorers, get_scorer
 from tasks.scoring.winrate import judge_pair
 
 __all__ = ["score_flow"]
 
 Work = tuple[Generation, Sample, list[PaperText], list[QAPair]]
-Scored = tuple[list[ScoreRow], Quarantine | None]
+# A generation's score rows, and its quarantine record when it is not fully scored.
+Outcome = tuple[list[ScoreRow], Quarantine | None]
 
 
 def _score(
@@ -35,17 +36,18 @@ def _score(
     pack: PromptPack,
     settings: Settings,
     judge: LLMClient,
-    on_done: Callable[[list[tuple[Work, Scored]]], None],
+    on_done: Callable[[list[tuple[Work, Outcome]]], None],
 ) -> None:
     """Score rows per generation, with a quarantine record when it is not fully scored:
     `llm_error` (no rows at all, so the next run retries it) or `judge_unusable` (the
     scores left out); `on_done` gets them as generations finish."""
-    scorers = [get_scorer(name, settings) for name in available_scorers()]
+    scorers = [get_scorer(name) for name in available_scorers()]
 
-    def score_one(item: Work) -> Scored:
+    def score_one(item: Work) -> Outcome:
         generation, sample, papers, qa = item
         try:
-            scored = [s.score(generation, sample, papers, qa, judge, pack) for s in scorers]
+            context = ScoreContext(generation, sample, papers, qa, judge, pack, settings)
+            scored = [score(context) for score in scorers]
         except LLMError as exc:
             return [], Quarantine(generation.generation_id, "score", "llm_error", str(exc))
         rows = [row for s in scored for row in s.rows]
@@ -63,7 +65,7 @@ def score_task(
     pack: PromptPack,
     settings: Settings,
     log: CallLog,
-    on_done: Callable[[list[tuple[Work, Scored]]], None],
+    on_done: Callable[[list[tuple[Work, Outcome]]], None],
 ) -> None:
     """All the generations in the flow's process (`runner.kind = "threads"`), each judge
     call appended to the stage's call log as it returns."""
@@ -77,10 +79,10 @@ def score_batch(work: list[Work], pack: PromptPack, settings: Settings) -> Batch
     """A batch of generations on a Dask worker (`runner.kind = "dask"`): their scores in
     the batch's order and the judge calls made go back to the flow, which writes them."""
     judge = make_judge_client(settings)  # no call log here: the calls travel with the result
-    done: dict[int, Scored] = {}
+    done: dict[int, Outcome] = {}
     position = {id(item): n for n, item in enumerate(work)}
 
-    def keep(batch: list[tuple[Work, Scored]]) -> None:
+    def keep(batch: list[tuple[Work, Outcome]]) -> None:
         done.update((position[id(item)], scored) for item, scored in batch)
 
     _score(work, pack, settings, judge, keep)
@@ -153,7 +155,7 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
         writer = StageWriter(report, settings)
         quarantined = 0
 
-        def finished(batch: list[tuple[Work, Scored]]) -> None:
+        def finished(batch: list[tuple[Work, Outcome]]) -> None:
             nonlocal quarantined
             rows = [row for _, (scores, _) in batch for row in scores]
             failed = [f for _, (_, f) in batch if f]

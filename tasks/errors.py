@@ -2,6 +2,7 @@
 `lilo` (flows/cli/_main.py) reads from the exception instead of testing type after type.
 
 - `InputError` (exit 2): bad input the user fixes: settings, options, a file.
+  `UnknownName` is one: a method, score or other plug-in name no registry holds.
 - `Unavailable` (exit 1): something a run needs is not answering: an endpoint, the
   warehouse file held by another process.
 - any other `LiloError` (exit 1): a run or lookup that failed.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-__all__ = ["InputError", "LiloError", "Unavailable"]
+__all__ = ["InputError", "LiloError", "Unavailable", "UnknownName"]
 
 
 class LiloError(Exception):
@@ -28,3 +29,7 @@ class InputError(LiloError):
 
 class Unavailable(LiloError):
     complete = True
+
+
+class UnknownName(InputError):
+    """A name no registry (tasks/registry.py) holds; the message lists the known ones."""

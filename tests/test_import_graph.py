@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, int]] = [
     ("tasks.arxiv_ids", 0),
     ("tasks.backoff", 0),
     ("tasks.errors", 0),
+    ("tasks.registry", 0),
     ("expectations", 0),
     ("tasks", 3),  # the stages' computations: methods, scoring, qa, samples, clean, ...
 ]

@@ -18,7 +18,7 @@ from llm_server import LLMServer
 from tasks.llm import make_client
 from tasks.prompts import PromptPack, lilo_pack
 from tasks.records import Generation, QAPair, Sample
-from tasks.scoring import get_scorer
+from tasks.scoring import ScoreContext, get_scorer
 from tasks.scoring.consistency import SCORE_SCHEMA
 from tasks.scoring.quality import checklist_messages
 
@@ -110,9 +110,8 @@ def _grade(tmp_path, server: LLMServer) -> dict:
     settings = server.settings(tmp_path)
     judge = make_client(settings)
     generation, sample, pair = _records()
-    scored = get_scorer("consistency", settings).score(
-        generation, sample, [], [pair], judge, _pack()
-    )
+    context = ScoreContext(generation, sample, [], [pair], judge, _pack(), settings)
+    scored = get_scorer("consistency")(context)
     (row,) = [r for r in scored.rows if r.score == "consistency"]
     return row.detail["questions"][0]
 

@@ -12,6 +12,7 @@ from test_formulas import _papers
 from flows._preflight import PreflightError, check_names
 from tasks.config import load_settings
 from tasks.embeddings import Embedder
+from tasks.errors import UnknownName
 from tasks.llm import make_client
 from tasks.methods import Unit, get_method
 from tasks.prompts import lilo_pack
@@ -44,7 +45,7 @@ def test_bracket_options_set_arguments_and_name_the_variant(tmp_path, name, vari
 
 
 def test_unknown_options_are_refused_before_a_run(tmp_path):
-    with pytest.raises(ValueError, match=r"no option 'fast'; agentwrite's are: agentwrite\["):
+    with pytest.raises(UnknownName, match=r"no option 'fast'; agentwrite's are: agentwrite\["):
         get_method("agentwrite[fast]", _settings(tmp_path))
     check_names(_settings(tmp_path, **{"generate.methods": ["agentwrite[sees-written]"]}))
     with pytest.raises(PreflightError, match=r"unknown method single\[x\]"):

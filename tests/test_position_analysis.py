@@ -16,7 +16,7 @@ from tasks.methods import Unit, get_method
 from tasks.prompts import lilo_pack
 from tasks.qa import generate_qa
 from tasks.records import PaperText, Sample
-from tasks.scoring import get_scorer
+from tasks.scoring import ScoreContext, get_scorer
 from tasks.synthetic.known_answers import cleaned_triplet as build_triplet
 
 
@@ -56,8 +56,8 @@ def _single_by_position(
     unit = Unit(sample, papers, 4000)
     generation = get_method(method, settings).run(unit, llm, embedder, lilo_pack())
     judge = make_judge_client(settings)
-    scorer = get_scorer("consistency", settings)
-    rows = scorer.score(generation, sample, papers, qa, judge, lilo_pack()).rows
+    context = ScoreContext(generation, sample, papers, qa, judge, lilo_pack(), settings)
+    rows = get_scorer("consistency")(context).rows
     return [next(r.value for r in rows if r.score == f"single_pos{i}") for i in (1, 2, 3)]
 
 

@@ -4,17 +4,15 @@ errors turned into one line and an exit code."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
-import pkgutil
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 from flows.cli._common import Parser
 from tasks.errors import LiloError
+from tasks.registry import import_modules
 
 __all__ = ["main"]
 
@@ -42,10 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands = [str(Path(__file__).parent)]
-    for info in sorted(pkgutil.iter_modules(commands), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__package__}.{info.name}").register(sub)
+    for commands in import_modules(__package__):
+        commands.register(sub)
     return parser
 
 

@@ -3,26 +3,25 @@
 A method is a factory marked `@method("name", args=...)`: its keyword arguments are the
 method's parameters and it returns a `Writer` (a function of one `Run`). The registry keeps
 the name and the arguments, so every `Generation` says what made it (`method_args`) and its
-id changes whenever they do. Modules in `tasks/methods/` are discovered with `pkgutil`:
-adding a method is one new file.
+id changes whenever they do. The registry is lilo's one plug-in shape (tasks/registry.py):
+modules in `tasks/methods/` are discovered once, so adding a method is one new file.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from tasks.config import Settings
 from tasks.embeddings import Embedder
+from tasks.errors import UnknownName
 from tasks.llm import LLMClient
 from tasks.prompts import PromptPack
 from tasks.records import Generation, LLMCall, PaperText, Sample, content_id
+from tasks.registry import Registry
 from tasks.text import count_words
 
 __all__ = [
@@ -225,7 +224,9 @@ class _Entry:
     options: Options
 
 
-_REGISTRY: dict[str, _Entry] = {}
+_METHODS: Registry[_Entry] = Registry(
+    "method", __package__, "add tasks/methods/{name}.py with @method({name!r}, args=...)"
+)
 
 
 def method(
@@ -235,11 +236,12 @@ def method(
     variant: Variant | None = None,
     options: Options | None = None,
 ) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
-    """Register a method factory under `name`; `args` reads its parameters from Settings;
-    `variant` names what the leaderboard shows for a given set of arguments (e.g. the
-    compressor Compress used), the method's name by default; `options` are the variants a
-    run can name in brackets beside the default (`--methods agentwrite,agentwrite[sees-written]`),
-    each setting some arguments."""
+    """Register a method factory under `name`; `args` reads its parameters from Settings
+    (the factory's typed keyword parameters, recorded as `method_args`); `variant` names
+    what the leaderboard shows for a given set of arguments (e.g. the compressor Compress
+    used), the method's name by default; `options` are the variants a run can name in
+    brackets beside the default (`--methods agentwrite,agentwrite[sees-written]`), each
+    setting some arguments."""
 
     def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
         @functools.wraps(factory)
@@ -247,25 +249,16 @@ def method(
             label = variant(kwargs) if variant else name
             return _Registered(name, dict(kwargs), label, factory(**kwargs))
 
-        _REGISTRY[name] = _Entry(build, args, dict(options or {}))
+        _METHODS.add(name, _Entry(build, args, dict(options or {})), factory.__module__)
         return build
 
     return decorate
 
 
-@functools.cache
-def _discover() -> None:
-    here = [str(Path(__file__).parent)]
-    for info in sorted(pkgutil.iter_modules(here), key=lambda m: m.name):
-        if info.name != "base" and not info.name.startswith("_"):
-            importlib.import_module(f"{__package__}.{info.name}")
-
-
 def available_methods() -> list[str]:
     """Registered method names, then each with each of its bracket options."""
-    _discover()
-    names = sorted(_REGISTRY)
-    return names + [f"{n}[{o}]" for n in names for o in _REGISTRY[n].options]
+    names = _METHODS.names()
+    return names + [f"{n}[{o}]" for n in names for o in _METHODS.get(n).options]
 
 
 def _parse(name: str) -> tuple[str, list[str]]:
@@ -274,25 +267,19 @@ def _parse(name: str) -> tuple[str, list[str]]:
     if not bracket:
         return name, []
     if not rest.endswith("]"):
-        raise ValueError(f"method {name!r}: options go between [ and ], e.g. {base}[option]")
+        raise UnknownName(f"method {name!r}: options go between [ and ], e.g. {base}[option]")
     return base, [o.strip() for o in rest[:-1].split(",") if o.strip()]
 
 
 def get_method(name: str, settings: Settings) -> Method:
     """The method `name` (with bracket options, if any) with its parameters taken from
-    settings (recorded as method_args)."""
-    _discover()
+    settings (recorded as method_args). An unknown name or option raises `UnknownName`."""
     base, options = _parse(name)
-    if base not in _REGISTRY:
-        raise ValueError(
-            f"unknown method {base!r}: available are {', '.join(sorted(_REGISTRY))}; "
-            f"add tasks/methods/{base}.py with @method({base!r}, args=...)"
-        )
-    entry = _REGISTRY[base]
+    entry = _METHODS.get(base)
     args = entry.settings_args(settings)
     for option in options:
         if option not in entry.options:
             known = ", ".join(f"{base}[{o}]" for o in entry.options) or "none"
-            raise ValueError(f"method {name!r}: no option {option!r}; {base}'s are: {known}")
+            raise UnknownName(f"method {name!r}: no option {option!r}; {base}'s are: {known}")
         args.update(entry.options[option](settings))
     return entry.build(**args)

@@ -65,16 +65,27 @@ def edit_text(ops: list[Op]) -> str:
 
 
 class _Session:
-    """One run's calls, with the judge's scores kept per distinct skeleton."""
+    """One run's calls, with the judge's scores kept per distinct skeleton, and the
+    parameters of its writing."""
 
-    def __init__(self, run: Run, args: dict[str, Any]) -> None:
-        self.run, self.args, self.brief = run, args, brief(run)
+    def __init__(
+        self,
+        run: Run,
+        temperature: float,
+        max_tokens: int,
+        digest_words: int,
+        parent_share: float,
+        section_max_words: int,
+    ) -> None:
+        self.run, self.brief = run, brief(run)
+        self.temperature, self.max_tokens = temperature, max_tokens
+        self.digest_words, self.parent_share = digest_words, parent_share
+        self.section_max_words = section_max_words
         self.scores: dict[str, float] = {}
 
     def chat(self, text: str, label: str, attempt: int = 0) -> str:
-        a = self.args
         return self.run.chat(
-            text, label, temperature=a["temperature"], max_tokens=a["max_tokens"], attempt=attempt
+            text, label, temperature=self.temperature, max_tokens=self.max_tokens, attempt=attempt
         )
 
     def score(self, nodes: list[Node]) -> float:
@@ -94,7 +105,7 @@ class _Session:
                     "longscope_digest",
                     skeleton=render(nodes),
                     paper=f'<paper id="{i}">\n{p.text}\n</paper>',
-                    words=self.args["digest_words"],
+                    words=self.digest_words,
                 ),
                 f"{label}{i}",
             )
@@ -129,13 +140,30 @@ def convolve(
 
 
 @method("longscope", args=_args, variant=_variant)
-def longscope(**args: Any) -> Writer:
+def longscope(
+    *,
+    preset: str,
+    groups: int,
+    chunk_words: int,
+    overlap_words: int,
+    layers: int,
+    kernel_width: int,
+    sets: int,
+    top_k: int,
+    best_of: int,
+    rounds: int,
+    parent_share: float,
+    digest_words: int,
+    section_max_words: int,
+    seed: int,
+    embedding: str,
+    temperature: float,
+    max_tokens: int,
+) -> Writer:
     def write(run: Run) -> Draft:
-        s = _Session(run, args)
-        chunks = word_chunks(
-            [p.text for p in run.papers], args["chunk_words"], args["overlap_words"]
-        )
-        groups = _groups(run, chunks, args["groups"], args["seed"])
+        s = _Session(run, temperature, max_tokens, digest_words, parent_share, section_max_words)
+        chunks = word_chunks([p.text for p in run.papers], chunk_words, overlap_words)
+        chunk_groups = _groups(run, chunks, groups, seed)
         local = [
             render(
                 parse_skeleton(
@@ -144,7 +172,7 @@ def longscope(**args: Any) -> Writer:
                     )
                 )
             )
-            for n, g in enumerate(groups)
+            for n, g in enumerate(chunk_groups)
         ]
         merged = s.chat(
             prompt("longscope_merge", brief=s.brief, skeletons="\n\n".join(local)), "merge"
@@ -153,7 +181,7 @@ def longscope(**args: Any) -> Writer:
         # Each group proposes edits from the digests of the papers its chunks come from.
         first = s.digests(skeleton, "digest")
         edits = []
-        for n, g in enumerate(groups):
+        for n, g in enumerate(chunk_groups):
             shown = paper_blocks_of(first, {c.paper for c in g})
             ask = prompt("longscope_edit", skeleton=render(skeleton), evidence=shown)
             edits.append(parse_edit(s.chat(ask, f"edit{n}")))
@@ -164,41 +192,28 @@ def longscope(**args: Any) -> Writer:
                 s.chat(prompt("longscope_combine", skeleton=render(skeleton), edits=shown), label)
             )
 
-        edits, edit_scores, layers = convolve(
+        edits, edit_scores, layer_records = convolve(
             edits,
             lambda e: s.score(apply_edit(skeleton, e)),
             merge,
-            args["layers"],
-            args["kernel_width"],
-            args["sets"],
-            args["top_k"],
-            args["seed"],
+            layers,
+            kernel_width,
+            sets,
+            top_k,
+            seed,
         )
-        rounds = []
-        best = s.score(skeleton)
-        for r in range(args["rounds"]):
-            shown = "\n\n".join(edit_text(e) for e in edits)
-            ask = prompt("longscope_refine", skeleton=render(skeleton), edits=shown)
-            tries = [
-                parse_skeleton(s.chat(ask, f"refine{r}.{i}", attempt=i))
-                for i in range(args["best_of"])
-            ]
-            tried = [s.score(t) if t else -1.0 for t in tries]
-            pick = top_k(tried, 1)[0]
-            rounds.append({"round": r, "scores": tried, "kept": tried[pick] > best})
-            if tried[pick] > best:
-                skeleton, best = tries[pick], tried[pick]
+        skeleton, best, round_records = _refine(s, skeleton, edits, rounds, best_of)
         digests = s.digests(skeleton, "final_digest")
         text, words = _write(s, skeleton, digests)
         structure = {
-            "groups": [[c.index for c in g] for g in groups],
+            "groups": [[c.index for c in g] for g in chunk_groups],
             "local_skeletons": local,
             "merged_skeleton": render(parse_skeleton(merged)),
             "digests": digests,
             "edits": [edit_text(e) for e in edits],
             "edit_scores": edit_scores,
-            "layers": layers,
-            "rounds": rounds,
+            "layers": layer_records,
+            "rounds": round_records,
             "skeleton": render(skeleton),
             "skeleton_score": best,
             "section_words": words,
@@ -207,6 +222,26 @@ def longscope(**args: Any) -> Writer:
         return Draft(text, plan=tuple(render(skeleton).splitlines()), structure=structure)
 
     return write
+
+
+def _refine(
+    s: _Session, skeleton: list[Node], edits: list[list[Op]], rounds: int, best_of: int
+) -> tuple[list[Node], float, list[dict[str, Any]]]:
+    """Best-of-N rewrites of the skeleton with the best edits, for a number of rounds: a
+    rewrite is kept when the judge scores it above the skeleton; returns the skeleton, its
+    score and a record per round."""
+    records = []
+    best = s.score(skeleton)
+    for r in range(rounds):
+        shown = "\n\n".join(edit_text(e) for e in edits)
+        ask = prompt("longscope_refine", skeleton=render(skeleton), edits=shown)
+        tries = [parse_skeleton(s.chat(ask, f"refine{r}.{i}", attempt=i)) for i in range(best_of)]
+        tried = [s.score(t) if t else -1.0 for t in tries]
+        pick = top_k(tried, 1)[0]
+        records.append({"round": r, "scores": tried, "kept": tried[pick] > best})
+        if tried[pick] > best:
+            skeleton, best = tries[pick], tried[pick]
+    return skeleton, best, records
 
 
 def paper_blocks_of(texts: list[str], papers: set[int]) -> str:
@@ -234,7 +269,7 @@ def _write(s: _Session, nodes: list[Node], digests: list[str]) -> tuple[str, dic
     leaf = set(leaves(nodes))
     parents = [i for i in range(len(nodes)) if nodes[i].level > 1 and i not in leaf]
     target = s.run.target_words
-    share = s.args["parent_share"] if parents else 0.0
+    share = s.parent_share if parents else 0.0
     words = dict(
         zip(sorted(leaf), budgets(round(target * (1 - share)), [1.0] * len(leaf)), strict=True)
     )
@@ -259,12 +294,12 @@ def _write(s: _Session, nodes: list[Node], digests: list[str]) -> tuple[str, dic
                 for p, part in enumerate(parts, 1)
             )
             texts[i] = _write_section(
-                s.chat, f"leaf{i}", words[i], s.args["section_max_words"], evidence=shown, **common
+                s.chat, f"leaf{i}", words[i], s.section_max_words, evidence=shown, **common
             )
         else:
             kids = "\n\n".join(texts[j] for j in _children(nodes, i))
             texts[i] = _write_section(
-                s.chat, f"parent{i}", words[i], s.args["section_max_words"], children=kids, **common
+                s.chat, f"parent{i}", words[i], s.section_max_words, children=kids, **common
             )
     title = [f"# {n.heading}" for n in nodes[:1] if n.level == 1]
     body = [texts[i] for i in range(len(nodes)) if i in texts]

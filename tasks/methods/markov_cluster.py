@@ -34,35 +34,45 @@ def _args(settings: Settings) -> dict[str, Any]:
 
 
 @method("markov_cluster", args=_args)
-def markov_cluster(**args: Any) -> Writer:
+def markov_cluster(
+    *,
+    chunk_words: int,
+    overlap_words: int,
+    k_min: int,
+    k_max: int,
+    top_k: int,
+    summary_words: int,
+    max_path_clusters: int,
+    section_max_words: int,
+    seed: int,
+    embedding: str,
+    temperature: float,
+    max_tokens: int,
+) -> Writer:
     def write(run: Run) -> Draft:
         def chat(text: str, label: str) -> str:
-            return run.chat(
-                text, label, temperature=args["temperature"], max_tokens=args["max_tokens"]
-            )
+            return run.chat(text, label, temperature=temperature, max_tokens=max_tokens)
 
-        chunks = word_chunks(
-            [p.text for p in run.papers], args["chunk_words"], args["overlap_words"]
-        )
+        chunks = word_chunks([p.text for p in run.papers], chunk_words, overlap_words)
         vectors = run.embedder.embed([c.text for c in chunks])
-        labels, k = cluster(vectors, args["k_min"], args["k_max"], args["seed"])
+        labels, k = cluster(vectors, k_min, k_max, seed)
         members = [[i for i, label in enumerate(labels) if label == j] for j in range(k)]
         task = brief(run)
         summaries = []
         for j, idx in enumerate(members):
             centroid = vectors[idx].mean(axis=0)
             distance = np.linalg.norm(vectors[idx] - centroid, axis=1)
-            near = [idx[i] for i in np.lexsort((idx, distance))[: args["top_k"]]]
+            near = [idx[i] for i in np.lexsort((idx, distance))[:top_k]]
             text = prompt(
                 "markov_summary",
                 brief=task,
-                words=args["summary_words"],
+                words=summary_words,
                 evidence=evidence([chunks[i] for i in near]),
             )
             summaries.append(_summary(chat(text, f"cluster{j}")))
         order = first_appearance(labels.tolist())
         matrix = transition_matrix(labels.tolist(), k)
-        path, exact = best_path(matrix, args["max_path_clusters"], order)
+        path, exact = best_path(matrix, max_path_clusters, order)
         source = sorted(range(k), key=lambda j: (float(np.mean(members[j])), j))
         plan = [f"{n}. {summaries[j][0]}" for n, j in enumerate(path, 1)]
         words = budgets(run.target_words, [len(members[j]) for j in path])
@@ -71,7 +81,7 @@ def markov_cluster(**args: Any) -> Writer:
                 chat,
                 f"section{j}",
                 w,
-                args["section_max_words"],
+                section_max_words,
                 brief=task,
                 context="\n".join(plan),
                 evidence=evidence([chunks[i] for i in members[j]]),

@@ -73,16 +73,26 @@ def _sections(nodes: list[Node]) -> list[tuple[Node, list[Node]]]:
 
 
 @method("rapid", args=_args)
-def rapid(**args: Any) -> Writer:
+def rapid(
+    *,
+    chunk_words: int,
+    overlap_words: int,
+    top_k: int,
+    max_attributes: int,
+    section_chunks: int,
+    intro_share: float,
+    section_max_words: int,
+    embedding: str,
+    temperature: float,
+    max_tokens: int,
+) -> Writer:
     def write(run: Run) -> Draft:
         def chat(text: str, label: str) -> str:
-            return run.chat(
-                text, label, temperature=args["temperature"], max_tokens=args["max_tokens"]
-            )
+            return run.chat(text, label, temperature=temperature, max_tokens=max_tokens)
 
         texts = [p.text for p in run.papers]
-        task, room = brief(run), args["section_max_words"]
-        intro_words = round(run.target_words * args["intro_share"])
+        task, room = brief(run), section_max_words
+        intro_words = round(run.target_words * intro_share)
         intro = write_section(
             chat,
             "intro",
@@ -101,22 +111,17 @@ def rapid(**args: Any) -> Writer:
         outline = draft = parse_skeleton(reply)
         sections = _sections(outline) or [(Node(2, "The papers"), [])]
         reply = chat(
-            prompt(
-                "rapid_attributes", brief=task, outline=render(outline), n=args["max_attributes"]
-            ),
+            prompt("rapid_attributes", brief=task, outline=render(outline), n=max_attributes),
             "attributes",
         )
         aspects = [
             a for a in (re.sub(r"^\W*\d*\W*", "", x).strip() for x in reply.splitlines()) if a
         ]
-        aspects = aspects[: args["max_attributes"]]
-        chunks = word_chunks(texts, args["chunk_words"], args["overlap_words"])
+        aspects = aspects[:max_attributes]
+        chunks = word_chunks(texts, chunk_words, overlap_words)
         vectors = run.embedder.embed([c.text for c in chunks])
         aspect_vectors = run.embedder.embed(aspects)
-        found = {
-            a: _top(vectors @ v, args["top_k"])
-            for a, v in zip(aspects, aspect_vectors, strict=True)
-        }
+        found = {a: _top(vectors @ v, top_k) for a, v in zip(aspects, aspect_vectors, strict=True)}
         shown = "\n".join(
             f"- {a} (papers {', '.join(str(p) for p in sorted({chunks[i].paper for i in idx}))}): "
             f"{chunks[idx[0]].text[:300]}"
@@ -143,8 +148,8 @@ def rapid(**args: Any) -> Writer:
             section, subs = sections[n - 1]
             mine = [i for a, idx in found.items() if owner[a] == n - 1 for i in idx]
             relevance = vectors @ heads[n - 1]
-            pool = list(dict.fromkeys(mine + _top(relevance, args["top_k"])))
-            pool = sorted(pool, key=lambda i: -relevance[i])[: args["section_chunks"]]
+            pool = list(dict.fromkeys(mine + _top(relevance, top_k)))
+            pool = sorted(pool, key=lambda i: -relevance[i])[:section_chunks]
             evidence_of[n] = sorted(pool)
             written[n] = write_section(
                 chat,

@@ -1,26 +1,27 @@
-"""The scorer registry (DESIGN §8, STYLE.md): one module per score, found by `pkgutil`.
+"""The scorer registry (DESIGN §8, STYLE.md): one module per score, found by the one plug-in
+registry (tasks/registry.py).
 
-A scorer is a factory marked `@scorer("name")` that takes the Settings and returns an
-object with `score(...) -> Scored`. Scorers record nothing: they return long rows
-`(generation_id, score, value, detail, judge)`, and the scores they could not give, and the
-flow writes them. LLM scores ask the `judge` client (the configured judge, not the model
-under test) with the dataset version's prompt pack. Adding a score is one file here.
+A scorer is a function of one `ScoreContext` (the generation, its sample and papers, the
+sample's QA pairs, the judge, the prompt pack, the settings), marked `@scorer("name")`; it
+takes from the context what it needs and returns `Scored`. Scorers record nothing: they
+return long rows `(generation_id, score, value, detail, judge)`, and the scores they could
+not give, and the flow writes them. LLM scores ask the `judge` client (the configured judge,
+not the model under test) with the dataset version's prompt pack. Adding a score is one
+file here.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
 
 from tasks.config import Settings
 from tasks.llm import LLMClient
 from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+from tasks.registry import Registry
 
-__all__ = ["Scored", "Scorer", "ScorerFactory", "available_scorers", "get_scorer", "scorer"]
+__all__ = ["ScoreContext", "Scored", "Scorer", "available_scorers", "get_scorer", "scorer"]
 
 
 @dataclass(frozen=True)
@@ -32,53 +33,41 @@ class Scored:
     unscored: dict[str, str] = field(default_factory=dict)
 
 
-class Scorer(Protocol):
-    def score(
-        self,
-        generation: Generation,
-        sample: Sample,
-        papers: list[PaperText],
-        qa: list[QAPair],
-        judge: LLMClient,
-        pack: PromptPack,
-    ) -> Scored: ...
+@dataclass(frozen=True)
+class ScoreContext:
+    """What a scorer may read for one generation: `papers` in the sample's order, `qa` the
+    sample's QA pairs (a scorer keeps the approved ones), `judge` the judge's client."""
+
+    generation: Generation
+    sample: Sample
+    papers: list[PaperText]
+    qa: list[QAPair]
+    judge: LLMClient
+    pack: PromptPack
+    settings: Settings
 
 
-ScorerFactory = Callable[[Settings], Scorer]
-F = TypeVar("F", bound=ScorerFactory)
+Scorer = Callable[[ScoreContext], Scored]
 
-_REGISTRY: dict[str, ScorerFactory] = {}
+_SCORERS: Registry[Scorer] = Registry(
+    "scorer", __package__, "add tasks/scoring/{name}.py with @scorer({name!r})"
+)
 
 
-def scorer(name: str) -> Callable[[F], F]:
-    """Register a factory under `name` (the module's file stem by convention)."""
+def scorer(name: str) -> Callable[[Scorer], Scorer]:
+    """Register a scorer under `name` (the module's file stem by convention)."""
 
-    def register(factory: F) -> F:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ValueError(f"scorer {name!r} is registered twice: rename one of them")
-        _REGISTRY[name] = factory
-        return factory
+    def register(function: Scorer) -> Scorer:
+        _SCORERS.add(name, function, function.__module__)
+        return function
 
     return register
 
 
-def _discover() -> None:
-    package = __name__.rsplit(".", 1)[0]
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if info.name != "base" and not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
-
-
 def available_scorers() -> list[str]:
-    _discover()
-    return sorted(_REGISTRY)
+    return _SCORERS.names()
 
 
-def get_scorer(name: str, settings: Settings) -> Scorer:
-    _discover()
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY))
-        raise KeyError(
-            f"unknown scorer {name!r}: choose one of {known} or add tasks/scoring/{name}.py"
-        )
-    return _REGISTRY[name](settings)
+def get_scorer(name: str) -> Scorer:
+    """The scorer `name`; an unknown one raises `UnknownName`."""
+    return _SCORERS.get(name)

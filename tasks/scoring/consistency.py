@@ -17,16 +17,15 @@ from functools import partial
 from statistics import mean
 from typing import Any
 
-from tasks.config import Settings
-from tasks.llm import LLMClient, LLMError, Message
+from tasks.llm import LLMError, Message
 from tasks.llm.openai_backend import ResponseFormatUnsupported
 from tasks.prompts import PromptPack
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
-from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+from tasks.records import QAPair, ScoreRow
 from tasks.scoring._judge import tier_value
-from tasks.scoring.base import Scored, scorer
+from tasks.scoring.base import ScoreContext, Scored, scorer
 
-__all__ = ["SCORE_SCHEMA", "Consistency", "consistency_score"]
+__all__ = ["SCORE_SCHEMA", "consistency", "consistency_score"]
 
 # The answer is asked for in 50-200 characters (DESIGN §8); this bounds a model that
 # ignores that, without cutting one that obeys it.
@@ -89,92 +88,79 @@ def _score_only(reply: str) -> tuple[float, str]:
 
 
 @scorer("consistency")
-class Consistency:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+def consistency(ctx: ScoreContext) -> Scored:
+    """S_c, its single and cross halves, and S_single by position (the position of the
+    question's paper in the order the generation read the papers). An unusable grade leaves
+    its question out of the means and goes into the row's `failed` list; a score whose every
+    question failed has no row and is `unscored`."""
+    generation, sample = ctx.generation, ctx.sample
+    pairs = [p for p in ctx.qa if p.status == "approved" and p.sample_id == sample.sample_id]
+    if not pairs:
+        return Scored([])
+    order = _read_order(sample.paper_ids, generation.rotation)
+    with ThreadPoolExecutor(ctx.settings.judge.concurrency) as pool:
+        judged = list(pool.map(partial(_judge, ctx, order), pairs))
+    single = [j for j in judged if j["kind"] == "single"]
+    groups = {
+        "consistency": judged,
+        "consistency_single": single,
+        "consistency_cross": [j for j in judged if j["kind"] == "cross"],
+        **{
+            f"single_pos{position}": [j for j in single if j["position"] == position]
+            for position in sorted({j["position"] for j in single})
+        },
+    }
+    base = {"judge_temperature": ctx.settings.judge.temperature, "prompts": ctx.pack.name}
+    rows: list[ScoreRow] = []
+    unscored: dict[str, str] = {}
+    for name, group in groups.items():
+        graded = [j for j in group if j["score"] is not None]
+        failed = [j for j in group if j["score"] is None]
+        if not graded and failed:
+            unscored[name] = f"all {len(failed)} grades unusable: {failed[0]['reason']}"
+        elif graded:
+            value = consistency_score(
+                [j["score"] for j in graded if j["kind"] == "single"],
+                [j["score"] for j in graded if j["kind"] == "cross"],
+            )
+            detail = {**base, "questions": graded, "failed": failed}
+            rows.append(ScoreRow(generation.generation_id, name, value, detail, ctx.judge.backbone))
+    return Scored(rows, unscored)
 
-    def score(
-        self,
-        generation: Generation,
-        sample: Sample,
-        papers: list[PaperText],
-        qa: list[QAPair],
-        judge: LLMClient,
-        pack: PromptPack,
-    ) -> Scored:
-        """S_c, its single and cross halves, and S_single by position (the position of the
-        question's paper in the order the generation read the papers). An unusable grade
-        leaves its question out of the means and goes into the row's `failed` list; a score
-        whose every question failed has no row and is `unscored`."""
-        pairs = [p for p in qa if p.status == "approved" and p.sample_id == sample.sample_id]
-        if not pairs:
-            return Scored([])
-        order = _read_order(sample.paper_ids, generation.rotation)
-        ask = partial(self._judge, generation.text, order, judge, pack)
-        with ThreadPoolExecutor(self.settings.judge.concurrency) as pool:
-            judged = list(pool.map(ask, pairs))
-        single = [j for j in judged if j["kind"] == "single"]
-        groups = {
-            "consistency": judged,
-            "consistency_single": single,
-            "consistency_cross": [j for j in judged if j["kind"] == "cross"],
-            **{
-                f"single_pos{position}": [j for j in single if j["position"] == position]
-                for position in sorted({j["position"] for j in single})
-            },
-        }
-        base = {"judge_temperature": self.settings.judge.temperature, "prompts": pack.name}
-        rows: list[ScoreRow] = []
-        unscored: dict[str, str] = {}
-        for name, group in groups.items():
-            graded = [j for j in group if j["score"] is not None]
-            failed = [j for j in group if j["score"] is None]
-            if not graded and failed:
-                unscored[name] = f"all {len(failed)} grades unusable: {failed[0]['reason']}"
-            elif graded:
-                value = consistency_score(
-                    [j["score"] for j in graded if j["kind"] == "single"],
-                    [j["score"] for j in graded if j["kind"] == "cross"],
-                )
-                detail = {**base, "questions": graded, "failed": failed}
-                rows.append(ScoreRow(generation.generation_id, name, value, detail, judge.backbone))
-        return Scored(rows, unscored)
 
-    def _judge(
-        self, text: str, order: list[str], judge: LLMClient, pack: PromptPack, pair: QAPair
-    ) -> dict[str, Any]:
-        """The judge's answer and its grade; `score` None when the grade is unusable after
-        the retry, with why and the raw reply."""
-        temperature = self.settings.judge.temperature
-        answer = judge.chat(
-            _answer_messages(pack, text, pair.question),
-            purpose="consistency_answer",
-            temperature=temperature,
-            max_tokens=_ANSWER_TOKENS,
-        )
-        messages = _evaluate_messages(pack, pair.question, pair.answer, answer)
-        ask = partial(ask_json, judge, messages, purpose="consistency_evaluate")
-        grade_format = "structured" if pack.benchmark else "free_json"
-        if pack.benchmark:
-            try:
-                graded, reply, error = ask(
-                    _score_only, temperature=temperature, response_format=SCORE_SCHEMA
-                )
-            except LLMError as exc:
-                if not isinstance(exc.__cause__, ResponseFormatUnsupported):
-                    raise
-                grade_format = "free_json (structured output rejected)"
-        if grade_format != "structured":
-            graded, reply, error = ask(_grade, temperature=temperature)
-        position = order.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
-        judgment = {
-            "qa_id": pair.qa_id,
-            "kind": pair.kind,
-            "position": position,
-            "question": pair.question,
-            "answer": answer,
-            "grade_format": grade_format,
-        }
-        if graded is None:
-            return {**judgment, "score": None, "reason": f"unusable grade: {error}", "raw": reply}
-        return {**judgment, "score": graded[0], "reason": graded[1]}
+def _judge(ctx: ScoreContext, order: list[str], pair: QAPair) -> dict[str, Any]:
+    """The judge's answer and its grade; `score` None when the grade is unusable after the
+    retry, with why and the raw reply."""
+    judge, pack, temperature = ctx.judge, ctx.pack, ctx.settings.judge.temperature
+    answer = judge.chat(
+        _answer_messages(pack, ctx.generation.text, pair.question),
+        purpose="consistency_answer",
+        temperature=temperature,
+        max_tokens=_ANSWER_TOKENS,
+    )
+    messages = _evaluate_messages(pack, pair.question, pair.answer, answer)
+    ask = partial(ask_json, judge, messages, purpose="consistency_evaluate")
+    grade_format = "structured" if pack.benchmark else "free_json"
+    if pack.benchmark:
+        try:
+            graded, reply, error = ask(
+                _score_only, temperature=temperature, response_format=SCORE_SCHEMA
+            )
+        except LLMError as exc:
+            if not isinstance(exc.__cause__, ResponseFormatUnsupported):
+                raise
+            grade_format = "free_json (structured output rejected)"
+    if grade_format != "structured":
+        graded, reply, error = ask(_grade, temperature=temperature)
+    position = order.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
+    judgment = {
+        "qa_id": pair.qa_id,
+        "kind": pair.kind,
+        "position": position,
+        "question": pair.question,
+        "answer": answer,
+        "grade_format": grade_format,
+    }
+    if graded is None:
+        return {**judgment, "score": None, "reason": f"unusable grade: {error}", "raw": reply}
+    return {**judgment, "score": graded[0], "reason": graded[1]}

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from tasks.config import Settings
-from tasks.llm import LLMClient
-from tasks.prompts import PromptPack
-from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
-from tasks.scoring.base import Scored, scorer
+from tasks.records import ScoreRow
+from tasks.scoring.base import ScoreContext, Scored, scorer
 from tasks.text import count_words
 
-__all__ = ["Length", "length_score"]
+__all__ = ["length", "length_score"]
 
 
 def length_score(required: int, generated: int) -> float:
@@ -23,20 +20,9 @@ def length_score(required: int, generated: int) -> float:
 
 
 @scorer("length")
-class Length:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def score(
-        self,
-        generation: Generation,
-        sample: Sample,
-        papers: list[PaperText],
-        qa: list[QAPair],
-        judge: LLMClient,
-        pack: PromptPack,
-    ) -> Scored:
-        generated = count_words(generation.text)
-        value = length_score(generation.target_words, generated)
-        detail = {"required_words": generation.target_words, "generated_words": generated}
-        return Scored([ScoreRow(generation.generation_id, "length", value, detail)])
+def length(ctx: ScoreContext) -> Scored:
+    generation = ctx.generation
+    generated = count_words(generation.text)
+    value = length_score(generation.target_words, generated)
+    detail = {"required_words": generation.target_words, "generated_words": generated}
+    return Scored([ScoreRow(generation.generation_id, "length", value, detail)])

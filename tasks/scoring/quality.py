@@ -20,15 +20,14 @@ from functools import partial
 from statistics import mean
 from typing import Any
 
-from tasks.config import Settings
-from tasks.llm import LLMClient, Message
+from tasks.llm import Message
 from tasks.prompts import ChecklistItem, PromptPack
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
-from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+from tasks.records import ScoreRow
 from tasks.scoring._judge import tier_value
-from tasks.scoring.base import Scored, scorer
+from tasks.scoring.base import ScoreContext, Scored, scorer
 
-__all__ = ["Quality", "checklist_messages", "quality_score"]
+__all__ = ["checklist_messages", "quality", "quality_score"]
 
 
 # lilo's own checklist system message; a benchmark's pack carries its own (`checklist_system`).
@@ -88,67 +87,54 @@ def _graded(items: list[ChecklistItem], reply: str) -> list[dict[str, Any]]:
 
 
 @scorer("quality")
-class Quality:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def score(
-        self,
-        generation: Generation,
-        sample: Sample,
-        papers: list[PaperText],
-        qa: list[QAPair],
-        judge: LLMClient,
-        pack: PromptPack,
-    ) -> Scored:
-        """S_q and one row per aspect. An aspect whose judge reply is unusable after the
-        retry has no row (it is `unscored`), is left out of S_q and listed in its `failed`."""
-        ask = partial(self._judge, generation, judge, pack)
-        aspects = list(pack.checklist)
-        with ThreadPoolExecutor(self.settings.judge.concurrency) as pool:
-            judged = dict(zip(aspects, pool.map(ask, aspects), strict=True))
-        graded = {aspect: items for aspect, items in judged.items() if isinstance(items, list)}
-        failed = [failure for failure in judged.values() if isinstance(failure, dict)]
-        unscored = {_column(f["aspect"]): f["reason"] for f in failed}
-        if not graded:
-            unscored["quality"] = f"all {len(failed)} aspects unusable: {failed[0]['reason']}"
-            return Scored([], unscored)
-        base = {
-            "judge_temperature": self.settings.judge.checklist_temperature,
-            "checklist": pack.name,
-        }
-        scores = {aspect: [i["score"] for i in items] for aspect, items in graded.items()}
-        by_aspect = {a: 100.0 * mean(s) for a, s in scores.items()}
-        rows = [
-            ScoreRow(
-                generation.generation_id,
-                "quality",
-                quality_score(scores),
-                {**base, "aspects": by_aspect, "failed": failed},
-                judge.backbone,
-            )
-        ]
-        for aspect, items in graded.items():
-            value = quality_score({aspect: scores[aspect]})
-            detail = {**base, "items": items}
-            rows.append(
-                ScoreRow(generation.generation_id, _column(aspect), value, detail, judge.backbone)
-            )
-        return Scored(rows, unscored)
-
-    def _judge(
-        self, generation: Generation, judge: LLMClient, pack: PromptPack, aspect: str
-    ) -> list[dict[str, Any]] | dict[str, str]:
-        """The aspect's graded items, or {aspect, reason, raw} when the reply is unusable
-        after the retry."""
-        items = pack.checklist[aspect]
-        graded, reply, error = ask_json(
-            judge,
-            checklist_messages(pack, "checklist", items, response=generation.text),
-            partial(_graded, items),
-            purpose="quality_checklist",
-            temperature=self.settings.judge.checklist_temperature,
+def quality(ctx: ScoreContext) -> Scored:
+    """S_q and one row per aspect. An aspect whose judge reply is unusable after the retry
+    has no row (it is `unscored`), is left out of S_q and listed in its `failed`."""
+    generation, judge, pack = ctx.generation, ctx.judge, ctx.pack
+    aspects = list(pack.checklist)
+    with ThreadPoolExecutor(ctx.settings.judge.concurrency) as pool:
+        judged = dict(zip(aspects, pool.map(partial(_judge, ctx), aspects), strict=True))
+    graded = {aspect: items for aspect, items in judged.items() if isinstance(items, list)}
+    failed = [failure for failure in judged.values() if isinstance(failure, dict)]
+    unscored = {_column(f["aspect"]): f["reason"] for f in failed}
+    if not graded:
+        unscored["quality"] = f"all {len(failed)} aspects unusable: {failed[0]['reason']}"
+        return Scored([], unscored)
+    base = {
+        "judge_temperature": ctx.settings.judge.checklist_temperature,
+        "checklist": pack.name,
+    }
+    scores = {aspect: [i["score"] for i in items] for aspect, items in graded.items()}
+    by_aspect = {a: 100.0 * mean(s) for a, s in scores.items()}
+    rows = [
+        ScoreRow(
+            generation.generation_id,
+            "quality",
+            quality_score(scores),
+            {**base, "aspects": by_aspect, "failed": failed},
+            judge.backbone,
         )
-        if graded is not None:
-            return graded
-        return {"aspect": aspect, "reason": f"unusable judge reply: {error}", "raw": reply}
+    ]
+    for aspect, items in graded.items():
+        value = quality_score({aspect: scores[aspect]})
+        detail = {**base, "items": items}
+        rows.append(
+            ScoreRow(generation.generation_id, _column(aspect), value, detail, judge.backbone)
+        )
+    return Scored(rows, unscored)
+
+
+def _judge(ctx: ScoreContext, aspect: str) -> list[dict[str, Any]] | dict[str, str]:
+    """The aspect's graded items, or {aspect, reason, raw} when the reply is unusable after
+    the retry."""
+    items = ctx.pack.checklist[aspect]
+    graded, reply, error = ask_json(
+        ctx.judge,
+        checklist_messages(ctx.pack, "checklist", items, response=ctx.generation.text),
+        partial(_graded, items),
+        purpose="quality_checklist",
+        temperature=ctx.settings.judge.checklist_temperature,
+    )
+    if graded is not None:
+        return graded
+    return {"aspect": aspect, "reason": f"unusable judge reply: {error}", "raw": reply}

@@ -4,13 +4,11 @@ package whose `matches(prompt)` accepts the prompt answers it (see the package's
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
-from pathlib import Path
 from types import ModuleType
 
 from tasks.config import Settings
 from tasks.llm.types import Completion, Message
+from tasks.registry import import_modules
 from tasks.tokens import count_word_tokens
 
 __all__ = ["reply"]
@@ -18,10 +16,7 @@ __all__ = ["reply"]
 
 @functools.cache
 def _handlers() -> list[ModuleType]:
-    modules = []
-    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            modules.append(importlib.import_module(f"{__package__}.{info.name}"))
+    modules = import_modules(__package__)
     handlers = [m for m in modules if hasattr(m, "matches") and hasattr(m, "respond")]
     return sorted(handlers, key=lambda m: getattr(m, "PRIORITY", 0))
 

@@ -1,0 +1,65 @@
+"""lilo's one plug-in shape (docs/design.md §7, §8): a `Registry` maps names to what a
+decorator in each plug-in module registers, and finds the plug-ins by importing every public
+module of its package, once: adding a method or a score is adding a file. An unknown name
+raises `UnknownName` (tasks/errors.py), whose message lists the known names."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from types import ModuleType
+from typing import Generic, TypeVar
+
+from tasks.errors import LiloError, UnknownName
+
+__all__ = ["Registry", "import_modules"]
+
+T = TypeVar("T")
+
+
+def import_modules(package: str) -> list[ModuleType]:
+    """Every public module of `package` (not `_private`, not `base`), imported, by name."""
+    found = pkgutil.iter_modules(importlib.import_module(package).__path__)
+    names = sorted(i.name for i in found if i.name != "base" and not i.name.startswith("_"))
+    return [importlib.import_module(f"{package}.{name}") for name in names]
+
+
+class Registry(Generic[T]):
+    """Entries by name for the plug-ins of `package`, each a `kind` (e.g. "method") that a
+    module registers with `add`; `hint` says how to write a new one (`{name}` is filled)."""
+
+    def __init__(self, kind: str, package: str, hint: str) -> None:
+        self.kind, self.package, self.hint = kind, package, hint
+        self._entries: dict[str, tuple[T, str]] = {}
+        self._lock = threading.RLock()
+        self._discovered = False
+
+    def add(self, name: str, entry: T, origin: str) -> None:
+        """Register `entry` under `name` from module `origin`; the same name from a second
+        module is refused (a module imported again replaces its own entry)."""
+        if name in self._entries and self._entries[name][1] != origin:
+            raise LiloError(
+                f"{self.kind} {name!r} is registered by {self._entries[name][1]} and {origin}: "
+                "rename one of them"
+            )
+        self._entries[name] = (entry, origin)
+
+    def get(self, name: str) -> T:
+        self._discover()
+        if name not in self._entries:
+            raise UnknownName(
+                f"unknown {self.kind} {name!r}: known are {', '.join(self.names())}; "
+                + self.hint.format(name=name)
+            )
+        return self._entries[name][0]
+
+    def names(self) -> list[str]:
+        self._discover()
+        return sorted(self._entries)
+
+    def _discover(self) -> None:
+        with self._lock:
+            if not self._discovered:
+                import_modules(self.package)
+                self._discovered = True

@@ -217,7 +217,9 @@ def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
 
     monkeypatch.setattr(pipeline, "_run", stop)
     if command == "demo":  # no corpus written, no mirror started
-        monkeypatch.setattr("tasks.synthetic.write_corpus", lambda _: SimpleNamespace(items=[]))
+        monkeypatch.setattr(
+            "tasks.synthetic.write_corpus", lambda *_, **__: SimpleNamespace(items=[])
+        )
         monkeypatch.setattr("tasks.synthetic.Mirror", _NoMirror)
     argv = [*([command] if command == "demo" else SURVEY), "--data-dir", str(tmp_path / "d")]
     config = tmp_path / "config.toml"

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, int]] = [
     ("tasks.backoff", 0),
     ("tasks.errors", 0),
     ("tasks.registry", 0),
+    ("tasks.redact", 1),  # reads the configured keys (tasks.config)
     ("expectations", 0),
     ("tasks", 3),  # the stages' computations: methods, scoring, qa, samples, clean, ...
 ]

@@ -21,7 +21,7 @@ from tasks.config import ChatEndpointSettings, Settings
 from tasks.lifetime import raise_if_stopping
 from tasks.llm.ledger import CallLog
 from tasks.llm.limits import Limits, limits_for
-from tasks.llm.types import Backend, Completion, LLMError, Message
+from tasks.llm.types import Backend, Completion, LLMError, Message, ResponseFormatUnsupported
 from tasks.records import LLMCall
 from tasks.redact import configured_secrets, redact
 from tasks.tokens import count_word_tokens
@@ -171,7 +171,13 @@ class LLMClient:
                 # The endpoint's words are untrusted (some echo the key): redacted, and the
                 # original left out of the chain that tracebacks and logs print.
                 why = redact(str(exc), configured_secrets(self.settings))
-                raise LLMError(f"{self.backbone} failed for {purpose}: {why}") from None
+                # The kind survives the redaction: a rejected response_format has a fallback.
+                kind = (
+                    ResponseFormatUnsupported
+                    if isinstance(exc, ResponseFormatUnsupported)
+                    else LLMError
+                )
+                raise kind(f"{self.backbone} failed for {purpose}: {why}") from None
             finally:
                 latency = time.perf_counter() - started
         rate.settle(charge, completion.tokens_in + completion.tokens_out)

@@ -9,9 +9,9 @@ from typing import Any
 
 from tasks.backoff import BAD_REPLY
 from tasks.config import Settings
-from tasks.llm.types import Completion, Message
+from tasks.llm.types import Completion, Message, ResponseFormatUnsupported
 
-__all__ = ["OpenAIBackend", "ResponseFormatUnsupported"]
+__all__ = ["OpenAIBackend"]
 
 
 @functools.cache
@@ -28,11 +28,6 @@ def _client(base_url: str, api_key: str, retries: int, timeout_s: float) -> Any:
 class BadReply(RuntimeError):
     """A 200 whose body is no usable completion: cut-off or non-JSON body, no choices, or
     empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
-
-
-class ResponseFormatUnsupported(ValueError):
-    """The endpoint rejected `response_format` (a 400 naming it or its JSON schema): the
-    caller falls back to asking for free JSON in the prompt (tasks/scoring/consistency.py)."""
 
 
 # Endpoints (base URL, model) that rejected `response_format` in this process: not asked again.

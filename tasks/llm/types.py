@@ -8,13 +8,18 @@ from typing import Any, Protocol
 
 from tasks.errors import LiloError
 
-__all__ = ["Backend", "Completion", "LLMError", "Message"]
+__all__ = ["Backend", "Completion", "LLMError", "Message", "ResponseFormatUnsupported"]
 
 Message = dict[str, str]
 
 
 class LLMError(LiloError, RuntimeError):
     """A call that failed after the backend's retries."""
+
+
+class ResponseFormatUnsupported(LLMError):
+    """The endpoint rejected `response_format` (a 400 naming it or its JSON schema): the
+    caller falls back to asking for free JSON in the prompt (tasks/scoring/consistency.py)."""
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,7 @@ from functools import partial
 from statistics import mean
 from typing import Any
 
-from tasks.llm import LLMError, Message
-from tasks.llm.openai_backend import ResponseFormatUnsupported
+from tasks.llm import Message, ResponseFormatUnsupported
 from tasks.prompts import PromptPack
 from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from tasks.records import QAPair, ScoreRow
@@ -146,9 +145,7 @@ def _judge(ctx: ScoreContext, order: list[str], pair: QAPair) -> dict[str, Any]:
             graded, reply, error = ask(
                 _score_only, temperature=temperature, response_format=SCORE_SCHEMA
             )
-        except LLMError as exc:
-            if not isinstance(exc.__cause__, ResponseFormatUnsupported):
-                raise
+        except ResponseFormatUnsupported:
             grade_format = "free_json (structured output rejected)"
     if grade_format != "structured":
         graded, reply, error = ask(_grade, temperature=temperature)

@@ -424,3 +424,16 @@ def test_workers_end_with_a_parent_killed_by_sigkill() -> None:
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert alive == []
+
+
+@pytest.mark.parametrize("unit", ["\\cite{", "\\section{", "\\begin{thebibliography}"])
+def test_a_hostile_survey_is_read_in_bounded_time_and_memory(unit: str, tmp_path: Path) -> None:
+    """Units that once made every later one rescan the rest of the text (100 KB of
+    `\\cite{` took 40 s, 400 KB 458 s)."""
+    body = unit * (200_000 // len(unit))
+    main = PREAMBLE + "See \\cite{good}.\n" + body + "\n\\bibliography{refs}" + END
+    bib = "@article{good, title={Fine}, eprint={2101.00001}}\n"
+    folder = _write(tmp_path / "survey", {"main.tex": main, "refs.bib": bib})
+    run = measured([*LILO, "refs", str(folder), "--offline", "--data-dir", str(tmp_path / "d")])
+    assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
+    assert run["rc"] == 0 and "2101.00001" in run["stdout"], run["stderr"]

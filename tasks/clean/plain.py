@@ -17,7 +17,7 @@ from pylatexenc.latexwalker import LatexWalker, LatexWalkerError
 from pylatexenc.latexwalker import get_default_latex_context_db as walker_context
 from pylatexenc.macrospec import MacroSpec
 
-__all__ = ["latex_to_text"]
+__all__ = ["latex_to_text", "strip_markup"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ _LITERALS = {
 }
 _SPACE = re.compile(r"\s+")
 _MARKUP = re.compile(r"[\\{}$~%&^_]")
+_CONTROL_OR_MARKUP = re.compile(r"\\[A-Za-z@]+\*?|[{}$~\\]")
 
 
 def _contexts() -> tuple[object, object]:
@@ -114,5 +115,11 @@ def latex_to_text(latex: str) -> str:
         # The parser recurses per brace: 50,000 nested ones (a hostile .bib) exhaust it.
         level = logging.WARNING if isinstance(exc, RecursionError) else logging.DEBUG
         log.log(level, "plain text fallback for %r: %s", latex[:80], type(exc).__name__)
-        text = re.sub(r"\\[A-Za-z@]+\*?|[{}$~\\]", " ", latex)
+        text = strip_markup(latex)
     return _SPACE.sub(" ", text).strip()
+
+
+def strip_markup(latex: str) -> str:
+    """`latex` with control words and markup characters made spaces: what is left of text
+    no parser can read."""
+    return _CONTROL_OR_MARKUP.sub(" ", latex)

@@ -67,7 +67,10 @@ class BblEntry:
 def parse_bbl(text: str) -> list[BblEntry]:
     """Every entry of a compiled bibliography, in order; biblatex's shape if it has one."""
     if "\\entry" in text and "\\endentry" in text:
-        return [_biblatex(m.group(1).strip(), m.group(3)) for m in _ENTRY.finditer(text)]
+        # Up to the last `\endentry`: past it, each `\entry` would scan to the end in vain.
+        end = text.rfind("\\endentry") + len("\\endentry")
+        entries = _ENTRY.finditer(text, 0, end)
+        return [_biblatex(m.group(1).strip(), m.group(3)) for m in entries]
     text = _END.split(text, maxsplit=1)[0]
     items = list(_BIBITEM.finditer(text))
     entries = []
@@ -79,7 +82,8 @@ def parse_bbl(text: str) -> list[BblEntry]:
 
 def _biblatex(key: str, body: str) -> BblEntry:
     fields = {m.group(1).lower(): _braced(body, m.end() - 1) for m in _FIELD.finditer(body)}
-    verbs = {name.lower(): value.strip() for name, value in _VERB.findall(body)}
+    end = body.rfind("\\endverb") + len("\\endverb")  # as for `\endentry`
+    verbs = {name.lower(): value.strip() for name, value in _VERB.findall(body, 0, end)}
     venue = next((fields[f] for f in _VENUE_FIELDS if fields.get(f)), "")
     return BblEntry(
         key=key,
@@ -146,7 +150,7 @@ def _blocks(body: str) -> tuple[str, str, str]:
 
 def _quoted(body: str) -> tuple[str, str, str]:
     """ieeetr/IEEEtran shape: authors, ``Title,'' in \\emph{Venue}, ...; AAS: no title."""
-    quoted = _QUOTED.search(body)
+    quoted = _QUOTED.search(body, 0, body.rfind("''") + 2)  # as for `\endentry`
     if quoted is None:
         year = _YEAR.search(body)
         return "", body[: year.start()] if year else "", ""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.clean import inlined_source
+from tasks.clean._tex import environment_spans
 
 __all__ = ["BibSources", "find_bib_sources"]
 
@@ -25,7 +26,6 @@ _COMMAND = re.compile(
     r"\\(bibliography|nobibliography|addbibresource|addglobalbib|addsectionbib)(?![a-zA-Z@])"
     r"\s*(\[[^\]]*\])?\s*\{([^{}]*)\}"
 )
-_EMBEDDED = re.compile(r"\\begin\s*\{thebibliography\}.*?\\end\s*\{thebibliography\}", re.S)
 _REMOTE = re.compile(r"location\s*=\s*remote|^[a-z]+://", re.I)
 
 
@@ -59,13 +59,13 @@ def find_bib_sources(folder: Path, main_file: str) -> BibSources:
                 missing.append(name if name.endswith(".bib") else f"{name}.bib")
             elif path not in found:
                 found.append(path)
-    embedded = _EMBEDDED.search(source) if "thebibliography" in source else None
+    embedded = environment_spans(source, ("thebibliography",))
     return BibSources(
         named=tuple(named),
         bib_files=tuple(found),
         missing=tuple(dict.fromkeys(missing)),
         bbl=_bbl(folder, main),
-        embedded=embedded.group(0) if embedded else "",
+        embedded=source[embedded[0][0] : embedded[0][3]] if embedded else "",
     )
 
 

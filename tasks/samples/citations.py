@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from pylatexenc.latex2text import LatexNodes2Text
 
+from tasks.clean._tex import argument_span
+from tasks.clean.plain import strip_markup
 from tasks.records import content_id
 
 __all__ = ["Citation", "CitationGroup", "GROUP_KINDS", "citation_groups", "find_citations"]
@@ -25,14 +27,16 @@ __all__ = ["Citation", "CitationGroup", "GROUP_KINDS", "citation_groups", "find_
 GROUP_KINDS = ("command", "paragraph", "subsection")
 
 # natbib, biblatex and their capitalised/starred forms; \nocite cites nothing in the text.
+# `[^][]` and `[^{}]`, not `[^]]` and `[^}]`: an unclosed `\cite{` must not make every later
+# one scan to the end of the text (quadratic).
 _CITE = re.compile(
     r"\\(cite(?:p|t|alp|alt|author|year|yearpar|num)?|Cite(?:p|t|alp|alt|author)?"
     r"|[Pp]arencite|[Tt]extcite|[Aa]utocite|[Ff]ootcite|[Ss]martcite|supercite)"
-    r"(?![A-Za-z])\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}"
+    r"(?![A-Za-z])\*?\s*(?:\[[^\][]*\]\s*){0,2}\{([^{}]*)\}"
 )
 _HEADING = re.compile(
     r"\\(chapter|section|subsection|subsubsection|paragraph)(?![A-Za-z])\*?\s*"
-    r"(?:\[[^\]]*\]\s*)?(?=\{)"
+    r"(?:\[[^\][]*\]\s*)?(?=\{)"
 )
 # Sidebars (Annual Reviews' `textbox`, framed boxes) carry their own \section titles: inside
 # one, headings name the box; after it, the enclosing section and subsection go on.
@@ -202,21 +206,17 @@ def citation_groups(
 
 
 def _braced(text: str, start: int) -> str:
-    """The contents of the brace group opening at `start`, nested braces included."""
-    depth, i = 0, start
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if depth == 0:
-            return text[start + 1 : i]
-        i += 1
-    return text[start + 1 :]
+    """The contents of the brace group opening at `start`, nested braces included; "" when
+    it never closes (taking the rest of the text, every unclosed heading cost it all)."""
+    span = argument_span(text, start)
+    return "" if span is None else text[span[0] : span[1]]
 
 
 def _title(latex: str) -> str:
     """Plain text of a heading: citations and labels dropped, markup rendered."""
     latex = _CITE.sub("", re.sub(r"\\label\s*\{[^}]*\}", "", latex))
-    return " ".join(_TO_TEXT.latex_to_text(latex).split())
+    try:
+        text = _TO_TEXT.latex_to_text(latex)
+    except RecursionError:  # nested deeper than the parser goes
+        text = strip_markup(latex)
+    return " ".join(text.split())

@@ -20,10 +20,10 @@ from tasks.report import (
     ReportData,
     cache_figures,
     create_run_artifacts,
-    read_report_data,
     render_html,
 )
 from warehouse import Warehouse
+from warehouse.queries.results import read_report_data
 
 __all__ = ["publish_report", "report_path", "write_report"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import shlex
 import sys
@@ -38,12 +37,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-# The path goes in as a string literal (JSON's is Python's), the whole program as one shell
-# word: a data dir may hold quotes.
-_QUERY_HINT = (
-    'import duckdb; print(duckdb.connect({path}, read_only=True).sql("SELECT * FROM leaderboard"))'
-)
 
 
 class CLIError(LiloError):
@@ -374,7 +367,9 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
         console.print(
             f"Published copy for analysts (read-only, safe during runs): {published.resolve()}"
         )
-        program = _QUERY_HINT.format(path=json.dumps(str(published.resolve())))
+        from warehouse.queries.results import query_program
+
+        program = query_program(published.resolve())
         hint = f"{shlex.quote(sys.executable)} -c {shlex.quote(program)}"
         console.print("Query it:", soft_wrap=True)
         console.print("  " + hint, soft_wrap=True, markup=False)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from flows.cli._common import CLIError, add_common_args, require_warehouse, settings_from_args
-from tasks.leaderboard import Board, read_board
+from tasks.leaderboard import Board
+from warehouse.queries.results import read_board
 
 __all__ = ["print_board", "register"]
 

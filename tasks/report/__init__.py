@@ -2,7 +2,7 @@
 artifacts, both from the same `ReportData`."""
 
 from tasks.report._artifacts import create_run_artifacts, create_stats_artifacts
-from tasks.report._data import ReportData, read_report_data
+from tasks.report._data import ReportData
 from tasks.report._html import render_html
 from tasks.report._plots import cache_figures, position_curve_png
 
@@ -12,6 +12,5 @@ __all__ = [
     "create_run_artifacts",
     "create_stats_artifacts",
     "position_curve_png",
-    "read_report_data",
     "render_html",
 ]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tasks.records import QAPair, Sample
 from tasks.samples.stats import DatasetStats, SurveyStats
 from warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = [
+    "approved_single_pairs",
     "dataset_assets",
     "dataset_exists",
     "dataset_samples",
@@ -18,6 +20,7 @@ __all__ = [
     "next_dataset_number",
     "qa_answers",
     "sample_ids",
+    "sample_papers",
 ]
 
 
@@ -75,15 +78,38 @@ def load_qa(source: Source, version: str) -> dict[str, list[QAPair]]:
         "WHERE s.dataset_version = ? ORDER BY q.round, q.qa_id",
         [version],
     ):
-        pair = QAPair(
-            **{
-                **r,
-                "paper_ids": tuple(r["paper_ids"]),
-                "evidence": tuple(json.loads(r["evidence"] or "[]")),
-            }
-        )
+        pair = _qa_pair(r)
         by_sample.setdefault(pair.sample_id, []).append(pair)
     return by_sample
+
+
+def approved_single_pairs(source: Source) -> list[QAPair]:
+    """Every approved single-paper QA pair, of any dataset version, by id."""
+    return [
+        _qa_pair(r)
+        for r in rows(
+            source,
+            "SELECT * EXCLUDE (run_id) FROM fct_qa_pairs WHERE status = 'approved' "
+            "AND kind = 'single' ORDER BY qa_id",
+        )
+    ]
+
+
+def _qa_pair(row: dict[str, Any]) -> QAPair:
+    return QAPair(
+        **{
+            **row,
+            "paper_ids": tuple(row["paper_ids"]),
+            "evidence": tuple(json.loads(row["evidence"] or "[]")),
+        }
+    )
+
+
+def sample_papers(source: Source) -> dict[str, list[str]]:
+    """Sample id -> its paper ids, over every dataset version."""
+    return {
+        r[0]: list(r[1]) for r in tuples(source, "SELECT sample_id, paper_ids FROM dim_samples")
+    }
 
 
 def qa_answers(source: Source, version: str) -> dict[str, str]:

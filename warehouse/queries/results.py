@@ -24,7 +24,16 @@ __all__ = [
 ]
 
 # The analyst views a run's artifacts show whole.
-ANALYST_VIEWS = ("leaderboard", "position_curve", "position_permutation", "winrate", "failures")
+ANALYST_VIEWS = (
+    "leaderboard",
+    "position_curve",
+    "position_permutation",
+    "winrate",
+    "failures",
+    "probe_curve",
+    "probe_summary",
+    "probe_vs_summary",
+)
 
 
 def view(source: Source, name: str) -> pd.DataFrame:

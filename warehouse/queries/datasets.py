@@ -14,6 +14,7 @@ __all__ = [
     "dataset_assets",
     "dataset_exists",
     "dataset_samples",
+    "dataset_versions",
     "load_dataset_stats",
     "load_qa",
     "load_samples",
@@ -38,6 +39,14 @@ def dataset_samples(source: Source, version: str) -> int | None:
     return scalar(
         source, "SELECT n_samples FROM dim_dataset_versions WHERE dataset_version = ?", [version]
     )
+
+
+def dataset_versions(source: Source) -> list[str]:
+    """The dataset versions written, in the order they were."""
+    return [
+        r[0]
+        for r in tuples(source, "SELECT dataset_version FROM dim_dataset_versions ORDER BY number")
+    ]
 
 
 def next_dataset_number(source: Source) -> int:

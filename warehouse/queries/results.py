@@ -15,10 +15,12 @@ from warehouse.queries._read import Source, frame, scalar, tuples
 
 __all__ = [
     "ANALYST_VIEWS",
+    "default_version",
     "has_cell_stats",
     "query_program",
     "headline_scores",
     "read_board",
+    "ral_recall_of",
     "read_report_data",
     "view",
 ]
@@ -84,6 +86,20 @@ def read_board(source: Source, dataset: str | None = None, version: int | None =
             "any run publishes them again with today's views"
         ) from exc
     return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows)
+
+
+def default_version(source: Source) -> int | None:
+    """The result version the analyst views show (the macro `default_result_version`)."""
+    return scalar(source, "SELECT default_result_version(NULL)")
+
+
+def ral_recall_of(source: Source, variant: str) -> pd.DataFrame:
+    """The `ral_recall` rows of one RAL-Writer variant, longest length first."""
+    return frame(
+        source,
+        "SELECT * FROM ral_recall WHERE variant = ? ORDER BY target_words DESC, sample_id, step",
+        [variant],
+    )
 
 
 def has_cell_stats(source: Source, version: int) -> bool:

@@ -1,15 +1,18 @@
-"""Warehouse rows back into the records tasks take."""
+"""Warehouse rows back into the records tasks take (the queries are warehouse/queries/):
+the samples a run works on, and the dataset's prompt pack."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from tasks.config import Settings
 from tasks.prompts import PromptPack, lilo_pack
 from tasks.qa import is_ready, waiting_for_review
-from tasks.records import Generation, PaperText, QAPair, Sample
+from tasks.records import QAPair, Sample
 from warehouse import Warehouse
+from warehouse.queries.datasets import dataset_assets, load_qa, load_samples
+from warehouse.queries.generations import load_generations
+from warehouse.queries.papers import load_papers
 
 __all__ = [
     "load_generations",
@@ -20,37 +23,6 @@ __all__ = [
     "ready_samples",
     "waiting_samples",
 ]
-
-
-def load_papers(wh: Warehouse) -> dict[str, PaperText]:
-    return {
-        r["paper_id"]: PaperText(
-            **{
-                **r,
-                "removed": json.loads(r["removed"] or "{}"),
-                "warnings": tuple(r["warnings"] or ()),
-            }
-        )
-        for r in wh.rows("SELECT * EXCLUDE (run_id) FROM dim_papers")
-    }
-
-
-def load_samples(wh: Warehouse, dataset_version: str, complete: bool = False) -> list[Sample]:
-    """The version's samples; `complete=True`: only those whose papers are all clean now (a
-    paper a newer cleaner rejects leaves dim_papers, and the samples stage says which)."""
-    where = "dataset_version = ?"
-    if complete:
-        where += (
-            " AND NOT EXISTS (SELECT 1 FROM unnest(paper_ids) AS u(paper_id) "
-            "WHERE u.paper_id NOT IN (SELECT paper_id FROM dim_papers))"
-        )
-    return [
-        Sample(**{**r, "paper_ids": tuple(r["paper_ids"])})
-        for r in wh.rows(
-            f"SELECT * EXCLUDE (run_id) FROM dim_samples WHERE {where} ORDER BY sample_id",
-            [dataset_version],
-        )
-    ]
 
 
 def _natural(sample_id: str) -> list[object]:
@@ -94,47 +66,5 @@ def waiting_samples(
 
 def load_pack(wh: Warehouse, dataset_version: str) -> PromptPack:
     """The prompt pack the dataset version carries; lilo's own when it carries none."""
-    assets = {
-        r["name"]: r["content"]
-        for r in wh.rows(
-            "SELECT name, content FROM dim_dataset_assets WHERE dataset_version = ?",
-            [dataset_version],
-        )
-    }
+    assets = dataset_assets(wh, dataset_version)
     return PromptPack.from_assets(dataset_version, assets) if assets else lilo_pack()
-
-
-def load_qa(wh: Warehouse, dataset_version: str) -> dict[str, list[QAPair]]:
-    by_sample: dict[str, list[QAPair]] = {}
-    for r in wh.rows(
-        "SELECT q.* EXCLUDE (run_id) FROM fct_qa_pairs q JOIN dim_samples s USING (sample_id) "
-        "WHERE s.dataset_version = ? ORDER BY q.round, q.qa_id",
-        [dataset_version],
-    ):
-        pair = QAPair(
-            **{
-                **r,
-                "paper_ids": tuple(r["paper_ids"]),
-                "evidence": tuple(json.loads(r["evidence"] or "[]")),
-            }
-        )
-        by_sample.setdefault(pair.sample_id, []).append(pair)
-    return by_sample
-
-
-def load_generations(wh: Warehouse, where: str, params: list[object]) -> list[Generation]:
-    return [
-        Generation(
-            **{
-                **r,
-                "method_args": json.loads(r["method_args"] or "{}"),
-                "plan": tuple(json.loads(r["plan"] or "[]")),
-                "restated": tuple(json.loads(r["restated"] or "[]")),
-            }
-        )
-        for r in wh.rows(
-            "SELECT * EXCLUDE (run_id, config_hash, code_version) FROM fct_generations "
-            f"WHERE {where} ORDER BY generation_id",
-            params,
-        )
-    ]

@@ -20,11 +20,11 @@ from tasks.report import (
     ReportData,
     cache_figures,
     create_run_artifacts,
-    read_details,
-    read_report_data,
     render_pages,
 )
 from warehouse import Warehouse
+from warehouse.queries.details import read_details
+from warehouse.queries.results import read_report_data
 
 __all__ = ["publish_report", "report_path", "write_report"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tasks.config import Settings
 from tasks.paper.significance import HEADLINE, cell_statistics, paired_statistics
 from warehouse.db import Warehouse
+from warehouse.queries.results import has_cell_stats, headline_scores
 
 __all__ = ["record_statistics"]
 
@@ -14,14 +15,9 @@ def record_statistics(wh: Warehouse, version: int, settings: Settings) -> int:
     """The cells' intervals and the paired comparisons of `version`, unless it has them;
     returns the rows written. A judge repeat (`fct_judge_repeats`) is not a sample: cells
     use the scores of the version itself."""
-    if wh.scalar("SELECT count(*) FROM res_cell_stats WHERE version = ?", [version]):
+    if has_cell_stats(wh, version):
         return 0
-    scores = wh.df(
-        "SELECT sample_id, method, variant, target_words, backbone, score, value "
-        "FROM res_scores WHERE version = ? AND coalesce(rotation, 0) = 0 "
-        "AND list_contains(?, score) AND value IS NOT NULL",
-        [version, list(HEADLINE)],
-    )
+    scores = headline_scores(wh, version, list(HEADLINE))
     if scores.empty:
         return 0
     stats = settings.stats

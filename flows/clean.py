@@ -17,6 +17,7 @@ from tasks.files import temp_dir
 from tasks.parallel import map_processes
 from tasks.records import PaperText, Quarantine, RawSource
 from tasks.validate import Validation, validate_papers
+from warehouse.queries.papers import hashes_of_others, sources_to_clean
 
 __all__ = ["clean_flow"]
 
@@ -59,18 +60,7 @@ def _version_tag() -> str:
 def clean_flow(settings: Settings, run_id: str) -> StageReport:
     """Clean every fetched paper not yet cleaned by this cleaner version, then validate."""
     with stage("clean", settings, run_id) as (report, wh):
-        todo = [
-            RawSource(**{k: r[k] for k in RawSource.__dataclass_fields__})
-            for r in wh.rows(
-                "SELECT * EXCLUDE (run_id) FROM stg_raw_sources s WHERE role = 'paper' "
-                "AND NOT EXISTS (SELECT 1 FROM dim_papers p WHERE p.paper_id = s.arxiv_id "
-                "                AND p.cleaner_version = ?) "
-                "AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.item_id = s.arxiv_id "
-                "                AND q.stage IN ('clean', 'validate') "
-                "                AND starts_with(q.detail, ?)) ORDER BY arxiv_id",
-                [CLEANER_VERSION, _version_tag()],
-            )
-        ]
+        todo = sources_to_clean(wh, CLEANER_VERSION, _version_tag())
         if not todo:
             report.note("nothing new to clean")
             return report
@@ -80,14 +70,7 @@ def clean_flow(settings: Settings, run_id: str) -> StageReport:
             replace(r, cleaner_version=CLEANER_VERSION) for r in results if isinstance(r, PaperText)
         ]
         quarantine = [r for r in results if isinstance(r, Quarantine)]
-        earlier = {
-            r[0]: r[1]
-            for r in wh.con.execute(
-                "SELECT content_sha256, paper_id FROM dim_papers "
-                "WHERE NOT list_contains(?, paper_id)",
-                [[raw.arxiv_id for raw in todo]],
-            ).fetchall()
-        }
+        earlier = hashes_of_others(wh, [raw.arxiv_id for raw in todo])
         validation = validate_papers_task(papers, settings, run_id, earlier)
         quarantine += validation.quarantine
         passed = set(validation.passed)

@@ -16,6 +16,8 @@ from flows.fetch import fetch_flow
 from flows.samples import plan_samples, samples_flow
 from tasks.config import Settings
 from tasks.fetch.metadata import search
+from warehouse.queries.datasets import dataset_samples
+from warehouse.queries.surveys import survey_failure
 
 __all__ = ["Discovery", "discover_flow"]
 
@@ -56,10 +58,7 @@ def _discover(
     target = settings.samples.target_samples
     found = Discovery(settings.dataset_version, target)
     with open_warehouse(settings) as wh:
-        written = wh.scalar(
-            "SELECT n_samples FROM dim_dataset_versions WHERE dataset_version = ?",
-            [settings.dataset_version],
-        )
+        written = dataset_samples(wh, settings.dataset_version)
     if written is not None:
         found.samples = written
         log.warning("dataset %s exists: immutable, not extended", settings.dataset_version)
@@ -71,11 +70,7 @@ def _discover(
         run.add(fetch_flow(trial, run.run_id))
         run.add(clean_flow(trial, run.run_id))
         with open_warehouse(settings) as wh:
-            reason = wh.scalar(
-                "SELECT reason FROM quarantine WHERE item_id = ? AND stage IN ('fetch', 'survey') "
-                "AND NOT EXISTS (SELECT 1 FROM dim_surveys WHERE survey_id = ?)",
-                [survey_id, survey_id],
-            )
+            reason = survey_failure(wh, survey_id)
             samples = 0 if reason else len(plan_samples(wh, trial, list(trial.surveys))[0])
         if reason or samples <= found.samples:
             found.skipped[survey_id] = reason or "no new samples"

@@ -17,6 +17,8 @@ from tasks.samples.references import Reference
 from tasks.samples.survey import SurveyRead, read_survey
 from tasks.samples.title_search import retry_due
 from warehouse import Warehouse
+from warehouse.queries.papers import raw_sources
+from warehouse.queries.surveys import cited_papers, read_surveys, searched_references
 
 __all__ = ["fetch_flow"]
 
@@ -52,7 +54,7 @@ def fetch_flow(settings: Settings, run_id: str) -> StageReport:
     for a retry (`retry_due`)."""
     with stage("fetch", settings, run_id) as (report, wh):
         surveys = _fetch(wh, list(settings.surveys), "survey", settings, report)
-        read = {r[0] for r in wh.con.execute("SELECT survey_id FROM dim_surveys").fetchall()}
+        read = read_surveys(wh)
         earlier = _searches_due(wh, settings)
         if earlier:
             report.note(f"title searches due again for surveys {', '.join(sorted(earlier))}")
@@ -64,12 +66,7 @@ def fetch_flow(settings: Settings, run_id: str) -> StageReport:
                 with wh.transaction():
                     _save_survey(wh, result, report)
                     wh.clear_quarantine("fetch", [result.survey_id])
-        cited = wh.con.execute(
-            "SELECT DISTINCT arxiv_id FROM dim_survey_references "
-            "WHERE arxiv_id IS NOT NULL AND list_contains(?, survey_id) ORDER BY 1",
-            [list(settings.surveys)],
-        ).fetchall()
-        _fetch(wh, [r[0] for r in cited], "paper", settings, report)
+        _fetch(wh, cited_papers(wh, list(settings.surveys)), "paper", settings, report)
     return report
 
 
@@ -80,10 +77,7 @@ def _fetch(
     Stored sources are keyed by the bare id: `2209.08940v2` is found as `2209.08940`.
     Sources are written a chunk (`arxiv.page_size` ids) at a time, so an interrupted fetch
     keeps what it downloaded and the next run asks only for the rest."""
-    fields = ", ".join(RawSource.__dataclass_fields__)
-    stored = {
-        r["arxiv_id"]: RawSource(**r) for r in wh.rows(f"SELECT {fields} FROM stg_raw_sources")
-    }
+    stored = raw_sources(wh)
     missing = [i for i in ids if strip_version(i) not in stored]
     size = settings.arxiv.page_size
     fetched = failed = 0
@@ -122,12 +116,7 @@ def _searches_due(wh: Warehouse, settings: Settings) -> dict[str, dict[str, Refe
     if not (settings.samples.title_search and settings.arxiv.api_url):
         return {}
     searched: dict[str, dict[str, Reference]] = {}
-    for row in wh.rows(
-        "SELECT survey_id, cite_key, title, arxiv_id, how, title_searches, title_searched_at, "
-        "title_search_error FROM dim_survey_references WHERE list_contains(?, survey_id) "
-        "AND how IN ('title_search', 'no_title_match', 'title_search_failed')",
-        [list(settings.surveys)],
-    ):
+    for row in searched_references(wh, list(settings.surveys)):
         ref = Reference(
             key=row["cite_key"],
             title=row["title"] or "",

@@ -29,6 +29,7 @@ from tasks.prompts import PromptPack
 from tasks.provenance import code_version
 from tasks.records import Generation
 from tasks.sweep import Point, method_variants
+from warehouse.queries.generations import succeeded_generations
 
 __all__ = ["generate_flow"]
 
@@ -102,12 +103,7 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             pack = load_pack(wh, settings.dataset_version)
             # Failed generations (error recorded) are tried again and replaced when they
             # succeed.
-            done = {
-                r[0]
-                for r in wh.con.execute(
-                    "SELECT generation_id FROM fct_generations WHERE error = ''"
-                ).fetchall()
-            }
+            done = succeeded_generations(wh)
         llm = make_client(settings)
         provenance = {"config_hash": settings.config_hash(), "code_version": code_version()}
         work: list[Work] = []

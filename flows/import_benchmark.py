@@ -29,6 +29,9 @@ from tasks.benchmark import (
 from tasks.config import Settings
 from tasks.validate import Validation
 from warehouse import Warehouse
+from warehouse.queries.datasets import dataset_exists, next_dataset_number, sample_ids
+from warehouse.queries.papers import hashes_of, hashes_of_others
+from warehouse.queries.quarantine import quarantined, quarantined_under
 
 __all__ = ["ImportResult", "VersionExists", "import_benchmark_flow"]
 
@@ -93,24 +96,13 @@ def import_benchmark_flow(path: str, name: str, settings: Settings) -> ImportRes
 
 def _earlier(wh: Warehouse, bench: Benchmark) -> dict[str, str]:
     """Content hashes of papers kept before under other ids: a copy is quarantined."""
-    rows = wh.con.execute(
-        "SELECT content_sha256, paper_id FROM dim_papers WHERE NOT list_contains(?, paper_id)",
-        [[p.paper_id for p in bench.papers]],
-    ).fetchall()
-    return {sha: paper_id for sha, paper_id in rows}
+    return hashes_of_others(wh, [p.paper_id for p in bench.papers])
 
 
 def _check_immutable(wh: Warehouse, name: str, dataset: ImportedDataset) -> None:
-    existing = {
-        r[0]
-        for r in wh.con.execute(
-            "SELECT sample_id FROM dim_samples WHERE dataset_version = ?", [name]
-        ).fetchall()
-    }
-    versions = wh.scalar(
-        "SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [name]
-    )
-    if (existing or versions) and existing != {s.sample_id for s in dataset.samples}:
+    existing = sample_ids(wh, name)
+    written = existing or dataset_exists(wh, name)
+    if written and existing != {s.sample_id for s in dataset.samples}:
         raise VersionExists(
             f"dataset {name} exists with {len(existing)} samples and this import would give a "
             f"different set of {len(dataset.samples)}: versions are immutable; import under "
@@ -130,12 +122,7 @@ def _write(
     name = bench.name
     used = {p for s in dataset.samples for p in s.paper_ids}
     valid = [p for p in dataset.papers if p.paper_id in used]
-    stored = dict(
-        wh.con.execute(
-            "SELECT paper_id, content_sha256 FROM dim_papers WHERE list_contains(?, paper_id)",
-            [[p.paper_id for p in valid]],
-        ).fetchall()
-    )
+    stored = hashes_of(wh, [p.paper_id for p in valid])
     kept = [
         p.paper_id for p in valid if stored.get(p.paper_id, p.content_sha256) != p.content_sha256
     ]
@@ -176,9 +163,7 @@ def _write(
 def _new_problems(wh: Warehouse, dataset: ImportedDataset) -> bool:
     """Problems not quarantined before for the same reason (the detail names files as the
     PATH given shows them, so it is left out)."""
-    known = set(
-        wh.con.execute("SELECT item_id, reason FROM quarantine WHERE stage = ?", [STAGE]).fetchall()
-    )
+    known = quarantined(wh, STAGE)
     return any((q.item_id, q.reason) not in known for q in dataset.problems)
 
 
@@ -191,14 +176,7 @@ def _write_problems(
     """Every problem as a quarantine row (stage `import`); rows of this dataset's items
     that are fine now, and of its papers (imported with their warnings), are cleared."""
     current = {q.item_id for q in dataset.problems}
-    stale = [
-        r[0]
-        for r in wh.con.execute(
-            "SELECT item_id FROM quarantine WHERE stage = ? AND starts_with(item_id, ?)",
-            [STAGE, f"{bench.name}/"],
-        ).fetchall()
-        if r[0] not in current
-    ]
+    stale = [i for i in quarantined_under(wh, STAGE, f"{bench.name}/") if i not in current]
     with wh.transaction():
         wh.clear_quarantine(STAGE, stale + sorted(p.paper_id for p in dataset.papers))
         report.write(wh, "quarantine", dataset.problems, ("item_id", "stage"), update=True)
@@ -209,11 +187,11 @@ def _version_row(
 ) -> dict[str, Any] | None:
     """The version's row, or None when it was written by an earlier import."""
     name = settings.dataset_version
-    if wh.scalar("SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [name]):
+    if dataset_exists(wh, name):
         return None
     return {
         "dataset_version": name,
-        "number": wh.scalar("SELECT coalesce(max(number), 0) + 1 FROM dim_dataset_versions"),
+        "number": next_dataset_number(wh),
         "created_at": now,
         "surveys": list(dict.fromkeys(s.survey_id for s in dataset.samples if s.survey_id)),
         "n_samples": len(dataset.samples),

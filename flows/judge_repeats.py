@@ -16,6 +16,7 @@ from tasks.llm import LLMClient, LLMError, make_judge_client
 from tasks.parallel import fan_out
 from tasks.records import Generation
 from tasks.scoring import ScoreContext, get_scorer
+from warehouse.queries.generations import judge_repeats_done
 
 __all__ = ["RepeatedJudge", "judge_repeats_flow"]
 
@@ -45,18 +46,8 @@ def judge_repeats_flow(settings: Settings, run_id: str) -> StageReport:
             ready, qa = ready_samples(wh, settings)
             samples = {s.sample_id: s for s in ready}
             pack = load_pack(wh, settings.dataset_version)
-            generations = load_generations(
-                wh,
-                "error = '' AND coalesce(rotation, 0) = 0 AND list_contains(?, sample_id) "
-                "AND generation_id IN (SELECT generation_id FROM fct_scores)",
-                [list(samples)],
-            )
-            done = {
-                (r[0], r[1])
-                for r in wh.con.execute(
-                    "SELECT DISTINCT generation_id, repeat FROM fct_judge_repeats"
-                ).fetchall()
-            }
+            generations = load_generations(wh, list(samples), scored_originals=True)
+            done = judge_repeats_done(wh)
             papers = load_papers(wh)
         work = [
             (g, r)

@@ -11,11 +11,11 @@ from flows._report import publish_report
 from flows._stage import StageReport, stage
 from flows._statistics import record_statistics
 from tasks.config import Settings
-from tasks.leaderboard import read_board
 from tasks.llm import make_client
 from tasks.methods import get_method
 from tasks.report import create_markdown_artifact, create_table_artifact
 from tasks.reporting import markdown_table
+from warehouse.queries.results import read_board, view
 from warehouse.results import Expected, materialize_results
 
 __all__ = ["materialize_flow"]
@@ -61,11 +61,11 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                 )
             )
         published = settings.published_path
-        leaderboard = wh.df("SELECT * FROM leaderboard")
-        board = read_board(wh.con)  # the version the `leaderboard` view shows
-        curve = wh.df("SELECT * FROM position_curve")
-        permutation = wh.df("SELECT * FROM position_permutation")
-        winrate = wh.df("SELECT * FROM winrate")
+        leaderboard = view(wh, "leaderboard")
+        board = read_board(wh)  # the version the `leaderboard` view shows
+        curve = view(wh, "position_curve")
+        permutation = view(wh, "position_permutation")
+        winrate = view(wh, "winrate")
         report_path = publish_report(wh, settings, result.version, changed=result.created)
         create_table_artifact(
             key="leaderboard",

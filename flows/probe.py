@@ -6,7 +6,6 @@ a new probe result version, its report page and the run's artifacts."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +51,10 @@ from tasks.provenance import code_version
 from tasks.records import PaperText, QAPair
 from warehouse import Warehouse
 from warehouse.probes import materialize_probes
+from warehouse.queries.datasets import approved_single_pairs, dataset_assets, sample_papers
+from warehouse.queries.probes import load_probe_items, probe_curve_cells, probe_item_hashes
+from warehouse.queries.quarantine import quarantined_under
+from warehouse.queries.results import view
 
 __all__ = [
     "ProbeDataError",
@@ -95,12 +98,7 @@ def import_probes_flow(path: str, settings: Settings) -> ProbeImportResult:
     cloned = read_clone_task(path)
     with recorded_run(settings, "import-probes") as run:
         with stage(STAGE, settings, run.run_id) as (report, wh):
-            stored = dict(
-                wh.con.execute(
-                    "SELECT item_id, sha256 FROM dim_probe_items WHERE list_contains(?, item_id)",
-                    [[i.item_id for i in cloned.items]],
-                ).fetchall()
-            )
+            stored = probe_item_hashes(wh, [i.item_id for i in cloned.items])
             changed = [i for i in cloned.items if stored.get(i.item_id, i.sha256) != i.sha256]
             if changed:
                 report.note(
@@ -122,13 +120,9 @@ def import_probes_flow(path: str, settings: Settings) -> ProbeImportResult:
                 report.write(wh, "dim_dataset_assets", assets, ("dataset_version", "name"))
                 current = {q.item_id for q in cloned.problems}
                 stale = [
-                    r[0]
-                    for r in wh.con.execute(
-                        "SELECT item_id FROM quarantine WHERE stage = ? AND "
-                        "starts_with(item_id, ?)",
-                        [STAGE, f"{PROMPTS_DATASET}/"],
-                    ).fetchall()
-                    if r[0] not in current
+                    i
+                    for i in quarantined_under(wh, STAGE, f"{PROMPTS_DATASET}/")
+                    if i not in current
                 ]
                 wh.clear_quarantine(STAGE, stale)
                 report.write(wh, "quarantine", cloned.problems, ("item_id", "stage"), update=True)
@@ -174,38 +168,12 @@ class _Plan:
     made: bool  # made by lilo in this run (written to dim_probe_items)
 
 
-def _load_items(wh: Warehouse, probe_set: str, limit: int) -> list[ProbeItem]:
-    rows = wh.rows(
-        "SELECT * EXCLUDE (run_id) FROM dim_probe_items WHERE probe_set = ? ORDER BY line LIMIT ?",
-        [probe_set, limit],
-    )
-    items = []
-    for r in rows:
-        context = json.loads(r["context"])
-        items.append(
-            ProbeItem(
-                **{
-                    **r,
-                    "answers": tuple(r["answers"]),
-                    "context": tuple(tuple(c) for c in context)
-                    if r["task"] == "kv"
-                    else tuple(context),
-                    "gold": json.loads(r["gold"]) if r["gold"] else None,
-                }
-            )
-        )
-    return items
-
-
 def _stored_prompts(wh: Warehouse) -> dict[str, str]:
     by_file = {f: name for name, f in CLONE_PROMPTS.items()}
     return {
-        by_file[r["name"]]: r["content"]
-        for r in wh.rows(
-            "SELECT name, content FROM dim_dataset_assets WHERE dataset_version = ?",
-            [PROMPTS_DATASET],
-        )
-        if r["name"] in by_file
+        by_file[name]: content
+        for name, content in dataset_assets(wh, PROMPTS_DATASET).items()
+        if name in by_file
     }
 
 
@@ -240,20 +208,20 @@ def _read_inputs(wh: Warehouse, task_name: str, settings: Settings) -> _Inputs:
         size: items
         for size in sizes
         if cfg.source in ("auto", "published")
-        and (items := _load_items(wh, f"liu/{task_name}-{size}", cfg.examples))
+        and (items := load_probe_items(wh, f"liu/{task_name}-{size}", cfg.examples))
     }
     wanted = [s for s in sizes if s not in published]
     lilo_mdqa = not kv and bool(wanted)
-    oracle = _load_items(wh, "liu/nq-oracle", 10**9) if lilo_mdqa else []
+    oracle = load_probe_items(wh, "liu/nq-oracle", 10**9) if lilo_mdqa else []
     from_warehouse = lilo_mdqa and (
         cfg.source == "warehouse" or (cfg.source == "auto" and not oracle)
     )
     return _Inputs(
         published,
         oracle,
-        _approved_single_pairs(wh) if from_warehouse else [],
+        approved_single_pairs(wh) if from_warehouse else [],
         load_papers(wh) if from_warehouse else {},
-        _sample_papers(wh) if from_warehouse else {},
+        sample_papers(wh) if from_warehouse else {},
     )
 
 
@@ -335,29 +303,6 @@ def _plans(
 def _note_left_out(report: StageReport, left_out: list[str]) -> None:
     if left_out:
         report.note(f"{len(left_out)} questions left out of the data, e.g. {left_out[0]}")
-
-
-def _approved_single_pairs(wh: Warehouse) -> list[QAPair]:
-    return [
-        QAPair(
-            **{
-                **r,
-                "paper_ids": tuple(r["paper_ids"]),
-                "evidence": tuple(json.loads(r["evidence"] or "[]")),
-            }
-        )
-        for r in wh.rows(
-            "SELECT * EXCLUDE (run_id) FROM fct_qa_pairs WHERE status = 'approved' "
-            "AND kind = 'single' ORDER BY qa_id"
-        )
-    ]
-
-
-def _sample_papers(wh: Warehouse) -> dict[str, list[str]]:
-    return {
-        r[0]: list(r[1])
-        for r in wh.con.execute("SELECT sample_id, paper_ids FROM dim_samples").fetchall()
-    }
 
 
 def _ask_all(
@@ -500,19 +445,15 @@ def _this_run(
     """The probe_curve rows of the cells this run asked."""
     variants = sorted({p.variant for p in plans})
     sizes = sorted({i.size for p in plans for i in p.items})
-    return wh.rows(
-        "SELECT * FROM probe_curve WHERE task = ? AND list_contains(?, variant) "
-        "AND list_contains(?, size) AND backbone = ? AND query_aware = ? AND prompts = ?",
-        [task_name, variants, sizes, backbone, query_aware, prompts],
-    )
+    return probe_curve_cells(wh, task_name, variants, sizes, backbone, query_aware, prompts)
 
 
 def _publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
     """The probe version's page under `published/probes/version=NNNN/`, and the run's
     artifacts (the curve and summary tables, the U-curves image)."""
-    curve = wh.df("SELECT * FROM probe_curve")
-    summary = wh.df("SELECT * FROM probe_summary")
-    versus = wh.df("SELECT * FROM probe_vs_summary")
+    curve = view(wh, "probe_curve")
+    summary = view(wh, "probe_summary")
+    versus = view(wh, "probe_vs_summary")
     path = settings.published_path.parent / "probes" / f"version={version:04d}" / "report.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -42,6 +42,10 @@ from tasks.paper.sections import (
 )
 from tasks.sweep import method_variants
 from tasks.text import count_tokens
+from warehouse.queries.calls import generation_history, judge_cost, run_calls
+from warehouse.queries.datasets import dataset_versions, sample_papers
+from warehouse.queries.generations import succeeded_generations
+from warehouse.queries.results import default_version, ral_recall_of
 
 __all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
 
@@ -57,10 +61,7 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
     """Each planned run with the generations it still has to make (those no earlier run or
     earlier planned run makes) and their estimated cost."""
     with open_warehouse(settings) as wh:
-        known = [
-            r[0]
-            for r in wh.con.execute("SELECT dataset_version FROM dim_dataset_versions").fetchall()
-        ]
+        known = dataset_versions(wh)
         if settings.dataset_version not in known:
             raise ValueError(
                 f"no dataset version {settings.dataset_version!r} in {settings.db_path}: known "
@@ -70,24 +71,10 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
         papers = load_papers(wh)
         ready, qa = ready_samples(wh, settings)
         pack = load_pack(wh, settings.dataset_version)
-        done = {
-            r[0]
-            for r in wh.con.execute(
-                "SELECT generation_id FROM fct_generations WHERE error = ''"
-            ).fetchall()
-        }
+        done = succeeded_generations(wh)
         llm = make_client(settings)
-        history = wh.df(
-            "SELECT method, target_words, avg(llm_calls) AS calls, avg(tokens_in) AS tokens_in, "
-            "avg(tokens_out) AS tokens_out FROM fct_generations "
-            "WHERE error = '' AND backbone = ? GROUP BY ALL",
-            [llm.backbone],
-        )
-        judged = wh.con.execute(
-            "SELECT count(*), sum(tokens_in), sum(tokens_out), "
-            "(SELECT count(DISTINCT generation_id) FROM fct_scores) "
-            "FROM fct_llm_calls WHERE stage = 'score'"
-        ).fetchall()[0]
+        history = generation_history(wh, llm.backbone)
+        judged = judge_cost(wh)
     judge = tuple(float(v or 0) / judged[3] for v in judged[:3]) if judged[3] else None
     prompt_tokens: dict[tuple[str, int], int] = {}
     planned: set[str] = set()
@@ -125,13 +112,7 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
 
 
 def _made(wh: Any, run_id: str) -> dict[str, int]:
-    row = wh.con.execute(
-        "SELECT count(*) FILTER (WHERE NOT cached), count(*) FILTER (WHERE cached), "
-        "coalesce(sum(tokens_in) FILTER (WHERE NOT cached), 0), "
-        "coalesce(sum(tokens_out) FILTER (WHERE NOT cached), 0) "
-        "FROM fct_llm_calls WHERE run_id = ?",
-        [run_id],
-    ).fetchall()[0]
+    row = run_calls(wh, run_id)
     names = ("calls_made", "calls_cached", "tokens_in_made", "tokens_out_made")
     return dict(zip(names, row, strict=True))
 
@@ -293,10 +274,7 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
 def _table3(settings: Settings, wh: Any) -> Section:
     """The top 3 chunks RAL-Writer (at the paper's settings) restated for the second step of
     its first generation at the longest length."""
-    recall = wh.df(
-        "SELECT * FROM ral_recall WHERE variant = 'ral_writer' ORDER BY target_words DESC, "
-        "sample_id, step"
-    )
+    recall = ral_recall_of(wh, "ral_writer")
     title = "Table 3: what RAL-Writer restated for one writing step (top 3)"
     if recall.empty:
         return Section("table3", title, "No RAL-Writer generation restated anything.", recall)
@@ -304,13 +282,11 @@ def _table3(settings: Settings, wh: Any) -> Section:
     steps = recall[recall["generation_id"] == first["generation_id"]]
     step = 2 if (steps["step"] == 2).any() else int(first["step"])
     rows = steps[steps["step"] == step]
-    sample = wh.rows(
-        "SELECT paper_ids FROM dim_samples WHERE sample_id = ? LIMIT 1", [first["sample_id"]]
-    )[0]
+    paper_ids = sample_papers(wh)[first["sample_id"]]
     papers = load_papers(wh)
     pack = load_pack(wh, settings.dataset_version)
     instruction = task_instruction(
-        pack, [papers[p].text for p in sample["paper_ids"]], int(first["target_words"])
+        pack, [papers[p].text for p in paper_ids], int(first["target_words"])
     )
     ral = settings.generate.ral
     return Section(
@@ -328,12 +304,7 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
     as a Prefect artifact (a Markdown image, as the run's other figures)."""
     with open_warehouse(settings) as wh:
         # The version the views show: the latest published one, else the latest.
-        version = int(
-            wh.scalar(
-                "SELECT coalesce(max(version) FILTER (WHERE published), max(version), 0) "
-                "FROM res_versions"
-            )
-        )
+        version = default_version(wh) or 0
         sections = _sections(settings, wh, version, lengths)
     page = PaperPage(
         settings.dataset_version,

@@ -4,23 +4,28 @@ and the dataset's statistics (CLI table, Prefect artifacts, histogram)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
-import duckdb
 import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._load import load_papers, load_samples
 from flows._stage import StageReport, stage
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.records import PaperText, Quarantine, Sample
 from tasks.report import cache_figures, create_stats_artifacts
 from tasks.samples.citations import CitationGroup
-from tasks.samples.stats import DatasetStats, SurveyStats
 from tasks.samples.triplets import build_samples
 from warehouse import Warehouse
+from warehouse.queries.datasets import (
+    dataset_exists,
+    load_dataset_stats,
+    load_samples,
+    next_dataset_number,
+    sample_ids,
+)
+from warehouse.queries.papers import clean_paper_ids, load_papers
+from warehouse.queries.surveys import citation_groups, settled_surveys
 
 __all__ = ["load_dataset_stats", "plan_samples", "samples_flow"]
 
@@ -56,21 +61,7 @@ def plan_samples(
 ) -> tuple[list[Sample], int, int]:
     """The samples `surveys` (in this order) would give now, at most `samples.target_samples`
     of them; written nowhere."""
-    groups: dict[str, list[CitationGroup]] = {s: [] for s in surveys}
-    for row in wh.rows(
-        "SELECT * EXCLUDE (run_id) FROM dim_citation_groups "
-        "WHERE list_contains(?, survey_id) ORDER BY group_id",
-        [surveys],
-    ):
-        groups[row.pop("survey_id")].append(
-            CitationGroup(
-                **{
-                    **row,
-                    "cite_keys": tuple(row["cite_keys"]),
-                    "paper_ids": tuple(row["paper_ids"]),
-                }
-            )
-        )
+    groups = citation_groups(wh, surveys)
     samples, made, cached = build_samples_task(groups, load_papers(wh), settings)
     return samples[: settings.samples.target_samples], made, cached
 
@@ -80,12 +71,8 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
     """Build the dataset version's samples once; an existing version is never changed."""
     version = settings.dataset_version
     with stage("samples", settings, run_id) as (report, wh):
-        existing = wh.scalar(
-            "SELECT count(*) FROM dim_samples WHERE dataset_version = ?", [version]
-        )
-        written = wh.scalar(
-            "SELECT count(*) FROM dim_dataset_versions WHERE dataset_version = ?", [version]
-        )
+        existing = len(sample_ids(wh, version))
+        written = dataset_exists(wh, version)
         surveys = list(dict.fromkeys(settings.surveys))
         if existing or written:
             report.note(f"dataset {version} exists ({existing} samples): immutable, kept")
@@ -124,7 +111,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
 def _hold_incomplete(wh: Warehouse, version: str, report: StageReport) -> None:
     """Samples with a paper that is no longer clean (a newer cleaner rejected it) are held
     in quarantine, and left out of later stages, until it is clean again."""
-    clean = {r[0] for r in wh.con.execute("SELECT paper_id FROM dim_papers").fetchall()}
+    clean = clean_paper_ids(wh)
     missing = {
         s.sample_id: [p for p in s.paper_ids if p not in clean] for s in load_samples(wh, version)
     }
@@ -145,73 +132,17 @@ def _hold_incomplete(wh: Warehouse, version: str, report: StageReport) -> None:
 def _surveys_not_in_yet(wh: Warehouse, surveys: list[str]) -> list[str]:
     """Surveys neither read nor quarantined for good: a version built without them would
     be frozen short of them. A failed download (`fetch_failed`) is retried, so it waits."""
-    settled = {
-        r[0]
-        for r in wh.con.execute(
-            "SELECT survey_id FROM dim_surveys UNION SELECT item_id FROM quarantine "
-            "WHERE stage = 'fetch' AND reason <> 'fetch_failed'"
-        ).fetchall()
-    }
+    settled = settled_surveys(wh)
     return [s for s in surveys if s not in settled]
 
 
 def _version_row(wh: Warehouse, settings: Settings, samples: list[Sample]) -> dict[str, object]:
-    number = wh.scalar("SELECT coalesce(max(number), 0) + 1 FROM dim_dataset_versions")
     return {
         "dataset_version": settings.dataset_version,
-        "number": number,
+        "number": next_dataset_number(wh),
         "created_at": datetime.now(UTC).replace(tzinfo=None),
         "surveys": list(dict.fromkeys(settings.surveys)),
         "n_samples": len(samples),
         "n_papers": len({p for s in samples for p in s.paper_ids}),
         "config_hash": settings.config_hash(),
     }
-
-
-def load_dataset_stats(con: duckdb.DuckDBPyConnection, version: str) -> DatasetStats:
-    """A dataset version's statistics from a warehouse connection (a read-only one too)."""
-
-    def rows(query: str, params: list[object]) -> list[dict[str, Any]]:
-        cursor = con.execute(query, params)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
-
-    meta = rows("SELECT * FROM dim_dataset_versions WHERE dataset_version = ?", [version])
-    samples = rows(
-        "SELECT survey_id, paper_ids, input_words FROM dim_samples WHERE dataset_version = ? "
-        "ORDER BY sample_id",
-        [version],
-    )
-    survey_ids = list(
-        dict.fromkeys([*(meta[0]["surveys"] if meta else []), *(s["survey_id"] for s in samples)])
-    )
-    surveys = {
-        r["survey_id"]: r
-        for r in rows(
-            "SELECT survey_id, title, n_references, n_resolved FROM dim_surveys "
-            "WHERE list_contains(?, survey_id)",
-            [survey_ids],
-        )
-    }
-    how = rows(
-        "SELECT how, count(*) AS n FROM dim_survey_references "
-        "WHERE list_contains(?, survey_id) GROUP BY how",
-        [survey_ids],
-    )
-    return DatasetStats(
-        dataset_version=version,
-        number=meta[0]["number"] if meta else None,
-        input_words=tuple(s["input_words"] for s in samples),
-        papers=len({p for s in samples for p in s["paper_ids"]}),
-        surveys=tuple(
-            SurveyStats(
-                survey_id=i,
-                title=surveys.get(i, {}).get("title") or "",
-                references=surveys.get(i, {}).get("n_references") or 0,
-                resolved=surveys.get(i, {}).get("n_resolved") or 0,
-                samples=sum(1 for s in samples if s["survey_id"] == i),
-            )
-            for i in survey_ids
-        ),
-        how={r["how"]: r["n"] for r in how},
-    )

@@ -23,6 +23,7 @@ from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from tasks.scoring import ScoreContext, available_scorers, get_scorer
 from tasks.scoring.winrate import judge_pair
+from warehouse.queries.generations import judged_pairs, scored_generations
 
 __all__ = ["score_flow"]
 
@@ -125,19 +126,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             ready, qa = ready_samples(wh, settings)
             samples = {s.sample_id: s for s in ready}
             pack = load_pack(wh, settings.dataset_version)
-            generations = load_generations(
-                wh, "error = '' AND list_contains(?, sample_id)", [list(samples)]
-            )
-            scored = {
-                r[0]
-                for r in wh.con.execute("SELECT DISTINCT generation_id FROM fct_scores").fetchall()
-            }
-            judged = {
-                (r[0], r[1])
-                for r in wh.con.execute(
-                    "SELECT DISTINCT generation_a, generation_b FROM fct_winrate"
-                ).fetchall()
-            }
+            generations = load_generations(wh, list(samples))
+            scored = scored_generations(wh)
+            judged = judged_pairs(wh)
             papers = load_papers(wh)
         judge = make_judge_client(settings).backbone
         if settings.judge.backend is None:

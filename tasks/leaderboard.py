@@ -2,7 +2,7 @@
 (variant), for each length S_l, S_c, S_q (x100) and n scored/expected, then Overall (each
 score's per-length means averaged over the lengths run; see
 warehouse/models/res_leaderboard.sql). `lilo leaderboard`, the runs' summaries, the report
-and the Prefect artifacts all lay it out from here.
+and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads it.
 
 `wide` is Table 2's layout; `stacked` puts each length (and Overall) on its own row, for
 terminals too narrow for the wide one: numbers are never cut, only method names wrap.
@@ -14,20 +14,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import duckdb
 import pandas as pd
 
-__all__ = ["SCORES", "Board", "length_label", "read_board"]
+__all__ = ["SCORES", "Board", "length_label"]
 
 SCORES = ("S_l", "S_c", "S_q", "n")
 OVERALL = "Overall"
-
-_ROWS = """
-SELECT lb.*
-FROM res_leaderboard AS lb LEFT JOIN method_order AS o USING (method)
-WHERE version = ?
-ORDER BY coalesce(o.rank, 5), lb.method, lb.variant, lb.target_words
-"""
 
 
 @dataclass(frozen=True)
@@ -159,40 +151,3 @@ def _plain(value: Any) -> Any:
 
 def _md(cell: str) -> str:
     return cell.replace("|", "\\|")
-
-
-def read_board(
-    con: duckdb.DuckDBPyConnection, dataset: str | None = None, version: int | None = None
-) -> Board:
-    """Result version `version`, or the one the `leaderboard` view shows (the latest
-    published, else the latest), among those of dataset version `dataset` when given.
-    LookupError naming what there is when nothing matches."""
-    known = con.execute(
-        "SELECT version, dataset_version, partial, published FROM res_versions ORDER BY version"
-    ).fetchall()
-    if not known:
-        raise LookupError("no result versions yet: runs publish once summaries are scored")
-    datasets = sorted({d for _, d, _, _ in known})
-    if dataset is not None and dataset not in datasets:
-        raise LookupError(
-            f"no results for dataset version {dataset!r}: there are {', '.join(datasets)}"
-        )
-    candidates = [k for k in known if dataset is None or k[1] == dataset]
-    if version is None:
-        published = [k for k in candidates if k[3]]
-        chosen = (published or candidates)[-1]
-    else:
-        found = [k for k in candidates if k[0] == version]
-        if not found:
-            versions = ", ".join(str(k[0]) for k in candidates)
-            where = f" of dataset version {dataset!r}" if dataset else ""
-            raise LookupError(f"no result version {version}{where}: there are {versions}")
-        chosen = found[0]
-    try:
-        rows = con.execute(_ROWS, [chosen[0]]).df()
-    except duckdb.CatalogException as exc:  # views from before Overall (a copy not remade)
-        raise LookupError(
-            f"these results were published by an older lilo ({exc.args[0].splitlines()[0]}): "
-            "any run publishes them again with today's views"
-        ) from exc
-    return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows)

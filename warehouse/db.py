@@ -7,6 +7,7 @@ so a rerun adds nothing and a crash loses nothing that was already written.
 
 from __future__ import annotations
 
+import graphlib
 import hashlib
 import json
 import os
@@ -27,28 +28,39 @@ import pyarrow as pa
 from tasks.backoff import WAREHOUSE_LOCK
 from tasks.errors import Unavailable
 
-__all__ = ["Warehouse", "WarehouseBusy", "open_warehouse", "pid_alive", "remove_stale_temp"]
+__all__ = [
+    "Warehouse",
+    "WarehouseBusy",
+    "model_statements",
+    "open_warehouse",
+    "pid_alive",
+    "remove_stale_temp",
+]
 
-_MODELS_ORDER = (
-    "method_order",
-    "res_leaderboard",
-    "leaderboard",
-    "position_curve",
-    "position_permutation",
-    "cost",
-    "winrate",
-    "failures",
-    "cell_intervals",
-    "ral_sweep",
-    "output_lengths",
-    "ral_recall",
-    "judge_spread",
-    "benchmark_warnings",
-    "res_probe_curve",
-    "probe_curve",
-    "probe_summary",
-    "probe_vs_summary",
-)
+# A model file's statements: `CREATE OR REPLACE VIEW|MACRO name`.
+_CREATES = re.compile(r"CREATE\s+OR\s+REPLACE\s+(?:VIEW|MACRO)\s+(\w+)", re.I)
+_COMMENT = re.compile(r"--[^\n]*")
+
+
+def model_statements() -> list[str]:
+    """The analyst views and shared macros of warehouse/models/, each file's text, in the
+    order they can be created: a file comes after every file whose view or macro its SQL
+    names (read from the text, so a new model needs no list to be kept)."""
+    models = resources.files("warehouse") / "models"
+    texts = {e.name: e.read_text() for e in models.iterdir() if e.name.endswith(".sql")}
+    made = {name: file for file, sql in texts.items() for name in _CREATES.findall(sql)}
+    graph = {}
+    for file, sql in sorted(texts.items()):
+        words = set(re.findall(r"\w+", _COMMENT.sub("", sql)))
+        graph[file] = sorted({made[w] for w in words & made.keys()} - {file})
+    sorter = graphlib.TopologicalSorter(graph)
+    sorter.prepare()  # raises graphlib.CycleError naming the models that read each other
+    order: list[str] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready())
+        order += ready
+        sorter.done(*ready)
+    return [texts[file] for file in order]
 
 
 # Files this process has migrated and the JSON columns of their tables: a flow opens the
@@ -95,8 +107,7 @@ class Warehouse:
                     )
         # The views are made again only when their SQL changed: a flow opens the file for
         # each short write, and remaking them costs more than the write.
-        models = resources.files("warehouse") / "models"
-        sql = [(models / f"{name}.sql").read_text() for name in _MODELS_ORDER]
+        sql = model_statements()
         digest = hashlib.sha256("\n".join(sql).encode()).hexdigest()
         self.con.execute("CREATE TABLE IF NOT EXISTS schema_models (sha256 VARCHAR)")
         if self.scalar("SELECT max(sha256) FROM schema_models") != digest:
@@ -245,7 +256,8 @@ class Warehouse:
         """Atomically replace the serving copy analysts read (DESIGN §10).
 
         A file held read-write by this process cannot be opened by any other, so analysts
-        read a copy: ATTACH a temp file, copy each table into it, recreate the views, DETACH,
+        read a copy: ATTACH a temp file, copy each table into it, create the models' views and
+        macros (warehouse/models/), DETACH,
         os.replace. A reader that has the old copy open keeps reading it; the next open sees
         the new one. The copy holds what analysts query: `llm_cache` without its `request`
         column (every call's full prompt, the bulk of the file; it stays here and in the
@@ -255,11 +267,6 @@ class Warehouse:
         tmp = published.with_name(f".{published.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         source = self.scalar("SELECT current_database()")
-        views = self.con.execute(
-            "SELECT view_name, sql FROM duckdb_views() "
-            "WHERE NOT internal AND database_name = ? AND schema_name = 'main'",
-            [source],
-        ).fetchall()
         # Paths are parameters and names quoted identifiers: a data dir may hold any character.
         self.con.execute("ATTACH ? AS lilo_publish", [str(tmp)])
         try:
@@ -271,7 +278,8 @@ class Warehouse:
                 )
             self.con.execute("USE lilo_publish")
             try:
-                _create_views(self.con, [sql for _, sql in views])
+                for statement in model_statements():
+                    self.con.execute(statement)
             finally:
                 self.con.execute(f"USE {_identifier(source)}")
         finally:
@@ -300,22 +308,6 @@ class Warehouse:
 def _identifier(name: str) -> str:
     """`name` as a quoted SQL identifier: DuckDB takes no parameter for a name."""
     return '"' + name.replace('"', '""') + '"'
-
-
-def _create_views(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
-    """Run CREATE VIEW statements whose views may read each other, in any order given: a
-    statement that fails for a view not made yet is tried again after the others."""
-    pending = statements
-    while pending:
-        failed = []
-        for sql in pending:
-            try:
-                con.execute(sql)
-            except duckdb.CatalogException:
-                failed.append(sql)
-        if len(failed) == len(pending):
-            con.execute(failed[0])  # raises the real error
-        pending = failed
 
 
 # `.NAME.<pid>.tmp`, and the `.wal` DuckDB keeps beside an attached one.

@@ -15,29 +15,17 @@ from flows.cli._common import CLIError, add_common_args, require_warehouse, sett
 
 __all__ = ["register_grades"]
 
-_JUDGED = """
-    SELECT s.generation_id, s.judge, s.detail, d.dataset_version
-    FROM fct_scores AS s
-    JOIN fct_generations AS g USING (generation_id)
-    JOIN dim_samples AS d USING (sample_id)
-    WHERE s.score = 'consistency' AND d.dataset_version = ? AND coalesce(g.rotation, 0) = 0
-"""
-
 
 def _items(settings: Any) -> list[dict[str, Any]]:
     from flows._stage import open_warehouse
     from tasks.qa.grade_review import grade_items
+    from warehouse.queries.datasets import qa_answers
+    from warehouse.queries.grades import judged_consistency
 
     require_warehouse(settings)
     with open_warehouse(settings) as wh:
-        rows = wh.rows(_JUDGED, [settings.dataset_version])
-        gold = dict(
-            wh.con.execute(
-                "SELECT q.qa_id, q.answer FROM fct_qa_pairs AS q JOIN dim_samples AS d "
-                "USING (sample_id) WHERE d.dataset_version = ?",
-                [settings.dataset_version],
-            ).fetchall()
-        )
+        rows = judged_consistency(wh, settings.dataset_version)
+        gold = qa_answers(wh, settings.dataset_version)
     return grade_items(rows, gold)
 
 
@@ -115,12 +103,12 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from flows._stage import open_warehouse
     from tasks.qa.grade_review import agreement
+    from warehouse.queries.grades import grade_reviews
 
     settings = settings_from_args(args)
     require_warehouse(settings)
     with open_warehouse(settings) as wh:
-        rows = wh.rows("SELECT judge, dataset_version, judge_grade, human_grade FROM "
-                       "fct_grade_reviews ORDER BY ALL")  # fmt: skip
+        rows = grade_reviews(wh)
     if not rows:
         raise CLIError("no human grades yet: `lilo review grades-export FILE` first", code=1)
     print("judge\tdataset_version\tn\texact_agreement\tweighted_kappa")

@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import CLIError, add_common_args, require_warehouse, settings_from_args
-from tasks.leaderboard import Board, read_board
+from flows.cli._args import add_common_args
+from flows.cli._errors import CLIError
+from flows.cli._settings import settings_from_args
+from flows.cli._warehouse import require_warehouse
+from tasks.leaderboard import Board
+from warehouse.queries.results import read_board
 
 __all__ = ["print_board", "register"]
 

@@ -7,9 +7,9 @@ import argparse
 import time
 from typing import Any
 
+from flows.cli._args import lengths
 from flows.cli._common import (
     CLIError,
-    _lengths,
     add_common_args,
     check_names,
     require_warehouse,
@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
     p.add_argument("--samples", type=int, help="only its first N samples")
     p.add_argument(
         "--lengths",
-        type=_lengths,
+        type=lengths,
         help="comma-separated target lengths (default 4000,8000,16000)",
     )
     p.add_argument(

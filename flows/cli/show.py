@@ -18,21 +18,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     from rich.panel import Panel
     from rich.table import Table
 
-    from tasks.report import read_details
+    from warehouse.queries.details import read_details, version_samples
+    from warehouse.queries.results import default_version
 
     with published_results(settings_from_args(args)) as con:
-        version = con.execute(
-            # The version the `leaderboard` view shows.
-            "SELECT coalesce(max(version) FILTER (WHERE published), max(version)) FROM res_versions"
-        ).fetchall()[0][0]
+        version = default_version(con)  # the version the `leaderboard` view shows
         if version is None:
             raise CLIError("no result version yet: run the pipeline until summaries are scored", 1)
-        samples = [
-            r[0]
-            for r in con.execute(
-                "SELECT DISTINCT sample_id FROM res_scores WHERE version = ? ORDER BY 1", [version]
-            ).fetchall()
-        ]
+        samples = version_samples(con, version)
         matches = [s for s in samples if s == args.sample] or [
             s for s in samples if s.startswith(args.sample)
         ]

@@ -7,12 +7,13 @@ from tasks.report._artifacts import (
     create_stats_artifacts,
     create_table_artifact,
 )
-from tasks.report._data import ReportData, read_report_data
-from tasks.report._drill import Answer, SummaryDetail, read_details
+from tasks.report._data import ReportData
+from tasks.report._drill import HEADLINE, Answer, SummaryDetail
 from tasks.report._html import render_html, render_pages
 from tasks.report._plots import cache_figures, position_curve_png
 
 __all__ = [
+    "HEADLINE",
     "Answer",
     "ReportData",
     "SummaryDetail",
@@ -22,8 +23,6 @@ __all__ = [
     "create_stats_artifacts",
     "create_table_artifact",
     "position_curve_png",
-    "read_details",
-    "read_report_data",
     "render_html",
     "render_pages",
 ]

@@ -4,8 +4,7 @@
 -- `within_noise` when the difference's interval covers zero.
 CREATE OR REPLACE VIEW cell_intervals AS
 WITH latest AS (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
-    FROM res_versions
+    SELECT default_result_version(NULL) AS version
 )
 SELECT
     c.method,

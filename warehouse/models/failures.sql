@@ -15,7 +15,5 @@ WHERE q.stage IN ('score', 'winrate')
 UNION ALL
 SELECT 'review', w.sample_id, w.sample_id, NULL, NULL, w.reason
 FROM res_waiting AS w
-WHERE w.version = (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) FROM res_versions
-)
+WHERE w.version = default_result_version(NULL)
 ORDER BY stage, method, target_words, item_id;

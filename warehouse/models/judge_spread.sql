@@ -4,8 +4,7 @@
 -- spread of the cell's scores over samples, for judge noise against sample noise.
 CREATE OR REPLACE VIEW judge_spread AS
 WITH latest AS (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
-    FROM res_versions
+    SELECT default_result_version(NULL) AS version
 ),
 scored AS (
     SELECT generation_id, variant, target_words, backbone, score, value

@@ -1,14 +1,12 @@
--- The default result version's leaderboard: what analysts usually want. That is the latest
--- complete version, or a later partial one published on purpose (`publish_partial`); while
--- no version is either, the latest one. `partial` rows average fewer summaries than were
--- expected (see `failures` for why); `dataset_version` names the data they were scored on.
+-- One result version's leaderboard rows, in the order every listing shows them.
+CREATE OR REPLACE MACRO leaderboard_of(result_version) AS TABLE
+SELECT *
+FROM res_leaderboard
+WHERE version = result_version
+ORDER BY method_rank(method), method, variant, target_words;
+
+-- The default result version's leaderboard: what analysts usually want. `partial` rows
+-- average fewer summaries than were expected (see `failures` for why); `dataset_version`
+-- names the data they were scored on.
 CREATE OR REPLACE VIEW leaderboard AS
-WITH latest AS (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
-    FROM res_versions
-)
-SELECT lb.* EXCLUDE (version)
-FROM res_leaderboard AS lb
-JOIN latest USING (version)
-LEFT JOIN method_order AS o USING (method)
-ORDER BY coalesce(o.rank, 5), lb.method, lb.variant, lb.target_words;
+SELECT * EXCLUDE (version) FROM leaderboard_of(default_result_version(NULL));

@@ -3,8 +3,7 @@
 -- shows Single's.
 CREATE OR REPLACE VIEW output_lengths AS
 WITH latest AS (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
-    FROM res_versions
+    SELECT default_result_version(NULL) AS version
 ),
 generations AS (
     SELECT DISTINCT generation_id, variant, target_words, backbone

@@ -3,8 +3,7 @@
 -- placed last), latest result version. `chunk` indexes the instruction's chunks.
 CREATE OR REPLACE VIEW ral_recall AS
 WITH latest AS (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
-    FROM res_versions
+    SELECT default_result_version(NULL) AS version
 ),
 generations AS (
     SELECT DISTINCT generation_id, sample_id, variant, target_words

@@ -4,8 +4,7 @@
 -- a = 10, b = 0.2). `lilo reproduce ral-writer` runs both sweeps.
 CREATE OR REPLACE VIEW ral_sweep AS
 WITH latest AS (
-    SELECT coalesce(max(version) FILTER (WHERE published), max(version)) AS version
-    FROM res_versions
+    SELECT default_result_version(NULL) AS version
 )
 SELECT
     s.variant,

@@ -53,6 +53,5 @@ SELECT
         THEN avg(c.s_q) OVER lengths END, 2) AS overall_s_q
 FROM cells AS c
 JOIN res_versions AS v USING (version)
-LEFT JOIN method_order AS o USING (method)
 WINDOW lengths AS (PARTITION BY c.version, c.method, c.variant, c.backbone)
-ORDER BY c.version, coalesce(o.rank, 5), c.method, c.variant, c.target_words;
+ORDER BY c.version, method_rank(c.method), c.method, c.variant, c.target_words;

@@ -106,9 +106,10 @@ def test_every_stage_wrote_rows_and_hostile_items_are_quarantined(demo):
     expected = {i.arxiv_id: i.expected_reason for i in manifest.items if i.hostile}
     assert len(expected) == 4 and quarantined == expected
     assert {(m, t) for m, t, *_ in board} == {(m, t) for m in METHODS for t in TARGETS}
-    # every score measured something, and they tell the methods apart
-    assert all(0 < v <= 100 for row in board for v in row[2:])
-    assert len({s_c for *_, s_c, _ in board}) > 1 and len({s_q for *_, s_q in board}) > 1
+    assert all(0 <= v <= 100 for row in board for v in row[2:])
+    # each score measured something (an all-zero board fails) and tells the cells apart
+    for column in zip(*(row[2:] for row in board), strict=True):
+        assert max(column) > 0 and len(set(column)) > 1, column
     made, cached, config_hash, code_version, backbone = run
     assert made > 0 and cached >= 0 and config_hash and code_version
     assert backbone == "offline:offline-extractive-v1"

@@ -15,6 +15,7 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
+from flows.cli._imports import print_import_outcome
 
 __all__ = ["register"]
 
@@ -59,18 +60,7 @@ def _print_result(result: Any, path: Path) -> None:
             print(f"    {kind}: {n} paper{'' if n == 1 else 's'}")
     if result.stand_ins:
         print(f"  lilo's own stands in for: {', '.join(result.stand_ins)}")
-    where = " (one line each; also in the quarantine table)" if result.problems else ""
-    print(f"  problems: {len(result.problems)}{where}")
-    for line in result.problems:
-        print(f"    {line}")
-    for note in result.notes:
-        print(f"  note: {note}")
-    added = sum(result.rows_added.values())
-    if added:
-        tables = ", ".join(f"{t} {n}" for t, n in sorted(result.rows_added.items()))
-        print(f"  rows added: {added} ({tables})")
-    else:
-        print("  rows added: 0: nothing new (this run's record aside)")
+    print_import_outcome(result)
     if result.samples:
         print(f"next: lilo run --dataset {name} --samples 3")
     else:

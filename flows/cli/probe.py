@@ -16,6 +16,7 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
+from flows.cli._imports import print_import_outcome
 
 __all__ = ["add_import_parser", "register"]
 
@@ -132,18 +133,7 @@ def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
     print(f"  prompts: {len(result.prompts)} templates ({', '.join(result.prompts) or '-'})")
     if result.absent:
         print(f"  absent in this clone (fine): {', '.join(result.absent)}")
-    where = " (one line each; also in the quarantine table)" if result.problems else ""
-    print(f"  problems: {len(result.problems)}{where}")
-    for line in result.problems:
-        print(f"    {line}")
-    for note in result.notes:
-        print(f"  note: {note}")
-    added = sum(result.rows_added.values())
-    if added:
-        tables = ", ".join(f"{t} {n}" for t, n in sorted(result.rows_added.items()))
-        print(f"  rows added: {added} ({tables})")
-    else:
-        print("  rows added: 0: nothing new (this run's record aside)")
+    print_import_outcome(result)
     if result.items:
         print("next: lilo probe kv --keys 75 --examples 20; lilo probe mdqa --docs 10,20")
         return 0

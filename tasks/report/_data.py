@@ -7,12 +7,13 @@ views said when it was the latest, and a report of the latest says what they say
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
 import pandas as pd
 
+from tasks.leaderboard import read_paired
 from tasks.samples.stats import DatasetStats
 
 __all__ = ["ReportData", "read_report_data"]
@@ -73,6 +74,8 @@ class ReportData:
     cost: pd.DataFrame
     failures: pd.DataFrame
     stats: DatasetStats | None = None
+    # Each variant minus the reference method, paired by sample (`res_paired`).
+    paired: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def read_report_data(con: duckdb.DuckDBPyConnection, version: int | None = None) -> ReportData:
@@ -102,4 +105,5 @@ def read_report_data(con: duckdb.DuckDBPyConnection, version: int | None = None)
         lengths=df(_LENGTHS),
         cost=df(_COST),
         failures=con.execute("SELECT * FROM failures").df(),
+        paired=read_paired(con, version),
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from tasks.leaderboard import comparison
 from tasks.report._data import ReportData
 from tasks.report._plots import (
     consistency_png,
@@ -123,6 +124,15 @@ def _stats_section(data: ReportData) -> str:
     return "\n".join(parts)
 
 
+def _paired(data: ReportData, lb: pd.DataFrame) -> str:
+    """The paired comparison with the reference method under the leaderboard; a difference
+    whose interval covers zero is marked within noise."""
+    title, header, body = comparison(data.paired, list(lb["variant"]) if not lb.empty else [])
+    if not body:
+        return ""
+    return f"<h3>{html.escape(title)}</h3>" + _table(pd.DataFrame(body, columns=header), "paired")
+
+
 def _section(title: str, anchor: str, *body: str) -> str:
     return f'<section id="{anchor}-section"><h2>{html.escape(title)}</h2>{"".join(body)}</section>'
 
@@ -148,8 +158,10 @@ def render_html(data: ReportData, generated_at: datetime | None = None) -> str:
             "leaderboard",
             '<p class="note">S_l length, S_c consistency, S_q quality (x100): means over the '
             "scored summaries in each sample's own paper order; scored/expected counts "
-            "summaries.</p>",
+            "summaries; <code>_low</code>/<code>_high</code>: each score's 95% bootstrap "
+            "interval over samples.</p>",
             _table(lb, "leaderboard"),
+            _paired(data, lb),
         ),
         _section(
             "S_single by paper position",

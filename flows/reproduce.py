@@ -41,7 +41,7 @@ from tasks.paper.sections import (
     table4_published,
 )
 from tasks.sweep import method_variants
-from tasks.text import count_tokens
+from tasks.tokens import count_word_tokens
 
 __all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
 
@@ -108,7 +108,7 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
                         key = (sample.sample_id, target)
                         if key not in prompt_tokens:
                             instruction = task_instruction(pack, [p.text for p in texts], target)
-                            prompt_tokens[key] = count_tokens(instruction)
+                            prompt_tokens[key] = count_word_tokens(instruction)
                         units.append(
                             {
                                 "method": name,

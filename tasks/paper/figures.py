@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["fig6a_png", "fig6b_png", "fig7a_png", "fig7b_png", "fig8_png"]
+__all__ = ["fig6a_png", "fig6b_png", "fig7a_png", "fig7b_png", "fig8_png", "position_lines"]
 
 
 def _plt() -> Any:
@@ -106,11 +106,36 @@ def fig7a_png(lengths: pd.DataFrame, variant: str = "single") -> bytes:
     return _png(fig)
 
 
-def _by_position(ax: Any, rows: pd.DataFrame, value: str) -> None:
-    for variant, part in rows.groupby("method"):
+def position_lines(
+    rows: pd.DataFrame, value: str, spread: str | None = None
+) -> list[tuple[str, list[int], list[float], list[float] | None]]:
+    """(label, positions, values, spreads) of each line a position figure draws: one per
+    method, and per length when the rows hold several (one line through two lengths would
+    zigzag between them at each position)."""
+    several = rows["target_words"].nunique() > 1
+    lines = []
+    for (variant, words), part in rows.groupby(["method", "target_words"]):
         part = part.sort_values("position")
-        ax.plot(part["position"], part[value], marker="o", label=str(variant))
+        label = f"{variant}, {words} words" if several else str(variant)
+        errors = part[spread].astype(float).tolist() if spread else None
+        lines.append(
+            (
+                label,
+                part["position"].astype(int).tolist(),
+                part[value].astype(float).tolist(),
+                errors,
+            )
+        )
+    return lines
+
+
+def _by_position(ax: Any, rows: pd.DataFrame, value: str, spread: str | None = None) -> None:
+    """The `position_lines`, with `spread` as error bars. S_single is drawn from 0: an axis
+    starting at the lowest point would make a few points of noise look like a curve."""
+    for label, positions, values, errors in position_lines(rows, value, spread):
+        ax.errorbar(positions, values, yerr=errors, marker="o", capsize=3, label=label)
     ax.set_xticks(sorted(rows["position"].unique()))
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("S_single (x100)")
     ax.legend(fontsize=7)
 
@@ -130,14 +155,15 @@ def fig7b_png(curve: pd.DataFrame, target_words: int) -> bytes:
 
 
 def fig8_png(permutation: pd.DataFrame) -> bytes:
-    """S_single of the paper in each slot, averaged over the cyclic orders."""
+    """S_single of the paper in each slot, averaged over the cyclic orders, with the spread
+    over the orders (standard deviation) as error bars."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     if permutation.empty:
         _empty(ax, "permutation runs")
         return _png(fig)
-    _by_position(ax, permutation, "s_single")
+    _by_position(ax, permutation, "s_single", spread="spread")
     ax.set_xlabel("slot of the paper in the input")
-    slots = int(permutation["position"].max())
-    ax.set_title(f"Figure 8: S_single per slot over {slots} cyclic orders")
+    orders = "/".join(str(int(n)) for n in sorted(permutation["orders"].unique()))
+    ax.set_title(f"Figure 8: S_single per slot\nmean ± sd over {orders} cyclic orders")
     return _png(fig)

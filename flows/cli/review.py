@@ -4,7 +4,8 @@
 time; the next session starts where this one stopped). `list|approve|reject|edit` do the
 same without prompts, `export|import` carry pairs to reviewers without access as JSONL,
 `ui` starts the review flow whose forms wait in the Prefect UI, and `report` prints the
-dataset version's QA quality report.
+dataset version's QA quality report. The judge's QA grades are reviewed by the `grades-*`
+actions (flows/cli/_grades.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from flows.cli._common import (
     settings_from_args,
 )
 
-__all__ = ["register"]
+__all__ = ["register", "require_api"]
 
 # Ids are shown cut to a unique prefix of at least this many characters, as git shows
 # commits, and any unique prefix is taken back: a table of them fits 80 columns.
@@ -340,10 +341,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_ui(args: argparse.Namespace) -> int:
+def require_api() -> None:
+    """A CLIError unless a Prefect API is configured: a review form needs a UI to live in."""
     from prefect.settings import get_current_settings
-
-    from flows.review import qa_review
 
     if not get_current_settings().api.url:
         raise CLIError(
@@ -351,6 +351,12 @@ def cmd_ui(args: argparse.Namespace) -> int:
             "browser can reach; run `prefect server start`, then "
             "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`, and try again"
         )
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    from flows.review import qa_review
+
+    require_api()
     settings = _settings(args)
     sample = _sample(args, settings)
     with running_flows(args.debug):
@@ -369,10 +375,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def _print_address(flow: Any, flow_run: Any, state: Any) -> None:
+    """A review flow's on-running hook (`ui`, `grades-ui`): where its forms wait."""
     from flows.review import form_address
 
     print(
-        "review the pending pairs in the Prefect UI; the run waits for its forms at "
+        "review in the Prefect UI; the run waits for its forms at "
         f"{form_address(str(flow_run.id))}",
         flush=True,
     )

@@ -83,14 +83,14 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
 
 
 def cmd_grades_ui(args: argparse.Namespace) -> int:
-    from flows.cli.review import _print_address, require_api
+    from flows.cli._forms import print_address, require_api
     from flows.review import grade_review
 
     require_api()
     settings = settings_from_args(args)
     require_warehouse(settings)
     with running_flows(args.debug):
-        flow = grade_review.with_options(on_running=[_print_address])
+        flow = grade_review.with_options(on_running=[print_address])
         totals = flow(n=args.n, seed=args.seed, overrides=settings.flow_parameters())
     for problem in totals["problems"]:
         print(f"not recorded: {problem}", file=sys.stderr)

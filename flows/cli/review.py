@@ -29,7 +29,7 @@ from flows.cli._common import (
     settings_from_args,
 )
 
-__all__ = ["register", "require_api"]
+__all__ = ["register"]
 
 # Ids are shown cut to a unique prefix of at least this many characters, as git shows
 # commits, and any unique prefix is taken back: a table of them fits 80 columns.
@@ -341,26 +341,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def require_api() -> None:
-    """A CLIError unless a Prefect API is configured: a review form needs a UI to live in."""
-    from prefect.settings import get_current_settings
-
-    if not get_current_settings().api.url:
-        raise CLIError(
-            "no Prefect API is configured: the form would live on a temporary server no "
-            "browser can reach; run `prefect server start`, then "
-            "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`, and try again"
-        )
-
-
 def cmd_ui(args: argparse.Namespace) -> int:
+    from flows.cli._forms import print_address, require_api
     from flows.review import qa_review
 
     require_api()
     settings = _settings(args)
     sample = _sample(args, settings)
     with running_flows(args.debug):
-        flow = qa_review.with_options(on_running=[_print_address])
+        flow = qa_review.with_options(on_running=[print_address])
         totals = flow(sample=sample, overrides=settings.flow_parameters())
     for line in totals["unchanged"]:
         print(f"unchanged: {line}")
@@ -372,17 +361,6 @@ def cmd_ui(args: argparse.Namespace) -> int:
         + ("; the last form timed out, its pairs stay pending" if totals["timed_out"] else "")
     )
     return 1 if totals["problems"] else 0
-
-
-def _print_address(flow: Any, flow_run: Any, state: Any) -> None:
-    """A review flow's on-running hook (`ui`, `grades-ui`): where its forms wait."""
-    from flows.review import form_address
-
-    print(
-        "review in the Prefect UI; the run waits for its forms at "
-        f"{form_address(str(flow_run.id))}",
-        flush=True,
-    )
 
 
 def register(sub: Any) -> None:

@@ -49,13 +49,13 @@ def data_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("board")
     with Warehouse(root / "lilo.duckdb") as wh:
         _seed(wh, "v1")
-        methods = ["single", LONG, "ral_writer"]  # expected: the variants run
-        first = Expected(["s1"], methods[:2], [4000, 8000], "offline:m")
+        variants = ["single", LONG, "ral_writer"]  # expected cells name the variants run
+        first = Expected(["s1"], variants[:2], [4000, 8000], "offline:m")
         assert materialize_results(wh, "v1", "r1", first).version == 1
         wh.con.execute("DELETE FROM fct_generations")
         wh.con.execute("DELETE FROM fct_scores")
         _seed(wh, "other")
-        second = Expected(["s1"], methods, [4000, 8000], "offline:m")
+        second = Expected(["s1"], variants, [4000, 8000], "offline:m")
         assert materialize_results(wh, "other", "r2", second).partial
         wh.publish(root / "published" / "lilo.duckdb")
     return root

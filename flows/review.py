@@ -34,6 +34,8 @@ from tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, 
 from tasks.qa.review import Applied, QADecision, Verdict, apply_verdicts, pair_decision_model
 from tasks.records import QAPair, Quarantine
 from warehouse import Warehouse
+from warehouse.queries.datasets import qa_answers
+from warehouse.queries.grades import judged_consistency
 
 # The logger lilo's stages use: Prefect sends it to the run's logs and the terminal at INFO
 # (PREFECT_LOGGING_EXTRA_LOGGERS=lilo) where its own loggers are kept at WARNING.
@@ -297,20 +299,8 @@ def grade_form(items: list[dict[str, Any]]) -> type[GradeForm]:
 def judged_items(wh: Warehouse, dataset_version: str) -> list[dict[str, Any]]:
     """Every question the judge graded in the version's summaries (own paper order), with
     its gold answer: the items reviewers grade."""
-    rows = wh.rows(
-        "SELECT s.generation_id, s.judge, s.detail, d.dataset_version FROM fct_scores AS s "
-        "JOIN fct_generations AS g USING (generation_id) JOIN dim_samples AS d "
-        "USING (sample_id) WHERE s.score = 'consistency' AND d.dataset_version = ? "
-        "AND coalesce(g.rotation, 0) = 0",
-        [dataset_version],
-    )
-    gold = dict(
-        wh.con.execute(
-            "SELECT q.qa_id, q.answer FROM fct_qa_pairs AS q JOIN dim_samples AS d "
-            "USING (sample_id) WHERE d.dataset_version = ?",
-            [dataset_version],
-        ).fetchall()
-    )
+    rows = judged_consistency(wh, dataset_version)
+    gold = qa_answers(wh, dataset_version)
     return grade_items(rows, gold)
 
 

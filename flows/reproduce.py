@@ -41,7 +41,7 @@ from tasks.paper.sections import (
     table4_published,
 )
 from tasks.sweep import method_variants
-from tasks.text import count_tokens
+from tasks.tokens import count_word_tokens
 from warehouse.queries.calls import generation_history, judge_cost, run_calls
 from warehouse.queries.datasets import dataset_versions, sample_papers
 from warehouse.queries.generations import succeeded_generations
@@ -95,7 +95,7 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
                         key = (sample.sample_id, target)
                         if key not in prompt_tokens:
                             instruction = task_instruction(pack, [p.text for p in texts], target)
-                            prompt_tokens[key] = count_tokens(instruction)
+                            prompt_tokens[key] = count_word_tokens(instruction)
                         units.append(
                             {
                                 "method": name,

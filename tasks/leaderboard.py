@@ -5,21 +5,26 @@ warehouse/models/res_leaderboard.sql). `lilo leaderboard`, the runs' summaries, 
 and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads it.
 
 `wide` is Table 2's layout; `stacked` puts each length (and Overall) on its own row, for
-terminals too narrow for the wide one: numbers are never cut, only method names wrap.
+terminals too narrow for the wide one: numbers are never cut, only method names wrap. Each
+score carries its 95% bootstrap interval over samples (`[low, high]`, beside it or below it
+when `below`), and `comparison` lays out each variant's paired difference with the reference
+method (`res_paired`, tasks/paper/significance.py) for under the table.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["SCORES", "Board", "length_label"]
+__all__ = ["SCORES", "Board", "comparison", "length_label"]
 
 SCORES = ("S_l", "S_c", "S_q", "n")
 OVERALL = "Overall"
+# res_paired's score names as the leaderboard's columns, in their order.
+_PAIRED_SCORES = {"length": "S_l", "consistency": "S_c", "quality": "S_q"}
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,8 @@ class Board:
     partial: bool
     published: bool
     rows: pd.DataFrame
+    # `res_paired` rows of the version: each variant minus the reference, paired by sample.
+    paired: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def lengths(self) -> list[int]:
@@ -54,10 +61,18 @@ class Board:
 
     def caption(self) -> str:
         lengths = ", ".join(length_label(n) for n in self.lengths)
+        interval = (
+            "; [low, high]: 95% bootstrap interval over samples" if self.has_intervals else ""
+        )
         return (
             "S_l length, S_c consistency, S_q quality: means over the scored summaries; "
             f"n: scored/expected; {OVERALL}: each score's mean over {lengths or 'the lengths'}"
+            f"{interval}"
         )
+
+    @property
+    def has_intervals(self) -> bool:
+        return "s_c_low" in self.rows.columns and bool(self.rows["s_c_low"].notna().any())
 
     def _names(self) -> list[str]:
         return ["method", "backbone"] if len(self.backbones) > 1 else ["method"]
@@ -69,9 +84,9 @@ class Board:
         width = len(self._names())
         return [(name[:width], groups.get_group(name)) for name in named]
 
-    def wide(self) -> tuple[list[str], list[list[str]]]:
+    def wide(self, below: bool = False) -> tuple[list[str], list[list[str]]]:
         """Table 2: (header, rows), a row per method with each length's S_l, S_c, S_q, n and
-        then Overall's."""
+        then Overall's; each score's interval beside it, or on the line below."""
         header = self._names() + [
             f"{label} {score}"
             for label in [*map(length_label, self.lengths), OVERALL]
@@ -83,11 +98,11 @@ class Board:
             cells = []
             for n in self.lengths:
                 row = by_length.get(n)
-                cells += _cells(row) if row is not None else ["-"] * len(SCORES)
-            body.append([*names, *cells, *_overall(group)])
+                cells += _cells(row, below) if row is not None else ["-"] * len(SCORES)
+            body.append([*names, *cells, *_overall(group, below)])
         return header, body
 
-    def stacked(self) -> tuple[list[str], list[list[str]]]:
+    def stacked(self, below: bool = False) -> tuple[list[str], list[list[str]]]:
         """(header, rows), a row per method and length, then the method's Overall row; the
         method named on its first row only."""
         header = [*self._names(), "length", *SCORES]
@@ -95,9 +110,13 @@ class Board:
         for names, group in self._groups():
             for i, row in enumerate(group.itertuples()):
                 shown = names if i == 0 else ("",) * len(names)
-                body.append([*shown, length_label(int(row.target_words)), *_cells(row)])
-            body.append([*("",) * len(names), OVERALL, *_overall(group)])
+                body.append([*shown, length_label(int(row.target_words)), *_cells(row, below)])
+            body.append([*("",) * len(names), OVERALL, *_overall(group, below)])
         return header, body
+
+    def comparison(self) -> tuple[str, list[str], list[list[str]]]:
+        """The version's paired comparison with the reference method (`comparison`)."""
+        return comparison(self.paired, list(self.rows["variant"]))
 
     def records(self) -> list[dict[str, Any]]:
         """The view's rows as plain values (NULL as None), for CSV and JSON."""
@@ -105,21 +124,67 @@ class Board:
             {k: _plain(v) for k, v in row.items()} for row in self.rows.to_dict(orient="records")
         ]
 
+    def paired_records(self) -> list[dict[str, Any]]:
+        """The paired comparison's rows as plain values, for JSON."""
+        return [
+            {k: _plain(v) for k, v in row.items()} for row in self.paired.to_dict(orient="records")
+        ]
+
     def markdown(self) -> str:
-        """Title, Table 2 as a pipe table, caption."""
-        header, body = self.wide()
+        """Title, Table 2 as a pipe table, caption; then the paired comparison, if any."""
         lines = [
             f"**{self.title()}**",
             "",
-            "| " + " | ".join(header) + " |",
-            "|"
-            + "|".join("---" if i < len(self._names()) else "---:" for i in range(len(header)))
-            + "|",
-            *("| " + " | ".join(_md(c) for c in row) + " |" for row in body),
+            *_pipe_table(*self.wide(), len(self._names())),
             "",
             f"_{self.caption()}_",
         ]
+        title, header, body = self.comparison()
+        if body:
+            lines += ["", f"**{title}**", "", *_pipe_table(header, body, 3)]
         return "\n".join(lines) + "\n"
+
+
+def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], list[list[str]]]:
+    """(title, header, rows) of `res_paired` rows: per variant (in `order`, the
+    leaderboard's), length (Overall last) and score, the mean of variant minus reference over
+    the samples both scored, its 95% interval, the sign-flip p-value, and whether the
+    interval covers zero (`within noise`: the data cannot tell the two apart). No rows when
+    there is no comparison (one method, or the reference not run)."""
+    header = ["method", "length", "score", "diff", "95% interval", "p", "within noise"]
+    if paired.empty:
+        return "", header, []
+    rank = {v: i for i, v in enumerate(dict.fromkeys(order))}
+    paired = paired.assign(
+        _variant=paired["variant"].map(rank).fillna(len(rank)),
+        _length=paired["target_words"].replace(0, 10**9),
+        _score=paired["score"].map(list(_PAIRED_SCORES).index),
+    ).sort_values(["_variant", "variant", "backbone", "_length", "_score"])
+    several = paired["backbone"].nunique() > 1
+    body = []
+    shown = None
+    for r in paired.itertuples():
+        name = (r.variant, r.backbone)
+        label = f"{r.variant} ({r.backbone})" if several else r.variant
+        length = OVERALL if r.target_words == 0 else length_label(int(r.target_words))
+        body.append(
+            [
+                label if name != shown else "",
+                length,
+                _PAIRED_SCORES[r.score],
+                _signed(r.difference),
+                f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]",
+                _p(r.p_value),
+                "yes" if r.within_noise else "no",
+            ]
+        )
+        shown = name
+    references = ", ".join(sorted(set(paired["reference"])))
+    title = (
+        f"Paired with {references}: diff is the mean of method minus {references} over "
+        "the samples both scored (x100); p: sign-flip test"
+    )
+    return title, header, body
 
 
 def length_label(words: int) -> str:
@@ -133,14 +198,45 @@ def _number(value: Any) -> str:
     )
 
 
-def _cells(row: Any) -> list[str]:
-    return [_number(row.s_l), _number(row.s_c), _number(row.s_q), f"{row.scored}/{row.expected}"]
+def _score(values: Any, column: str, below: bool) -> str:
+    """A score and, when known, its interval: `52.3 [48.1, 56.0]` (below: on a second line)."""
+    text = _number(values[column])
+    low, high = values.get(f"{column}_low"), values.get(f"{column}_high")
+    if text == "-" or _number(low) == "-" or _number(high) == "-":
+        return text
+    return f"{text}{chr(10) if below else ' '}[{_number(low)}, {_number(high)}]"
 
 
-def _overall(group: pd.DataFrame) -> list[str]:
-    first = group.iloc[0]
+def _cells(row: Any, below: bool = False) -> list[str]:
+    values = row._asdict()
+    scores = [_score(values, c, below) for c in ("s_l", "s_c", "s_q")]
+    return [*scores, f"{row.scored}/{row.expected}"]
+
+
+def _overall(group: pd.DataFrame, below: bool = False) -> list[str]:
+    first = group.iloc[0].to_dict()
     n = f"{int(group['scored'].sum())}/{int(group['expected'].sum())}"
-    return [_number(first[f"overall_{s.lower()}"]) for s in SCORES[:3]] + [n]
+    return [_score(first, f"overall_{s.lower()}", below) for s in SCORES[:3]] + [n]
+
+
+def _signed(value: Any) -> str:
+    return "-" if _number(value) == "-" else f"{value:+.1f}"
+
+
+def _p(value: Any) -> str:
+    if _number(value) == "-":
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _pipe_table(header: list[str], body: list[list[str]], names: int) -> list[str]:
+    """A Markdown pipe table, its first `names` columns left-aligned, the rest right."""
+    rule = "|" + "|".join("---" if i < names else "---:" for i in range(len(header))) + "|"
+    return [
+        "| " + " | ".join(header) + " |",
+        rule,
+        *("| " + " | ".join(_md(c) for c in row) + " |" for row in body),
+    ]
 
 
 def _plain(value: Any) -> Any:

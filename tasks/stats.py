@@ -47,14 +47,15 @@ class Interval:
 class Paired:
     """Method minus reference on the samples both scored: the mean paired difference, its
     bootstrap interval and the two-sided sign-flip p-value. `within_noise`: the interval
-    covers zero, so the data cannot tell the two apart."""
+    covers zero, or there is a single pair (its zero-width interval says nothing about
+    noise), so the data cannot tell the two apart."""
 
     difference: Interval
     p_value: float
 
     @property
     def within_noise(self) -> bool:
-        return self.difference.covers(0.0)
+        return self.difference.n < 2 or self.difference.covers(0.0)
 
 
 def bootstrap_interval(

@@ -14,7 +14,8 @@ import pytest
 
 from flows.cli import main
 from flows.cli._common import CLIError
-from flows.cli.review import _print_address, _resolve, _short
+from flows.cli._forms import print_address
+from flows.cli.review import _resolve, _short
 from tasks.config import Settings, load_settings
 from tasks.records import QAPair, Sample
 from warehouse import Warehouse
@@ -320,10 +321,10 @@ def test_review_ui_prints_the_address_of_the_paused_run(capsys):
     run = SimpleNamespace(id="0b5e")
     api = {PREFECT_API_URL: "http://127.0.0.1:4200/api"}
     with temporary_settings(updates={**api, PREFECT_UI_URL: None}):
-        _print_address(None, run, None)
+        print_address(None, run, None)
     assert "http://127.0.0.1:4200/runs/flow-run/0b5e" in capsys.readouterr().out
     with temporary_settings(updates={**api, PREFECT_UI_URL: "https://ui.example/"}):
-        _print_address(None, run, None)
+        print_address(None, run, None)
     assert "https://ui.example/runs/flow-run/0b5e" in capsys.readouterr().out
 
 

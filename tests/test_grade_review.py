@@ -69,3 +69,109 @@ def test_agreement_and_kappa_per_judge_by_hand() -> None:
         {"judge": "b", "dataset_version": "v1", "n": 2, "exact_agreement": 1.0,
          "weighted_kappa": 1.0},
     ]  # fmt: skip
+
+
+# -- the same review in the three tools: a JSONL file and the Prefect form, one table -------
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory, prefect_harness):
+    """A demo run whose summaries the judge graded."""
+    from flows.cli import main
+
+    data = tmp_path_factory.mktemp("grades") / "data"
+    assert (
+        main(["demo", "--methods", "single", "--target-words", "1000", "--data-dir", str(data)])
+        == 0
+    )
+    return data
+
+
+def _reviews(data) -> list[tuple]:
+    import duckdb
+
+    con = duckdb.connect(str(data / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(
+            "SELECT generation_id, qa_id, reviewer, judge_grade, human_grade "
+            "FROM fct_grade_reviews ORDER BY ALL"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_grades_from_a_file_and_from_the_prefect_form_land_in_one_table(judged, tmp_path, capsys):
+    """ana grades a file from `grades-export`; carla grades the same sample in the
+    grade-review flow's form, resumed with run input as the UI sends it; both are in
+    `fct_grade_reviews` and `agreement` counts them."""
+    import json
+    import threading
+    import time
+
+    from prefect import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    from flows.cli import main
+    from flows.review import grade_review
+
+    exported = tmp_path / "grades.jsonl"
+    common = ["--data-dir", str(judged)]
+    assert main(["review", "grades-export", str(exported), "--n", "4", *common]) == 0
+    items = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(items) == 4
+    for item in items:
+        item["human_grade"] = item["judge_grade"]  # ana agrees with the judge everywhere
+    exported.write_text("".join(json.dumps(i) + "\n" for i in items))
+    assert main(["review", "grades-import", str(exported), "--reviewer", "ana", *common]) == 0
+    assert "recorded 4 human grades by ana" in capsys.readouterr().out
+
+    overrides = {"data_dir": str(judged), "qa.review_poll_s": 1, "qa.review_batch": 50}
+    result: list[dict] = []
+    runner = threading.Thread(target=lambda: result.append(grade_review(n=4, overrides=overrides)))
+    runner.start()
+    with get_client(sync_client=True) as client:
+        paused = None
+        for _ in range(240):
+            paused = next((r for r in client.read_flow_runs() if r.state.is_paused()), None)
+            if paused:
+                break
+            time.sleep(0.5)
+        assert paused is not None, "the grade-review flow never paused for its form"
+        key = paused.state.state_details.run_input_keyset
+        description = json.loads(client.read_flow_run_input(paused.id, key["description"]))
+        schema = json.loads(client.read_flow_run_input(paused.id, key["schema"]))
+    entries = sorted(k for k in schema["properties"] if k.startswith("grade_"))
+    assert schema["required"] == ["reviewer", *entries] and len(entries) == 4
+    assert "Grade 4 answers" in description
+    grade = schema["definitions"]["Grade01"]["properties"]["human_grade"]
+    assert grade["enum"] == ["0", "0.25", "0.5", "0.75", "1"]
+    for word in ("QUESTION:", "GOLD ANSWER:", "ANSWER GIVEN", "THE JUDGE'S GRADE:"):
+        assert word in grade["description"]
+    # The same sample as the file, in the same order: the ids sit in each entry's title.
+    titles = [schema["properties"][k]["title"] for k in entries]
+    assert [t.rsplit("QA ", 1)[1] for t in titles] == [i["qa_id"] for i in items]
+    # carla: the tier next to the judge's on the first two, the judge's on the others.
+    tiers = ["0", "0.25", "0.5", "0.75", "1"]
+
+    def other(g: float) -> str:
+        i = tiers.index(f"{g:g}")
+        return tiers[i + 1] if i < 4 else tiers[3]
+
+    grades = [other(i["judge_grade"]) for i in items[:2]] + [
+        f"{i['judge_grade']:g}" for i in items[2:]
+    ]
+    answer = {"reviewer": "carla"} | {
+        k: {"human_grade": g} for k, g in zip(entries, grades, strict=True)
+    }
+    resume_flow_run(paused.id, run_input=answer)
+    runner.join(timeout=120)
+    assert result and result[0]["grades"] == 4 and result[0]["problems"] == []
+    rows = _reviews(judged)
+    by = {(g, q, r): h for g, q, r, _, h in rows}
+    assert len(rows) == 8
+    for item, g in zip(items, grades, strict=True):
+        assert by[(item["generation_id"], item["qa_id"], "ana")] == item["judge_grade"]
+        assert by[(item["generation_id"], item["qa_id"], "carla")] == float(g)
+    assert main(["review", "agreement", *common]) == 0
+    (line,) = capsys.readouterr().out.splitlines()[1:]
+    assert line.split("\t")[2:4] == ["8", f"{6 / 8:.4f}"]  # 6 of 8 grades agree

@@ -136,3 +136,96 @@ def test_unknown_dataset_or_version_is_one_line(capsys, data_dir):
     assert "no results for dataset version 'nope': there are other, v1" in err
     assert main(["leaderboard", "--data-dir", str(data_dir), "--dataset", "v1", "--version", "2"])
     assert "no result version 2 of dataset version 'v1': there are 1" in capsys.readouterr().err
+
+
+# -- intervals and the paired comparison: a known small case ------------------------------
+
+# Three samples at 4k; (S_l, S_c, S_q) per sample. single minus ral_writer on S_c is -10,
+# -30, -50: mean -30; all 8 sign flips by hand, only +++ and --- reach |mean| >= 30, so
+# p = 2/8; a resampled mean is -10 (all three draws -10) with chance 1/27 > 2.5%, likewise
+# -50, so the interval is [-50, -10] and excludes zero. On S_q the differences +5, -10, +5
+# have mean 0: p = 1, within noise.
+THREE = {
+    "ral_writer": [(100.0, 60.0, 55.0), (100.0, 70.0, 60.0), (100.0, 80.0, 65.0)],
+    "single": [(100.0, 50.0, 60.0), (100.0, 40.0, 50.0), (100.0, 30.0, 70.0)],
+}
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    from flows._statistics import record_statistics
+    from tasks.config import load_settings
+
+    root = tmp_path_factory.mktemp("three")
+    with Warehouse(root / "lilo.duckdb") as wh:
+        for i in range(3):
+            sample = Sample(f"s{i}", "v1", ("a", "b", "c"), "GP", "sv", 9000, "command")
+            wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
+            for method, values in THREE.items():
+                gid = f"{method}-{i}"
+                gen = Generation(
+                    gid, f"s{i}", method, {}, 4000, "offline:m", "t", 1, variant=method
+                )
+                extra = {"run_id": "r", "config_hash": "h", "code_version": "c"}
+                wh.upsert("fct_generations", [gen], ("generation_id",), extra=extra)
+                rows = [
+                    ScoreRow(gid, score, value, judge="offline:judge")
+                    for score, value in zip(
+                        ("length", "consistency", "quality"), values[i], strict=True
+                    )
+                ]
+                wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
+        expected = Expected(["s0", "s1", "s2"], ["single", "ral_writer"], [4000], "offline:m")
+        version = materialize_results(wh, "v1", "r1", expected).version
+        settings = load_settings(overrides={"data_dir": str(root)})
+        assert record_statistics(wh, version, settings) > 0
+        wh.publish(root / "published" / "lilo.duckdb")
+    return root
+
+
+def _interval(values: list[float]) -> str:
+    from tasks.stats import bootstrap_interval
+
+    ci = bootstrap_interval(values)
+    return f"{ci.mean:.1f} [{ci.low:.1f}, {ci.high:.1f}]"
+
+
+def test_each_cell_carries_its_interval_at_80_columns(capsys, monkeypatch, three):
+    out = _cli(capsys, monkeypatch, three)
+    assert max(len(line) for line in out.splitlines()) <= 80 and "…" not in out
+    flat = " ".join(out.split())  # an interval may sit on the line below its score
+    for method, values in THREE.items():
+        for k in (1, 2):
+            score, low_high = _interval([v[k] for v in values]).split(" ", 1)
+            assert score in flat and low_high in flat, (method, k)
+    assert "95% bootstrap interval over samples" in flat
+    # Under the table: the paired comparison with the reference, by hand.
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if "│" in line]
+    compared = [r for r in rows if r[2:3] in (["S_l"], ["S_c"], ["S_q"])]
+    assert compared == [
+        ["single", "4k", "S_l", "+0.0", "[+0.0, +0.0]", "1.000", "yes"],
+        ["", "4k", "S_c", "-30.0", "[-50.0, -10.0]", "0.250", "no"],
+        ["", "4k", "S_q", "+0.0", compared[2][4], "1.000", "yes"],
+    ]
+    assert "Paired with ral_writer" in out
+
+
+def test_intervals_in_every_format(capsys, monkeypatch, three):
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["leaderboard", "--data-dir", str(three)]) == 0
+    wide = capsys.readouterr().out
+    assert _interval([v[1] for v in THREE["single"]]) in wide  # beside its score
+    rows = list(csv.DictReader(io.StringIO(_cli(capsys, monkeypatch, three, "--format", "csv"))))
+    single = next(r for r in rows if r["method"] == "single")
+    assert _interval([50.0, 40.0, 30.0]) == (
+        f"{float(single['s_c']):.1f} [{float(single['s_c_low']):.1f}, "
+        f"{float(single['s_c_high']):.1f}]"
+    )
+    assert single["overall_s_c_low"] == single["s_c_low"]  # one length: Overall is it
+    doc = json.loads(_cli(capsys, monkeypatch, three, "--format", "json"))
+    assert {"s_l_low", "s_q_high", "overall_s_q_high"} <= set(doc["rows"][0])
+    (paired,) = [p for p in doc["paired"] if p["score"] == "consistency"]
+    assert (paired["difference"], paired["p_value"], paired["within_noise"]) == (-30.0, 0.25, False)
+    md = _cli(capsys, monkeypatch, three, "--format", "markdown")
+    assert f"| single | {_interval([100.0] * 3)} | {_interval([50.0, 40.0, 30.0])} |" in md
+    assert "|  | 4k | S_c | -30.0 | [-50.0, -10.0] | 0.250 | no |" in md

@@ -278,3 +278,37 @@ def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
     assert all(a in out for a in chosen["quality"]["aspects"])
     assert main(["show", "nosuchsample", "--data-dir", str(demo)]) == 2
     assert "sample nosuchsample has no summaries in result version" in capsys.readouterr().err
+
+
+def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(demo, report):
+    """Each score's interval beside it (the view's `_low`/`_high`), and under the table
+    single minus ral_writer paired by sample, as `res_paired` holds it."""
+    from prefect import get_client
+
+    page = _page(report)
+    header = page.tables["leaderboard"][0]
+    assert header.index("s_c_low") == header.index("s_c") + 1
+    assert {"s_l_high", "s_q_low", "overall_s_c_low", "overall_s_c_high"} <= set(header)
+    con = duckdb.connect(str(demo / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        paired = con.execute(
+            "SELECT target_words, score, difference, p_value, within_noise FROM res_paired "
+            "WHERE variant = 'single' AND reference = 'ral_writer'"
+        ).fetchall()
+    finally:
+        con.close()
+    head, *rows = page.tables["paired"]
+    assert head == ["method", "length", "score", "diff", "95% interval", "p", "within noise"]
+    assert len(rows) == len(paired) == 9  # two lengths and Overall, three scores
+    assert rows[0][0] == "single" and [r[1] for r in rows[-3:]] == ["Overall"] * 3
+    by = {({1000: "1k", 2000: "2k", 0: "Overall"}[t], s): (d, p, w) for t, s, d, p, w in paired}
+    names = {"S_l": "length", "S_c": "consistency", "S_q": "quality"}
+    for _, length, score, diff, _, p, noise in rows:
+        d, pv, within = by[(length, names[score])]
+        assert (diff, noise) == (f"{d:+.1f}", "yes" if within else "no")
+        assert p == ("<0.001" if pv < 0.001 else f"{pv:.3f}")
+    with get_client(sync_client=True) as client:
+        latest = {a.key: a for a in sorted(client.read_artifacts(), key=lambda a: a.created)}
+    assert '"s_c_low"' in str(latest["leaderboard"].data)
+    results = str(latest["results"].data)
+    assert "Paired with ral_writer" in results and "| within noise |" in results

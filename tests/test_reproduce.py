@@ -132,3 +132,27 @@ def test_dry_run_prints_the_estimate_on_an_imported_benchmark(tmp_path, capsys) 
 def test_bad_options_are_one_line(bad, capsys) -> None:
     assert main(["reproduce", "ral-writer", bad, "x"]) == 2
     assert "lilo:" in capsys.readouterr().err
+
+
+def test_figure_8_draws_a_line_per_method_and_length_with_the_orders_spread() -> None:
+    """Two lengths of one method are two lines, each through slots 1..8 in order (one line
+    through both would zigzag between them at each slot), with the spread over the orders
+    as its error bars; the figure says how many orders it averages."""
+    from tasks.paper.figures import fig8_png, position_lines
+
+    rows = pd.DataFrame(
+        [
+            {"method": "ral_writer", "target_words": n, "position": p, "backbone": "b",
+             "s_single": base + p, "spread": 2.0 + p, "orders": 8, "n": 8}
+            for n, base in ((2000, 10.0), (4000, 40.0))
+            for p in range(8, 0, -1)
+        ]
+    )  # fmt: skip
+    lines = position_lines(rows, "s_single", "spread")
+    assert [label for label, *_ in lines] == ["ral_writer, 2000 words", "ral_writer, 4000 words"]
+    for (_, positions, values, errors), base in zip(lines, (10.0, 40.0), strict=True):
+        assert positions == list(range(1, 9))
+        assert values == [base + p for p in positions] and errors == [2.0 + p for p in positions]
+    one = position_lines(rows[rows["target_words"] == 2000], "s_single")
+    assert [(label, errors) for label, _, _, errors in one] == [("ral_writer", None)]
+    assert fig8_png(rows).startswith(b"\x89PNG")

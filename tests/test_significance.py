@@ -62,6 +62,10 @@ def test_paired_comparison_marks_a_difference_within_noise() -> None:
     assert noise.within_noise and noise.p_value > 0.05
     with pytest.raises(ValueError, match="unpaired"):
         paired_comparison([1.0], [1.0, 2.0])
+    # One sample: a zero-width interval at +9 that "excludes" zero, p = 1: within noise.
+    single = paired_comparison([59.0], [50.0])
+    assert (single.difference.low, single.difference.high, single.p_value) == (9.0, 9.0, 1.0)
+    assert single.within_noise
 
 
 def test_agreement_and_weighted_kappa_by_hand() -> None:

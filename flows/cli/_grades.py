@@ -1,32 +1,35 @@
-"""`lilo review grades-export|grades-import|agreement`: reviewers grade a random sample of the
-judge's QA grades; lilo reports agreement and weighted kappa per judge and dataset version
-(tasks/qa/grade_review.py). Registered by `lilo review` (flows/cli/review.py)."""
+"""`lilo review grades-export|grades-import|grades-ui|agreement`: reviewers grade a random
+sample of the judge's QA grades, in a JSONL file or in Prefect UI forms (the grade-review
+flow in flows/review.py), both recorded in `fct_grade_reviews`; lilo reports agreement and
+weighted kappa per judge and dataset version (tasks/qa/grade_review.py). Registered by
+`lilo review` (flows/cli/review.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import CLIError, add_common_args, require_warehouse, settings_from_args
+from flows.cli._common import (
+    CLIError,
+    add_common_args,
+    require_warehouse,
+    running_flows,
+    settings_from_args,
+)
 
 __all__ = ["register_grades"]
 
 
 def _items(settings: Any) -> list[dict[str, Any]]:
     from flows._stage import open_warehouse
-    from tasks.qa.grade_review import grade_items
-    from warehouse.queries.datasets import qa_answers
-    from warehouse.queries.grades import judged_consistency
+    from flows.review import judged_items
 
     require_warehouse(settings)
     with open_warehouse(settings) as wh:
-        rows = judged_consistency(wh, settings.dataset_version)
-        gold = qa_answers(wh, settings.dataset_version)
-    return grade_items(rows, gold)
+        return judged_items(wh, settings.dataset_version)
 
 
 def cmd_grades_export(args: argparse.Namespace) -> int:
@@ -53,51 +56,50 @@ def cmd_grades_export(args: argparse.Namespace) -> int:
 def cmd_grades_import(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from flows._stage import open_warehouse
+    from flows.review import record_grades
     from tasks.qa.grade_review import GradeVerdict
 
     path = Path(args.file)
     if not path.is_file():
         raise CLIError(f"{path}: no such file: give the JSONL file `grades-export` wrote")
     settings = settings_from_args(args)
-    judged = {(i["generation_id"], i["qa_id"]): i for i in _items(settings)}
-    rows, bad = [], []
-    now = datetime.now(UTC).replace(tzinfo=None)
+    require_warehouse(settings)
+    verdicts, bad = [], []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            verdict = GradeVerdict.model_validate_json(line)
+            verdicts.append((f"{path}:{n}", GradeVerdict.model_validate_json(line)))
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()
             )
             bad.append(f"{path}:{n}: {problems}")
-            continue
-        item = judged.get((verdict.generation_id, verdict.qa_id))
-        if item is None:
-            bad.append(f"{path}:{n}: no judge grade for this generation and question here")
-            continue
-        rows.append(
-            {
-                "generation_id": item["generation_id"],
-                "qa_id": item["qa_id"],
-                "dataset_version": item["dataset_version"],
-                "judge": item["judge"],
-                "judge_grade": item["judge_grade"],  # the warehouse's, not the file's
-                "human_grade": verdict.human_grade,
-                "reviewer": args.reviewer,
-                "reviewed_at": now,
-            }
-        )
-    for problem in bad:
+    recorded, unknown = record_grades(settings, verdicts, args.reviewer)
+    for problem in [*bad, *unknown]:
         print(f"skipped {problem}", file=sys.stderr)
-    with open_warehouse(settings) as wh:
-        added = wh.upsert(
-            "fct_grade_reviews", rows, ("generation_id", "qa_id", "reviewer"), update=True
-        )
-    print(f"recorded {len(rows)} human grades ({added} new) by {args.reviewer}")
-    return 1 if bad else 0
+    print(f"recorded {recorded} human grades by {args.reviewer}")
+    return 1 if bad or unknown else 0
+
+
+def cmd_grades_ui(args: argparse.Namespace) -> int:
+    from flows.cli._forms import print_address, require_api
+    from flows.review import grade_review
+
+    require_api()
+    settings = settings_from_args(args)
+    require_warehouse(settings)
+    with running_flows(args.debug):
+        flow = grade_review.with_options(on_running=[print_address])
+        totals = flow(n=args.n, seed=args.seed, overrides=settings.flow_parameters())
+    for problem in totals["problems"]:
+        print(f"not recorded: {problem}", file=sys.stderr)
+    print(
+        f"{totals['grades']} human grades recorded in {totals['batches']} forms"
+        + ("; the last form timed out" if totals["timed_out"] else "")
+        + "; `lilo review agreement` compares them with the judge"
+    )
+    return 1 if totals["problems"] else 0
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
@@ -134,6 +136,16 @@ def register_grades(action: Any) -> None:
     imported.add_argument("file")
     imported.add_argument("--reviewer", required=True)
     imported.set_defaults(func=cmd_grades_import)
+
+    ui = action(
+        "grades-ui",
+        help="start the grade-review flow: the same sample of judge grades as forms in the "
+        "Prefect UI",
+    )
+    add_common_args(ui)
+    ui.add_argument("--n", type=int, default=50, help="how many grades (default 50)")
+    ui.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    ui.set_defaults(func=cmd_grades_ui)
 
     agree = action("agreement", help="exact agreement and weighted kappa, humans vs judge")
     add_common_args(agree)

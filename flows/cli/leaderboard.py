@@ -58,7 +58,11 @@ def write_board(board: Board, fmt: str) -> None:
             "partial": board.partial,
             "published": board.published,
         }
-        json.dump({**meta, "rows": board.records()}, sys.stdout, indent=2)
+        json.dump(
+            {**meta, "rows": board.records(), "paired": board.paired_records()},
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
     else:
         records = board.records()
@@ -68,16 +72,27 @@ def write_board(board: Board, fmt: str) -> None:
 
 
 def print_board(board: Board, console: Any = None) -> None:
-    """Table 2 as wide as the terminal allows: the wide layout where it fits, else each
-    length on its own row; numbers are never cut, only method names wrap."""
+    """Table 2 as wide as the terminal allows: the first of these that fits: the wide layout
+    with each interval beside its score, then below it, then each length on its own row
+    (intervals beside, then below); numbers are never cut, only method names wrap. Under it,
+    the paired comparison with the reference method."""
     from rich.console import Console
 
     console = console or Console()
-    table = _table(board, *board.wide(), wrap=False)
-    # Measured unconstrained: at the console's width rich would report what fits.
-    if console.measure(table, options=console.options.update_width(10**6)).maximum > console.width:
-        table = _table(board, *board.stacked(), wrap=True)
+    layouts = [
+        (board.wide, False, False),
+        (board.wide, True, False),
+        (board.stacked, False, True),
+        (board.stacked, True, True),
+    ]
+    for layout, below, stacked in layouts:
+        table = _table(board.title(), board.caption(), *layout(below), wrap=stacked)
+        if _fits(console, table):
+            break
     console.print(table)
+    title, header, body = board.comparison()
+    if body:
+        console.print(_table(title, "", header, body, wrap=True, names=3))
     if board.partial:
         console.print(
             "This result version is PARTIAL: some expected summaries failed or are unscored; "
@@ -86,17 +101,27 @@ def print_board(board: Board, console: Any = None) -> None:
         )
 
 
-def _table(board: Board, header: list[str], body: list[list[str]], wrap: bool) -> Any:
+def _fits(console: Any, table: Any) -> bool:
+    # Measured unconstrained: at the console's width rich would report what fits.
+    needed = console.measure(table, options=console.options.update_width(10**6)).maximum
+    return needed <= console.width
+
+
+def _table(
+    title: str, caption: str, header: list[str], body: list[list[str]], wrap: bool, names: int = 0
+) -> Any:
+    """A rich table: method and backbone columns fold when `wrap`, the first `names` columns
+    are left-aligned, numbers are never cut."""
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=escape(board.title()), caption=escape(board.caption()))
-    names = {"method", "backbone"}
-    for column in header:
-        if column in names:
+    table = Table(title=escape(title), caption=escape(caption) if caption else None)
+    for i, column in enumerate(header):
+        if column in ("method", "backbone", "within noise"):  # words: they may wrap
             table.add_column(column, overflow="fold" if wrap else "ellipsis", no_wrap=not wrap)
         else:
-            table.add_column(column, justify="right", no_wrap=True, min_width=len(column))
+            justify = "left" if i < names else "right"
+            table.add_column(column, justify=justify, no_wrap=True, min_width=len(column))
     for row in body:
         # stacked: a rule under each method's Overall row
         table.add_row(*(escape(cell) for cell in row), end_section=wrap and "Overall" in row)

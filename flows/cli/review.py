@@ -4,7 +4,8 @@
 time; the next session starts where this one stopped). `list|approve|reject|edit` do the
 same without prompts, `export|import` carry pairs to reviewers without access as JSONL,
 `ui` starts the review flow whose forms wait in the Prefect UI, and `report` prints the
-dataset version's QA quality report.
+dataset version's QA quality report. The judge's QA grades are reviewed by the `grades-*`
+actions (flows/cli/_grades.py).
 """
 
 from __future__ import annotations
@@ -341,20 +342,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from prefect.settings import get_current_settings
-
+    from flows.cli._forms import print_address, require_api
     from flows.review import qa_review
 
-    if not get_current_settings().api.url:
-        raise CLIError(
-            "no Prefect API is configured: the form would live on a temporary server no "
-            "browser can reach; run `prefect server start`, then "
-            "`prefect config set PREFECT_API_URL=http://127.0.0.1:4200/api`, and try again"
-        )
+    require_api()
     settings = _settings(args)
     sample = _sample(args, settings)
     with running_flows(args.debug):
-        flow = qa_review.with_options(on_running=[_print_address])
+        flow = qa_review.with_options(on_running=[print_address])
         totals = flow(sample=sample, overrides=settings.flow_parameters())
     for line in totals["unchanged"]:
         print(f"unchanged: {line}")
@@ -366,16 +361,6 @@ def cmd_ui(args: argparse.Namespace) -> int:
         + ("; the last form timed out, its pairs stay pending" if totals["timed_out"] else "")
     )
     return 1 if totals["problems"] else 0
-
-
-def _print_address(flow: Any, flow_run: Any, state: Any) -> None:
-    from flows.review import form_address
-
-    print(
-        "review the pending pairs in the Prefect UI; the run waits for its forms at "
-        f"{form_address(str(flow_run.id))}",
-        flush=True,
-    )
 
 
 def register(sub: Any) -> None:

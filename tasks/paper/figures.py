@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["fig6a_png", "fig6b_png", "fig7a_png", "fig7b_png", "fig8_png"]
+__all__ = ["fig6a_png", "fig6b_png", "fig7a_png", "fig7b_png", "fig8_png", "position_lines"]
 
 
 def _plt() -> Any:
@@ -49,7 +49,10 @@ def fig6a_png(sweep: pd.DataFrame, k: int = 12) -> bytes:
     ax.set_xticks(range(len(grid.columns)), [f"{b:g}" for b in grid.columns])
     ax.set_yticks(range(len(grid.index)), [f"{a:g}" for a in grid.index])
     for (i, j), value in pd.DataFrame(grid.to_numpy()).stack().items():
-        ax.text(j, i, f"{value:.1f}", ha="center", va="center", color="white", fontsize=9)
+        # Dark text on the light end of the colour map, white on the dark end.
+        light = image.norm(value) > 0.5
+        colour = "black" if light else "white"
+        ax.text(j, i, f"{value:.1f}", ha="center", va="center", color=colour, fontsize=9)
     ax.set_xlabel("b (position bias weight)")
     ax.set_ylabel("a (position bias exponent)")
     ax.set_title(f"Figure 6a: S_c of RAL-Writer, k={k}")
@@ -97,7 +100,8 @@ def fig7a_png(lengths: pd.DataFrame, variant: str = "single") -> bytes:
             capsize=4, label=str(backbone),
         )  # fmt: skip
     targets = sorted(rows["target_words"].unique())
-    ax.plot(targets, targets, linestyle=":", color="grey", label="required")
+    # Marked: with one length the line is a single point.
+    ax.plot(targets, targets, linestyle=":", marker="x", color="grey", label="required")
     ax.set_xticks(targets, [f"{t // 1000}k" if t >= 1000 else str(t) for t in targets])
     ax.set_xlabel("required length (words)")
     ax.set_ylabel("words written")
@@ -106,19 +110,45 @@ def fig7a_png(lengths: pd.DataFrame, variant: str = "single") -> bytes:
     return _png(fig)
 
 
-def _by_position(ax: Any, rows: pd.DataFrame, value: str) -> None:
-    for variant, part in rows.groupby("method"):
+def position_lines(
+    rows: pd.DataFrame, value: str, spread: str | None = None
+) -> list[tuple[str, list[int], list[float], list[float] | None]]:
+    """(label, positions, values, spreads) of each line a position figure draws: one per
+    method, and per length when the rows hold several (one line through two lengths would
+    zigzag between them at each position)."""
+    several = rows["target_words"].nunique() > 1
+    lines = []
+    for (variant, words), part in rows.groupby(["method", "target_words"]):
         part = part.sort_values("position")
-        ax.plot(part["position"], part[value], marker="o", label=str(variant))
+        label = f"{variant}, {words} words" if several else str(variant)
+        errors = part[spread].astype(float).tolist() if spread else None
+        lines.append(
+            (
+                label,
+                part["position"].astype(int).tolist(),
+                part[value].astype(float).tolist(),
+                errors,
+            )
+        )
+    return lines
+
+
+def _by_position(ax: Any, rows: pd.DataFrame, value: str, spread: str | None = None) -> None:
+    """The `position_lines`, with `spread` as error bars. S_single is drawn from 0: an axis
+    starting at the lowest point would make a few points of noise look like a curve."""
+    for label, positions, values, errors in position_lines(rows, value, spread):
+        ax.errorbar(positions, values, yerr=errors, marker="o", capsize=3, label=label)
     ax.set_xticks(sorted(rows["position"].unique()))
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("S_single (x100)")
-    ax.legend(fontsize=7)
+    # Below the axes: inside, it would hide the lines it names.
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
 
 
 def fig7b_png(curve: pd.DataFrame, target_words: int) -> bytes:
     """S_single by the position (1st, 2nd, 3rd...) of the question's paper, per method."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
     rows = curve[curve["target_words"] == target_words]
     if rows.empty:
         _empty(ax, f"position curve at {target_words} words")
@@ -130,14 +160,15 @@ def fig7b_png(curve: pd.DataFrame, target_words: int) -> bytes:
 
 
 def fig8_png(permutation: pd.DataFrame) -> bytes:
-    """S_single of the paper in each slot, averaged over the cyclic orders."""
+    """S_single of the paper in each slot, averaged over the cyclic orders, with the spread
+    over the orders (standard deviation) as error bars."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
     if permutation.empty:
         _empty(ax, "permutation runs")
         return _png(fig)
-    _by_position(ax, permutation, "s_single")
+    _by_position(ax, permutation, "s_single", spread="spread")
     ax.set_xlabel("slot of the paper in the input")
-    slots = int(permutation["position"].max())
-    ax.set_title(f"Figure 8: S_single per slot over {slots} cyclic orders")
+    orders = "/".join(str(int(n)) for n in sorted(permutation["orders"].unique()))
+    ax.set_title(f"Figure 8: S_single per slot\nmean ± sd over {orders} cyclic orders")
     return _png(fig)

@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from tasks.scoring._judge import TIERS
 from tasks.stats import exact_agreement, weighted_kappa
 
-__all__ = ["GradeVerdict", "agreement", "grade_items", "sample_grades"]
+__all__ = [
+    "GradeEntry",
+    "GradeVerdict",
+    "agreement",
+    "grade_entry_model",
+    "grade_items",
+    "sample_grades",
+]
+
+# The judge's tiers as a form offers them: a choice among words, read back as numbers.
+Tier = Literal["0", "0.25", "0.5", "0.75", "1"]
 
 
 def grade_items(rows: list[dict[str, Any]], gold: dict[str, str]) -> list[dict[str, Any]]:
@@ -62,6 +72,35 @@ class GradeVerdict(BaseModel):
         if value not in TIERS:
             raise ValueError(f"must be one of 0, 0.25, 0.5, 0.75, 1; got {value}")
         return value
+
+
+class GradeEntry(BaseModel):
+    """One answer's entry in the grade-review form: the reviewer's grade on the tiers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    human_grade: Tier
+
+    def grade(self) -> float:
+        return float(self.human_grade)
+
+
+def grade_entry_model(n: int, total: int, item: dict[str, Any]) -> tuple[type[GradeEntry], dict]:
+    """The form entry of the `n`th of `total` items: a GradeEntry subclass whose grade
+    carries the item's context (question, gold answer, answer given, the judge's grade),
+    and its field's keyword arguments (the ids in the title: shown, never editable)."""
+    context = (
+        f"QUESTION: {item['question']}\n\nGOLD ANSWER: {item['gold_answer']}\n\n"
+        f"ANSWER GIVEN (from the summary): {item['answer']}\n\n"
+        f"THE JUDGE'S GRADE: {item['judge_grade']:g} ({item['judge']})"
+    )
+    model = create_model(
+        f"Grade{n:02d}",
+        __base__=GradeEntry,
+        human_grade=(Tier, Field(title=f"Your grade of answer {n}", description=context)),
+    )
+    title = f"Answer {n} of {total} · generation {item['generation_id']} · QA {item['qa_id']}"
+    return model, {"title": title}
 
 
 def agreement(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

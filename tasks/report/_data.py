@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import pandas as pd
@@ -27,3 +27,5 @@ class ReportData:
     cost: pd.DataFrame
     failures: pd.DataFrame
     stats: DatasetStats | None = None
+    # Each variant minus the reference method, paired by sample (`res_paired`).
+    paired: pd.DataFrame = field(default_factory=pd.DataFrame)

@@ -21,6 +21,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from tasks.leaderboard import comparison
 from tasks.report._data import ReportData
 from tasks.report._drill import SummaryDetail
 from tasks.report._plots import (
@@ -122,6 +123,15 @@ def _stats(data: ReportData) -> dict[str, Any]:
     }
 
 
+def _paired(data: ReportData, lb: pd.DataFrame) -> dict[str, Any]:
+    """The paired comparison with the reference method under the leaderboard (title and
+    table; no table when there is none); a difference whose interval covers zero is marked
+    within noise."""
+    title, header, body = comparison(data.paired, list(lb["variant"]) if not lb.empty else [])
+    table = _table(pd.DataFrame(body, columns=header)) if body else None
+    return {"paired_title": title, "paired": table}
+
+
 def render_html(
     data: ReportData, generated_at: datetime | None = None, linked: Iterable[str] = ()
 ) -> str:
@@ -154,6 +164,7 @@ def render_html(
             cost=_table(data.cost),
             cost_png=data_uri(cost_png(data.cost)) if not data.cost.empty else None,
             failures=_table(data.failures),
+            **_paired(data, lb),
             **_stats(data),
         )
     )

@@ -5,6 +5,9 @@
 -- `overall_s_*` is Table 2's Overall, the same on each of a method's rows: each score's
 -- per-length means averaged over the lengths the version ran for it, each length weighing
 -- the same; NULL when some length has no mean for that score.
+-- `*_low`/`*_high` bound each score's 95% bootstrap interval over samples
+-- (`res_cell_stats`, written once per version by the materialize stage); Overall's is over
+-- each sample's mean across the lengths, or the one length's when a method ran one.
 CREATE OR REPLACE VIEW res_leaderboard AS
 WITH scores AS (
     SELECT version, method, variant, target_words, backbone, generation_id, score, value, judge
@@ -29,6 +32,21 @@ cells AS (
     SELECT c.*, p.judge, p.s_l, p.s_c, p.s_q
     FROM res_cells AS c
     LEFT JOIN per_method AS p USING (version, method, variant, target_words, backbone)
+),
+intervals AS (
+    SELECT
+        version,
+        variant,
+        target_words,
+        backbone,
+        any_value(ci_low) FILTER (WHERE score = 'length') AS s_l_low,
+        any_value(ci_high) FILTER (WHERE score = 'length') AS s_l_high,
+        any_value(ci_low) FILTER (WHERE score = 'consistency') AS s_c_low,
+        any_value(ci_high) FILTER (WHERE score = 'consistency') AS s_c_high,
+        any_value(ci_low) FILTER (WHERE score = 'quality') AS s_q_low,
+        any_value(ci_high) FILTER (WHERE score = 'quality') AS s_q_high
+    FROM res_cell_stats
+    GROUP BY ALL
 )
 SELECT
     c.version,
@@ -43,15 +61,37 @@ SELECT
     c.n_failed AS failed,
     c.n_scored < c.n_expected AS partial,
     round(c.s_l, 2) AS s_l,
+    round(i.s_l_low, 2) AS s_l_low,
+    round(i.s_l_high, 2) AS s_l_high,
     round(c.s_c, 2) AS s_c,
+    round(i.s_c_low, 2) AS s_c_low,
+    round(i.s_c_high, 2) AS s_c_high,
     round(c.s_q, 2) AS s_q,
+    round(i.s_q_low, 2) AS s_q_low,
+    round(i.s_q_high, 2) AS s_q_high,
     round(CASE WHEN count(c.s_l) OVER lengths = count(*) OVER lengths
         THEN avg(c.s_l) OVER lengths END, 2) AS overall_s_l,
     round(CASE WHEN count(c.s_c) OVER lengths = count(*) OVER lengths
         THEN avg(c.s_c) OVER lengths END, 2) AS overall_s_c,
     round(CASE WHEN count(c.s_q) OVER lengths = count(*) OVER lengths
-        THEN avg(c.s_q) OVER lengths END, 2) AS overall_s_q
+        THEN avg(c.s_q) OVER lengths END, 2) AS overall_s_q,
+    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_l_low ELSE o_i.s_l_low END, 2)
+        AS overall_s_l_low,
+    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_l_high ELSE o_i.s_l_high END, 2)
+        AS overall_s_l_high,
+    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_c_low ELSE o_i.s_c_low END, 2)
+        AS overall_s_c_low,
+    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_c_high ELSE o_i.s_c_high END, 2)
+        AS overall_s_c_high,
+    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_q_low ELSE o_i.s_q_low END, 2)
+        AS overall_s_q_low,
+    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_q_high ELSE o_i.s_q_high END, 2)
+        AS overall_s_q_high
 FROM cells AS c
 JOIN res_versions AS v USING (version)
+LEFT JOIN intervals AS i USING (version, variant, target_words, backbone)
+LEFT JOIN intervals AS o_i
+    ON o_i.version = c.version AND o_i.variant = c.variant AND o_i.backbone = c.backbone
+    AND o_i.target_words = 0
 WINDOW lengths AS (PARTITION BY c.version, c.method, c.variant, c.backbone)
 ORDER BY c.version, method_rank(c.method), c.method, c.variant, c.target_words;

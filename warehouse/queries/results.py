@@ -21,6 +21,7 @@ __all__ = [
     "headline_scores",
     "read_board",
     "ral_recall_of",
+    "read_paired",
     "read_report_data",
     "view",
 ]
@@ -80,12 +81,23 @@ def read_board(source: Source, dataset: str | None = None, version: int | None =
             raise LookupError(f"no result version {version}{where}: there are {versions}")
         chosen = found[0]
         rows = frame(source, "SELECT * FROM leaderboard_of(?)", [chosen[0]])
+        paired = read_paired(source, chosen[0])
     except duckdb.CatalogException as exc:  # models from before Overall (a copy not remade)
         raise LookupError(
             f"these results were published by an older lilo ({exc.args[0].splitlines()[0]}): "
             "any run publishes them again with today's views"
         ) from exc
-    return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows)
+    return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows, paired)
+
+
+def read_paired(source: Source, version: int) -> pd.DataFrame:
+    """Result version `version`'s paired comparisons with the reference (`res_paired`)."""
+    return frame(
+        source,
+        "SELECT variant, reference, target_words, backbone, score, n, difference, ci_low, "
+        "ci_high, p_value, within_noise FROM res_paired WHERE version = ?",
+        [version],
+    )
 
 
 def default_version(source: Source) -> int | None:
@@ -180,5 +192,6 @@ def read_report_data(source: Source, version: int | None = None) -> ReportData:
         dataset_version=dataset_version,
         partial=bool(partial),
         failures=view(source, "failures"),
+        paired=read_paired(source, version),
         **frames,
     )

@@ -1,4 +1,4 @@
-"""Runs killed with SIGKILL lose nothing and count every request (issue 11): the generate
+"""Runs killed with SIGKILL lose nothing and count every request: the generate
 and score stages against bench.overhead's loopback endpoint (latency, concurrency limit, a
 request counter), killed at `--kills` random moments and run again to the end, against one
 run that nobody kills. Prints whether the final tables are identical, the requests the

@@ -1,4 +1,4 @@
-"""The seven methods against known answers on the synthetic corpus (DESIGN §15), with the
+"""The seven methods against known answers on the synthetic corpus (docs/design.md §15), with the
 offline reader's neglect of a long prompt's middle on (`llm.offline.middle_neglect`):
 
     .venv/bin/python -m bench.methods_position [--lengths 4000,8000,16000] [--neglect 1.0]

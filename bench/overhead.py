@@ -1,4 +1,4 @@
-"""lilo's overhead over an ideal client (issue 11): the generate and score stages against a
+"""lilo's overhead over an ideal client: the generate and score stages against a
 loopback OpenAI-compatible endpoint that answers each request after `--latency-ms` and
 serves at most `--concurrency` at once (more wait), then an ideal client (bare HTTP on
 `--concurrency` threads) sending the same number of requests to the same endpoint. The

@@ -1,4 +1,5 @@
-"""Great Expectations suites, one JSON file per table (DESIGN §11). Installed as package data
+"""Great Expectations suites, one JSON file per table (docs/design.md §11). Installed as package
+data
 so that validation finds them wherever lilo runs."""
 
 from pathlib import Path

@@ -33,7 +33,7 @@ def _natural(sample_id: str) -> list[object]:
 def ready_samples(
     wh: Warehouse, settings: Settings
 ) -> tuple[list[Sample], dict[str, list[QAPair]]]:
-    """The samples generation and scoring work on: complete and ready (DESIGN §2), in
+    """The samples generation and scoring work on: complete and ready (docs/design.md §2), in
     natural id order, the first `generate.samples` of them when that is set; and the
     version's QA pairs."""
     qa = load_qa(wh, settings.dataset_version)

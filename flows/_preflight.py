@@ -1,6 +1,6 @@
 """Checks before a run does any work: the methods it names exist, and the arXiv and model
 endpoints it needs answer. A run that would fail at its generate stage, or after minutes of
-retries, fails here in seconds, before the warehouse is touched (issue 14)."""
+retries, fails here in seconds, before the warehouse is touched."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """A run's record in the `runs` table: written when the run starts (with the process that
 runs it), and at the end `completed`, `partial` (some units failed: failed generations,
 `llm_error`/`judge_unusable` quarantine rows) or `failed` (with why), with what its stages
-reported (DESIGN §10). A run stopped by SIGINT or SIGTERM is `interrupted` (tasks/lifetime.py).
+reported (docs/design.md §10). A run stopped by SIGINT or SIGTERM is `interrupted`
+(tasks/lifetime.py).
 A run killed before its end is marked `crashed` by the next start; one whose last write
 failed (a full disk) is marked with the status and reason it could not write, kept in a
 small file reserved when it started."""

@@ -1,5 +1,5 @@
 """What every stage flow shares: its report, how LLM calls reach the warehouse, and how a
-stage writes without holding the warehouse while it works (DESIGN §10)."""
+stage writes without holding the warehouse while it works (docs/design.md §10)."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def unheld_stage(name: str, run_id: str) -> Iterator[StageReport]:
 
 
 class StageWriter:
-    """A stage's writes while its work runs with the warehouse closed (DESIGN §10): the
+    """A stage's writes while its work runs with the warehouse closed (docs/design.md §10): the
     calls from the stage's call log and the queued rows go in together, in one short
     transaction, at most every `every_s` seconds, and never more often than keeps writing
     under a twentieth of the stage's time (a write that took 0.3 s waits 6 s for the next:

@@ -1,4 +1,4 @@
-"""Fetch stage: surveys, their references, then the papers they cite (DESIGN §3)."""
+"""Fetch stage: surveys, their references, then the papers they cite (docs/design.md §3)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ and, for the permutation experiment, every cyclic order of each sample's papers 
 Every unit (sample x method x length x order) goes into one fan-out under the endpoint's
 concurrency and rate limits, so multi-step methods interleave; the warehouse is read
 first, closed while the units run, and each finished batch is written in a short
-transaction (DESIGN §10, §12). With `runner.kind = "dask"` the units go to a Dask cluster in
+transaction (docs/design.md §10, §12). With `runner.kind = "dask"` the units go to a Dask cluster in
 batches (flows/_dask.py) and come back, with their LLM calls, to be written the same way."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Import a published benchmark as a dataset version (DESIGN §14): read and check its files
-(tasks/benchmark/), run the cleaned-papers suite (DESIGN §11) over its papers and keep what
+"""Import a published benchmark as a dataset version (docs/design.md §14): read and check its files
+(tasks/benchmark/), run the cleaned-papers suite (docs/design.md §11) over its papers and keep what
 it finds as per-paper warnings (the benchmark is imported as published), then write papers,
 samples, the version, approved QA pairs with their decisions, the assets and every problem
 in one warehouse transaction: nothing half-written, and a second import adds nothing."""
@@ -143,7 +143,7 @@ def _write(
         report.write(wh, "fct_qa_decisions", dataset.decisions, ("decision_id",))
         report.write(wh, "dim_dataset_assets", assets, ("dataset_version", "name"))
         _write_problems(wh, report, bench, dataset)
-        if news:  # the suite's account, kept when it says something new (DESIGN §11)
+        if news:  # the suite's account, kept when it says something new (docs/design.md §11)
             summary = {"suite": "papers", "success": not validation.quarantine}
             report.write(
                 wh,

@@ -1,4 +1,4 @@
-"""The top-level flow: every stage in order, one run record (DESIGN §2)."""
+"""The top-level flow: every stage in order, one run record (docs/design.md §2)."""
 
 from __future__ import annotations
 

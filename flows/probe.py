@@ -1,4 +1,4 @@
-"""The Lost-in-the-Middle probes (docs/design.md, "Probes"): importing a clone of the
+"""The Lost-in-the-Middle probes (docs/design.md §17): importing a clone of the
 authors' repository, and `lilo probe kv|mdqa`: every item x gold position (and the
 closed-book and oracle baselines) through the same LLM client as the summaries (cache,
 rate limits, ledger, the threads or Dask runner), the answers written as they come, then

@@ -1,4 +1,5 @@
-"""Human review of QA pairs (DESIGN §6): the Prefect UI form, and the one writer of decisions
+"""Human review of QA pairs (docs/design.md §6): the Prefect UI form, and the one writer of
+decisions
 that the UI, the CLI and JSONL imports share. The judge's QA grades are reviewed the same
 three ways (`grade_review`, `record_grades`; tasks/qa/grade_review.py).
 

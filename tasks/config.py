@@ -130,7 +130,7 @@ class ArxivSettings(_Section):
 
     api_url: Annotated[str, PLACE] = "https://export.arxiv.org/api/query"
     eprint_url: Annotated[str, PLACE] = "https://arxiv.org/e-print/"
-    # arXiv asks for at most one request every 3 s (DESIGN §3); 0 against a loopback mirror.
+    # arXiv asks for at most one request every 3 s (docs/design.md §3); 0 against a loopback mirror.
     delay_s: Annotated[float, PACING] = Field(3.0, ge=0.0)
     retries: Annotated[int, PACING] = Field(4, ge=0)
     backoff_s: Annotated[float, PACING] = Field(2.0, ge=0.0)
@@ -152,7 +152,7 @@ class CleanSettings(_Section):
     # The ratio cap only applies past this many unpacked bytes: a tiny tar is mostly zero
     # padding and compresses far better than text, without being a bomb.
     ratio_floor_bytes: int = Field(1_000_000, ge=0)
-    # Validation (DESIGN §11): share of characters that are LaTeX markup in a cleaned text.
+    # Validation (docs/design.md §11): share of characters that are LaTeX markup in a cleaned text.
     max_markup_density: float = Field(0.35, gt=0.0, le=1.0)
     # Bounds on hostile sources (docs/design.md): the text a paper may become once its inputs
     # are inlined and its macros expanded (a long thesis is a few MB), the words a cleaned
@@ -163,13 +163,13 @@ class CleanSettings(_Section):
 
 
 class OfflineSettings(_Section):
-    """The deterministic offline engine (DESIGN §9)."""
+    """The deterministic offline engine (docs/design.md §9)."""
 
     # Real chat models stop long before 16k words in one reply; the engine does too.
     max_words_per_reply: int = Field(1500, gt=0)
     # The reader's neglect of the middle of a long prompt: 0 = off. A sentence at relative
     # position x of a prompt is read with probability 1 - neglect * (1 - |2x - 1|), decided
-    # by a hash of the sentence, so every prompt is read the same way (DESIGN §9).
+    # by a hash of the sentence, so every prompt is read the same way (docs/design.md §9).
     middle_neglect: float = Field(0.0, ge=0.0, le=1.0)
     # Prompts shorter than this many words are read in full: neglect is a long-context effect.
     neglect_min_words: int = Field(2000, ge=0)
@@ -217,7 +217,7 @@ class LLMSettings(ChatEndpointSettings):
 
 
 class JudgeSettings(ChatEndpointSettings):
-    """The judge of QA answers, QA grades, the checklist and win-rates (DESIGN §8), separate
+    """The judge of QA answers, QA grades, the checklist and win-rates (docs/design.md §8), separate
     from the model under test. `backend` unset: the generation backbone judges (recorded,
     and every run says so). 0 temperature for repeatable grades; the paper's checklist
     judge used 0.8 (checklist_temperature)."""
@@ -263,7 +263,7 @@ class QASettings(_Section):
     quota_cross: int = Field(6, ge=0)
     max_rounds: int = Field(3, ge=1)
     dedup_cosine: float = Field(0.9, gt=0.0, le=1.0)
-    # Human review (DESIGN §6): pairs per Prefect UI form, how long a paused review flow
+    # Human review (docs/design.md §6): pairs per Prefect UI form, how long a paused review flow
     # waits for its form (then the pairs stay pending), and how often it checks.
     review_batch: Annotated[int, PACING] = Field(10, ge=1)
     review_timeout_s: Annotated[int, PACING] = Field(86_400, gt=0)
@@ -271,7 +271,7 @@ class QASettings(_Section):
 
 
 class RALSettings(_Section):
-    """RAL-Writer defaults are the paper's best (DESIGN §7)."""
+    """RAL-Writer defaults are the paper's best (docs/design.md §7)."""
 
     a: float = 60.0
     b: float = 0.3
@@ -287,7 +287,7 @@ class RALSettings(_Section):
 
 
 class MarkovSettings(_Section):
-    """Markov-cluster (DESIGN §15): the authors' chunking (500 words, 20 overlap), k by
+    """Markov-cluster (docs/design.md §15): the authors' chunking (500 words, 20 overlap), k by
     silhouette over 5..10, the paper's top_k of 5 chunks per cluster summary."""
 
     chunk_words: int = Field(500, gt=0)
@@ -305,7 +305,7 @@ class MarkovSettings(_Section):
 
 
 class RapidSettings(_Section):
-    """RAPID-style (DESIGN §15): retrieval of the top 5 chunks per attribute."""
+    """RAPID-style (docs/design.md §15): retrieval of the top 5 chunks per attribute."""
 
     chunk_words: int = Field(500, gt=0)
     overlap_words: int = Field(20, ge=0)
@@ -319,7 +319,7 @@ class RapidSettings(_Section):
 
 
 class LongScopeSettings(_Section):
-    """LongScope-style (DESIGN §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
+    """LongScope-style (docs/design.md §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
     kernel width 3, 10 sampled sets, top_k 6, best-of-3 for 3 rounds. `preset = "quick"`
     runs 1 layer of 2 sets, best-of-1 for 1 round (the values used are recorded)."""
 
@@ -349,12 +349,12 @@ class GenerateSettings(_Section):
         (4000, 8000, 16000), min_length=1
     )
     # Output limits as in the reference: Single asks for up to 32,768 tokens in its one
-    # call, each AgentWrite/RAL-Writer step for up to 8,192 (DESIGN §7).
+    # call, each AgentWrite/RAL-Writer step for up to 8,192 (docs/design.md §7).
     single_max_tokens: int = Field(32_768, gt=0)
     step_max_tokens: int = Field(8192, gt=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
-    # The permutation experiment (DESIGN §8): also write each sample in every cyclic order
+    # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order
     # of its papers, for the position U-curve.
     permutations: Annotated[bool, SELECTS] = False
     # Sweeps of method settings (`--sweep generate.ral.k=4,8,12,16`): setting -> values;
@@ -392,7 +392,7 @@ class StatsSettings(_Section):
 
 
 class RunnerSettings(_Section):
-    """Where the generate and score stages run their units (DESIGN §13, Scale). `threads`:
+    """Where the generate and score stages run their units (docs/design.md §13, Scale). `threads`:
     in the flow's process. `dask`: batches of units as Prefect tasks on a Dask cluster
     (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
     `dask_address` is empty, else the scheduler at that address; the flow process alone
@@ -483,7 +483,7 @@ class Settings(BaseSettings):
     runner: Annotated[RunnerSettings, PACING] = RunnerSettings()
     stats: StatsSettings = StatsSettings()
     probe: ProbeSettings = ProbeSettings()
-    # Pairwise win-rate (DESIGN §8): each other method against this one (e.g. "ral_writer"),
+    # Pairwise win-rate (docs/design.md §8): each other method against this one (e.g. "ral_writer"),
     # on the win-rate checklist, both orders. Off by default: it costs 2 judge calls per
     # aspect per pair, as many as S_q itself for each method compared.
     winrate_against: str = ""

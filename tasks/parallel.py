@@ -1,4 +1,4 @@
-"""Fan-out inside a coarse task: Prefect tasks cost milliseconds each (DESIGN §13), so a
+"""Fan-out inside a coarse task: Prefect tasks cost milliseconds each (docs/design.md §13), so a
 task handles a batch and spreads the I/O-bound work (LLM calls) over threads, and CPU-bound
 work on untrusted input (cleaning) over child processes that can be stopped."""
 

@@ -1,4 +1,4 @@
-"""How papers appear inside prompts: each wrapped in numbered paper tags (DESIGN §7).
+"""How papers appear inside prompts: each wrapped in numbered paper tags (docs/design.md §7).
 
 Both the prompt builders and the offline engine use these two functions, so the engine
 reads exactly what a real model would be shown.

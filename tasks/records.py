@@ -51,7 +51,7 @@ class RawSource:
 
 @dataclass(frozen=True)
 class PaperText:
-    """A cleaned paper, ready for samples and prompts (DESIGN §4)."""
+    """A cleaned paper, ready for samples and prompts (docs/design.md §4)."""
 
     paper_id: str
     title: str
@@ -125,7 +125,7 @@ class Generation:
 
 @dataclass(frozen=True)
 class ScoreRow:
-    """Long score rows: a new score adds rows, not columns (STYLE.md)."""
+    """Long score rows: a new score adds rows, not columns."""
 
     generation_id: str
     score: str

@@ -1,4 +1,4 @@
-"""Text measures shared by every stage: one word rule everywhere (DESIGN §8)."""
+"""Text measures shared by every stage: one word rule everywhere (docs/design.md §8)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 tokenizer-free count wherever no tokenizer or endpoint reports one (the offline engine's
 usage, papers' `tokens`, Compress's budget, a tokens-per-minute limit's estimate).
 
-`count_gpt4o_tokens`: GPT-4o token counts, offline: RAL-Writer's context check (DESIGN §7)
+`count_gpt4o_tokens`: GPT-4o token counts, offline: RAL-Writer's context check (docs/design.md §7)
 counts a writer prompt as the reference does, with tiktoken's `gpt-4o` encoding
 (o200k_base), special-token text counted as plain text.
 

@@ -1,5 +1,5 @@
 """Validate cleaned papers with the Great Expectations suite in `expectations/papers.json`
-(DESIGN §11).
+(docs/design.md §11).
 
 A failed expectation quarantines the offending papers, named by the expectation, and never
 stops the run. GX is imported inside `validate_papers`: the import alone costs about 3 s.

@@ -1,4 +1,4 @@
-"""Mistakes at the `lilo` command line (issue 14): each one is a single `lilo: ...` line on
+"""Mistakes at the `lilo` command line: each one is a single `lilo: ...` line on
 stderr and a non-zero exit (2 for bad input), found before any work starts, and the warehouse
 is left as it was (or never created). Endpoints are loopback ports nothing listens on."""
 

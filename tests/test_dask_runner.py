@@ -1,7 +1,6 @@
 """The generate and score stages on Dask (`runner.kind = "dask"`, a 2-worker LocalCluster)
 write the same generations, scores and LLM call ledger as on the default thread runner: the
-units run in other processes, return their records and calls, and the flow alone writes
-(issue 11)."""
+units run in other processes, return their records and calls, and the flow alone writes."""
 
 from __future__ import annotations
 

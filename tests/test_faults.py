@@ -2,7 +2,7 @@
 client: with 20% of requests faulty (429 with Retry-After, 500, 503, stalls past the timeout,
 dropped connections, JSON cut short, empty content, an HTML page) nothing is lost or counted
 twice, every permanent failure is recorded with its reason and the run ends `partial`; the
-next run, faults off, completes and clears them (issue 11)."""
+next run, faults off, completes and clears them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The scores and RAL-Writer's restatement pinned to hand-computed values (DESIGN §7, §8)."""
+"""The scores and RAL-Writer's restatement pinned to hand-computed values (docs/design.md §7,
+§8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`lilo import longinoutbench`: a small benchmark in the published layout (DESIGN §14),
+"""`lilo import longinoutbench`: a small benchmark in the published layout (docs/design.md §14),
 written here with synthetic text and templates of our own (the real one has no license),
 then every bad case, the one-transaction write, a second import adding nothing, exit codes."""
 

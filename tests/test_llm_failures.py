@@ -1,6 +1,6 @@
 """LLM outages and unusable judge replies through the real OpenAI backend against a loopback
 endpoint: the QA and score stages finish, the item is quarantined with why, and the next
-run (endpoint healthy) retries it and clears the quarantine row (DESIGN §6, §8)."""
+run (endpoint healthy) retries it and clears the quarantine row (docs/design.md §6, §8)."""
 
 from __future__ import annotations
 

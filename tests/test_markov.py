@@ -1,4 +1,4 @@
-"""Markov-cluster's pure parts against hand-computed values (DESIGN §15)."""
+"""Markov-cluster's pure parts against hand-computed values (docs/design.md §15)."""
 
 from __future__ import annotations
 

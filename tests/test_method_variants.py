@@ -1,6 +1,6 @@
 """Method variants named in brackets (`agentwrite[sees-written]`, `compress[llmlingua]`), and
 each method drawing its own replies: the same prompt asked by two methods is two cache
-entries unless `generate.shared_plan` pairs them (DESIGN §7)."""
+entries unless `generate.shared_plan` pairs them (docs/design.md §7)."""
 
 from __future__ import annotations
 

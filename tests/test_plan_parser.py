@@ -1,6 +1,6 @@
 """The plan parser reads plans as the reference does: every non-empty line is a step,
 whatever shape a real model gives it; the word count is read wherever it appears; a plan
-is never a reason to fail (DESIGN §7)."""
+is never a reason to fail (docs/design.md §7)."""
 
 from __future__ import annotations
 

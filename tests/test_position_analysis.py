@@ -1,4 +1,4 @@
-"""The position analysis against a known answer (DESIGN §7, §9): with the offline reader's
+"""The position analysis against a known answer (docs/design.md §7, §9): with the offline reader's
 neglect of a long prompt's middle switched on, Single and AgentWrite lose the middle paper,
 RAL-Writer's restatement brings it back, and RAL-Writer with k = 0 (no restatement) loses it
 too; with neglect off, none does. The judge is a separate reader without neglect."""

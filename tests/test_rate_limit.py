@@ -1,4 +1,4 @@
-"""The per-endpoint rate limit (issue 11): requests and tokens per minute over a sliding
+"""The per-endpoint rate limit: requests and tokens per minute over a sliding
 window, on a fake clock."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run records that never lie (issue 11): a killed run is marked `crashed` by the next start,
+"""Run records that never lie: a killed run is marked `crashed` by the next start,
 which also folds its call log into the ledger and removes the temp files it left; a partial
 result version does not replace the last complete one as the default leaderboard unless
 published on purpose; a writer that finds the file held names who holds it."""

@@ -139,7 +139,7 @@ def test_nested_transactions_are_one(tmp_path):
 
 def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
     """A failed generation is a result: its cell shows 1 scored of 3 expected, the cell of a
-    method that produced nothing shows 0 of 3, and the version is partial (DESIGN §8)."""
+    method that produced nothing shows 0 of 3, and the version is partial (docs/design.md §8)."""
     wh = Warehouse(tmp_path / "w.duckdb")
     _seed(wh, 50.0)
     failed = Generation("g2", "s2", "single", {}, 4000, "offline:m", "", 0, error="PlanError")
@@ -163,7 +163,7 @@ def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
 
 def test_permutation_view_averages_each_position_over_the_cyclic_orders(tmp_path):
     """Three cyclic orders of one sample: S_single at each reading position is the mean over
-    the orders, with the spread across them (DESIGN §8)."""
+    the orders, with the spread across them (docs/design.md §8)."""
     wh = Warehouse(tmp_path / "w.duckdb")
     sample = Sample("s1", "v1", ("a", "b", "c"), "GP kernels", "sv", 9000, "command")
     wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})

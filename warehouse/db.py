@@ -1,6 +1,6 @@
 """The one DuckDB writer: connect + migrate, idempotent column-wise upserts, publishing.
 
-Only flows write, through this module. Rows go in as one Arrow table per call (DESIGN §10:
+Only flows write, through this module. Rows go in as one Arrow table per call (docs/design.md §10:
 ~100k rows/s, where executemany is 25-100x slower) inside a transaction, keyed by content,
 so a rerun adds nothing and a crash loses nothing that was already written.
 """
@@ -242,7 +242,7 @@ class Warehouse:
 
     def scalar(self, query: str, params: list[Any] | None = None) -> Any:
         """The first value of the first row. Uses fetchall(): in DuckDB 2.x an undrained
-        result holds the connection (DESIGN §10)."""
+        result holds the connection (docs/design.md §10)."""
         result = self.con.execute(query, params or []).fetchall()
         return result[0][0] if result else None
 
@@ -253,7 +253,7 @@ class Warehouse:
 
     # -- publishing ---------------------------------------------------------------------
     def publish(self, published: Path) -> Path:
-        """Atomically replace the serving copy analysts read (DESIGN §10).
+        """Atomically replace the serving copy analysts read (docs/design.md §10).
 
         A file held read-write by this process cannot be opened by any other, so analysts
         read a copy: ATTACH a temp file, copy each table into it, create the models' views and

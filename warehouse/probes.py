@@ -1,4 +1,4 @@
-"""Versioned probe results (docs/design.md, "Probes"), as the leaderboard's are
+"""Versioned probe results (docs/design.md §17), as the leaderboard's are
 (warehouse/results.py): the current answers (`fct_probe_answers`, one per item x setting x
 position x prompt form x backbone, the newest replacing an older one) are frozen into a
 new `res_probe_answers` version when they differ from the latest version's; otherwise the

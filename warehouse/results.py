@@ -1,4 +1,4 @@
-"""Versioned results (DESIGN §10): each materialization with new content is a new immutable
+"""Versioned results (docs/design.md §10): each materialization with new content is a new immutable
 version in `res_scores`, with each leaderboard cell's account in `res_cells` (expected,
 generated, failed, scored); content equal to the latest version's reuses it.
 

@@ -42,7 +42,7 @@ def _warm_up(settings: Settings) -> None:
 
 @contextmanager
 def running_flows(debug: bool) -> Iterator[None]:
-    """Flows run from a terminal: heartbeats off (fine for one-off runs, DESIGN §13) and,
+    """Flows run from a terminal: heartbeats off (fine for one-off runs, docs/design.md §13) and,
     unless `debug`, no tracebacks on the console: a failure is the one line `main` prints,
     and its traceback still reaches the run's logs in the Prefect UI."""
     from prefect.logging.configuration import ensure_logging_setup

@@ -28,7 +28,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from flows.samples import load_dataset_stats
 
     version = args.dataset_version or settings.dataset_version
-    # The warehouse if no run holds it, else the published copy (DESIGN §10).
+    # The warehouse if no run holds it, else the published copy (docs/design.md §10).
     for path in (settings.db_path, settings.published_path):
         if not path.exists():
             continue

@@ -1,5 +1,5 @@
 """`lilo import longinoutbench PATH`: a user's clone of the published benchmark becomes a
-dataset version (DESIGN §14). Exit 0 when something was imported (problems are listed),
+dataset version (docs/design.md §14). Exit 0 when something was imported (problems are listed),
 1 when nothing could be, 2 when PATH or its papers folder is missing."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`lilo probe kv|mdqa`: the Lost-in-the-Middle probes on the configured backbone, and
 `lilo import lost-in-the-middle CLONE` (added to the `import` group): the authors'
-published probe data from the user's clone (docs/design.md, "Probes")."""
+published probe data from the user's clone (docs/design.md §17)."""
 
 from __future__ import annotations
 

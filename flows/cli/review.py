@@ -1,4 +1,4 @@
-"""`lilo review`: QA pairs checked by people in a terminal (DESIGN §6).
+"""`lilo review`: QA pairs checked by people in a terminal (docs/design.md §6).
 
 `lilo review` walks pending pairs one by one and records each decision at once (quit any
 time; the next session starts where this one stopped). `list|approve|reject|edit` do the

@@ -1,4 +1,4 @@
-"""Published benchmarks read from a user's clone (DESIGN §14): pure reading and checking,
+"""Published benchmarks read from a user's clone (docs/design.md §14): pure reading and checking,
 no warehouse access; flows/import_benchmark.py validates the papers and writes the result."""
 
 from tasks.benchmark._assets import Asset

@@ -1,4 +1,4 @@
-"""A benchmark's prompt templates and checklists as dataset assets (DESIGN §14).
+"""A benchmark's prompt templates and checklists as dataset assets (docs/design.md §14).
 
 Each is checked before it is stored: a template must compile with Jinja2 and use only the
 variables lilo renders it with (tasks/prompts/pack.py), a checklist must parse with

@@ -1,5 +1,5 @@
 """A group's published questions (`questions/single|combine/group_N.json`) and the approved
-QA pairs they become (DESIGN §6, §14)."""
+QA pairs they become (docs/design.md §6, §14)."""
 
 from __future__ import annotations
 

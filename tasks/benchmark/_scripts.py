@@ -1,5 +1,5 @@
 """A benchmark's method templates and the prompt text its scripts hold as string literals,
-read from the user's clone (DESIGN §14): the planner and writer templates
+read from the user's clone (docs/design.md §14): the planner and writer templates
 (`src/template/<name>.jinja`), the checklist judge's system message (the `content` of the
 `"role": "system"` message in `experiments/quality_score.py`) and the sentence the QA
 answerer appends to its prompt (the string added to the `"role": "user"` content in

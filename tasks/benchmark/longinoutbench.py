@@ -1,5 +1,5 @@
 """LongInOutBench, the RAL-Writer paper's published benchmark, read from a user's clone
-(DESIGN §14). It has no license: lilo reads the files where the user keeps them and never
+(docs/design.md §14). It has no license: lilo reads the files where the user keeps them and never
 copies them into its repository.
 
 Two pure steps around the papers suite (tasks/validate.py), which the flow runs between

@@ -1,4 +1,4 @@
-"""Cleaning: raw e-print -> cleaned paper text, or a quarantine record (DESIGN §3-4)."""
+"""Cleaning: raw e-print -> cleaned paper text, or a quarantine record (docs/design.md §3-4)."""
 
 from __future__ import annotations
 

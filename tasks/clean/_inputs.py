@@ -1,4 +1,4 @@
-"""Find a paper's main file and inline what it inputs (DESIGN §4).
+"""Find a paper's main file and inline what it inputs (docs/design.md §4).
 
 Every file is decommented before its `\\input`s are followed, so a commented-out input is
 never pulled in. Inputs resolve against the main file's folder, as LaTeX does, and may not

@@ -1,7 +1,7 @@
 """Small LaTeX text helpers: decoding, brace-balanced arguments, command removal.
 
 Regex and a brace counter are enough here: the cleaner cuts spans out of the source and
-keeps the rest verbatim (DESIGN §4 keeps the markup), so no full parse is needed.
+keeps the rest verbatim (docs/design.md §4 keeps the markup), so no full parse is needed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one way the cleaner says "this paper goes to quarantine" (DESIGN §3-4)."""
+"""The one way the cleaner says "this paper goes to quarantine" (docs/design.md §3-4)."""
 
 from __future__ import annotations
 

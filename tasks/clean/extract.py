@@ -1,4 +1,4 @@
-"""Unpack an untrusted arXiv e-print into the paper's own folder (DESIGN §3).
+"""Unpack an untrusted arXiv e-print into the paper's own folder (docs/design.md §3).
 
 An e-print is a gzipped tar, a plain tar, a single (gzipped) `.tex`, or a PDF when the
 authors gave no source. Everything is streamed through a byte counter so that a gzip bomb

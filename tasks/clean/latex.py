@@ -1,4 +1,4 @@
-"""Turn a paper's LaTeX source folder into the cleaned text the methods read (DESIGN §4).
+"""Turn a paper's LaTeX source folder into the cleaned text the methods read (docs/design.md §4).
 
 Order matters: comments go first (while inlining, file by file) so that commented-out inputs
 are never followed; the paper's zero-argument macros and its front matter are read from the

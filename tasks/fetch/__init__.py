@@ -1,4 +1,4 @@
-"""Fetching from arXiv (DESIGN §3): metadata through the `arxiv` client, e-prints with
+"""Fetching from arXiv (docs/design.md §3): metadata through the `arxiv` client, e-prints with
 `requests` into a content-addressed store. Both endpoints are configuration."""
 
 from tasks.fetch.eprint import detect_format, fetch_eprints

@@ -1,4 +1,4 @@
-"""Polite HTTP to arXiv, shared by metadata queries and e-print downloads (DESIGN §3): one
+"""Polite HTTP to arXiv, shared by metadata queries and e-print downloads (docs/design.md §3): one
 request per `arxiv.delay_s` across every thread and both endpoints, retries with exponential
 backoff on 429/5xx, timeouts and dropped or cut-short connections, `Retry-After` honoured."""
 

@@ -1,5 +1,5 @@
 """E-print archives from arXiv's `/e-print/<id>` endpoint into a content-addressed store
-(DESIGN §3): polite requests (`_http`), atomic writes, and no second download of what the
+(docs/design.md §3): polite requests (`_http`), atomic writes, and no second download of what the
 store already has."""
 
 from __future__ import annotations

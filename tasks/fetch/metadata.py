@@ -1,4 +1,4 @@
-"""Paper metadata through the real `arxiv` client (DESIGN §3). The endpoint is configuration
+"""Paper metadata through the real `arxiv` client (docs/design.md §3). The endpoint is configuration
 (`arxiv.api_url`), so the same code talks to export.arxiv.org or the loopback mirror."""
 
 from __future__ import annotations

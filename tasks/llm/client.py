@@ -220,7 +220,7 @@ class LLMClient:
 
 
 def judge_settings(settings: Settings) -> Settings:
-    """Settings whose `llm` section is the configured judge (DESIGN §8: the judge is not the
+    """Settings whose `llm` section is the configured judge (docs/design.md §8: the judge is not the
     model under test): every endpoint setting the two share, and the judge's backend; the
     generation backbone's own settings when no judge is set."""
     judge = settings.judge

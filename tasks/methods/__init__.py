@@ -1,4 +1,4 @@
-"""Generation methods (DESIGN §7): Single, AgentWrite, Compress, RAL-Writer, as plug-ins."""
+"""Generation methods (docs/design.md §7): Single, AgentWrite, Compress, RAL-Writer, as plug-ins."""
 
 from tasks.methods.base import (
     Draft,

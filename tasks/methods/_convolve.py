@@ -1,4 +1,4 @@
-"""LongScope's convolution step (DESIGN §15), pure: sample sets of `kernel_width` edits with
+"""LongScope's convolution step (docs/design.md §15), pure: sample sets of `kernel_width` edits with
 probability proportional to their judge score, and keep the top-k edits by score."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What Markov-cluster, RAPID-style and LongScope-style share (DESIGN §15): the papers as
+"""What Markov-cluster, RAPID-style and LongScope-style share (docs/design.md §15): the papers as
 word-counted chunks, evidence shown to the model in the papers' own numbered tags, the
 dataset's task as a brief without the papers, word budgets, and the section writer.
 

@@ -1,4 +1,4 @@
-"""Markov-cluster's pure parts (DESIGN §15): K-Means++ with k chosen by silhouette, the
+"""Markov-cluster's pure parts (docs/design.md §15): K-Means++ with k chosen by silhouette, the
 cluster-to-cluster transition matrix of the chunks' document order, and the
 maximum-probability Hamiltonian path over clusters by exact bitmask DP."""
 

@@ -1,4 +1,4 @@
-"""The prompts the methods send (DESIGN §7). The task instruction comes from the dataset
+"""The prompts the methods send (docs/design.md §7). The task instruction comes from the dataset
 version's prompt pack (`tasks/prompts/`). The planner and writer prompts are the dataset's
 own method templates where it has them (an imported benchmark's `src/template/*.jinja`,
 `PromptPack.extras`), rendered with the variables bound exactly as the reference's agents

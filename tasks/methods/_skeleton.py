@@ -1,4 +1,4 @@
-"""LongScope's skeleton (DESIGN §15): a Markdown heading tree in which each node carries a
+"""LongScope's skeleton (docs/design.md §15): a Markdown heading tree in which each node carries a
 guide line (`Extract: ... | Analyse: ...`: what to take from the papers, how to analyse
 it), and the edits proposed to it, one operation per line:
 

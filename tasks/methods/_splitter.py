@@ -1,4 +1,4 @@
-"""The recursive splitter RAL-Writer chunks its input with (DESIGN §7), as the reference's
+"""The recursive splitter RAL-Writer chunks its input with (docs/design.md §7), as the reference's
 own `TextSplitter` (src/agent/utils/splitter.py, modified from LangChain 0.1.5) runs it:
 
 - separators in a fixed order, "\\n\\n", "\\n", ". ", ", ", " ", then single characters;

@@ -1,4 +1,4 @@
-"""RAPID's writing order (DESIGN §15): a topological order of the sections by their
+"""RAPID's writing order (docs/design.md §15): a topological order of the sections by their
 dependencies, stable in outline order; a cycle falls back to the outline order."""
 
 from __future__ import annotations

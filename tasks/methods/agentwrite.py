@@ -1,4 +1,5 @@
-"""AgentWrite (DESIGN §7): a planner call turns the task into paragraph steps, then one writer
+"""AgentWrite (docs/design.md §7): a planner call turns the task into paragraph steps, then one
+writer
 call per step writes only that paragraph. Compress and RAL-Writer reuse the plan parser and
 the step loop from here.
 

@@ -1,4 +1,4 @@
-"""Generation methods as plug-ins (DESIGN §7, STYLE.md: inspect_ai's `@solver`).
+"""Generation methods as plug-ins (docs/design.md §7; the shape of inspect_ai's `@solver`).
 
 A method is a factory marked `@method("name", args=...)`: its keyword arguments are the
 method's parameters and it returns a `Writer` (a function of one `Run`). The registry keeps

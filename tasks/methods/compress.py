@@ -1,4 +1,5 @@
-"""Compress (DESIGN §7): AgentWrite on the input compressed to `compress_ratio` of its tokens.
+"""Compress (docs/design.md §7): AgentWrite on the input compressed to `compress_ratio` of its
+tokens.
 
 The paper names LLMLingua (Jiang et al., 2023) at rate 0.5: `compress[llmlingua]`, with the
 causal LM `generate.llmlingua_lm`. `compress[llmlingua2]` is its successor LLMLingua-2

@@ -1,4 +1,4 @@
-"""LongScope-style (DESIGN §15; test-time scaling of a skeleton, LLMxMapReduce-V2 defaults),
+"""LongScope-style (docs/design.md §15; test-time scaling of a skeleton, LLMxMapReduce-V2 defaults),
 lite variant on the three papers. The papers' chunks are grouped by k-means; each group
 proposes a local skeleton and the skeletons are merged; per-paper digests follow the
 skeleton; each group proposes edits, which convolution layers refine (each edit scored by

@@ -1,4 +1,5 @@
-"""Markov-cluster (DESIGN §15; Markov-enhanced clustering, arXiv 2506.18036), lite variant on
+"""Markov-cluster (docs/design.md §15; Markov-enhanced clustering, arXiv 2506.18036), lite
+variant on
 the three papers: chunk, embed, cluster with K-Means++ (k by silhouette), summarise each
 cluster from the chunks nearest its centroid, then write one section per cluster in the
 order of the most probable path through the clusters' transition matrix, each section

@@ -1,4 +1,4 @@
-"""RAL-Writer (DESIGN §7): AgentWrite plus retrieve-and-restate. Before each writer call the
+"""RAL-Writer (docs/design.md §7): AgentWrite plus retrieve-and-restate. Before each writer call the
 chunks of the whole instruction are scored by relevance to the step minus a position bias
 that is largest at both ends (the model already attends there), and the top-k are restated
 near the end of the prompt, most important last, just before the current step and the
@@ -63,7 +63,7 @@ def _short_plan(
     chat: Chat, prompts: MethodPrompts, instruction: str, max_steps: int, retries: int
 ) -> Plan:
     """The same plan prompt is asked again while the plan has `max_steps` steps or more
-    (DESIGN §7); lilo stops after `retries` re-asks and keeps the last plan."""
+    (docs/design.md §7); lilo stops after `retries` re-asks and keeps the last plan."""
     plan = ask_plan(chat, prompts, instruction)
     for attempt in range(1, retries + 1):
         if len(plan.steps) < max_steps:
@@ -161,7 +161,7 @@ def _fit_as_run(
 
 
 def _fit(scores: list[float], chunk_tokens: list[int], k: int, room: int) -> tuple[int, list[int]]:
-    """Lower k one at a time while the prompt would reach the context limit (DESIGN §7).
+    """Lower k one at a time while the prompt would reach the context limit (docs/design.md §7).
     GPT-4o tokens are counted once per chunk and added up, not re-counted per k."""
     separator = count_gpt4o_tokens(RESTATE_SEPARATOR)
     for used in range(min(k, len(scores)), 0, -1):

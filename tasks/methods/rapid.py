@@ -1,4 +1,4 @@
-"""RAPID-style (DESIGN §15; RAPID, Gu et al.), lite variant on the three papers: the papers'
+"""RAPID-style (docs/design.md §15; RAPID, Gu et al.), lite variant on the three papers: the papers'
 abstracts give the introduction; an outline follows it, modelled on the papers' own section
 structure; atomic aspects of the outline retrieve their evidence among the papers' chunks;
 the outline is edited with what the evidence shows; a dependency plan orders the writing

@@ -1,4 +1,4 @@
-"""Single (DESIGN §7): the task instruction alone, in one call, with the reference's output
+"""Single (docs/design.md §7): the task instruction alone, in one call, with the reference's output
 limit of 32,768 tokens. Real chat models stop far short of 8k-16k words in one reply, which
 is the length gap the study measures."""
 

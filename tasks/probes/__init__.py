@@ -1,5 +1,5 @@
 """Lost in the Middle's probes (Liu et al., TACL 2024): key-value retrieval and
-multi-document QA with the gold item at a chosen position (docs/design.md, "Probes";
+multi-document QA with the gold item at a chosen position (docs/design.md §17;
 docs/reference.md). Pure: the data (read from the user's clone or made by lilo), the
 prompts, the gold placement, one unit's answer and the metric."""
 

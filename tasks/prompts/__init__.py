@@ -1,4 +1,4 @@
-"""Prompt templates and checklists, as data of a dataset version (DESIGN §14)."""
+"""Prompt templates and checklists, as data of a dataset version (docs/design.md §14)."""
 
 from tasks.prompts.pack import (
     ASSET_NAMES,

@@ -1,4 +1,4 @@
-"""Prompts and checklists as data of a dataset version (DESIGN §14, STYLE.md "Prompts are
+"""Prompts and checklists as data of a dataset version (docs/design.md §14; "Prompts are
 data").
 
 A `PromptPack` holds the Jinja2 templates a run renders for the task instruction, the QA

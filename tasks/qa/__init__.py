@@ -1,4 +1,5 @@
-"""QA pairs for samples (DESIGN §6): generation, checks, filter, dedup and the quota loop."""
+"""QA pairs for samples (docs/design.md §6): generation, checks, filter, dedup and the quota
+loop."""
 
 from tasks.qa.checks import (
     cross_problem,

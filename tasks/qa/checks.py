@@ -1,4 +1,4 @@
-"""The checks every generated QA pair goes through, in DESIGN §6 order: evidence found in
+"""The checks every generated QA pair goes through, in docs/design.md §6 order: evidence found in
 the papers, cross pairs spanning papers, the LLM filter, then near-duplicate removal."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def evidence_problem(evidence: list[dict[str, str]], normalised_texts: dict[str,
 
 
 def cross_problem(paper_ids: tuple[str, ...]) -> str:
-    """A cross-context pair must rest on at least two papers (DESIGN §6)."""
+    """A cross-context pair must rest on at least two papers (docs/design.md §6)."""
     if len(set(paper_ids)) < 2:
         return f"cross pair rests on one paper: evidence from {len(set(paper_ids))}, needs 2+"
     return ""

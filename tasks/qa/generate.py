@@ -1,4 +1,4 @@
-"""QA generation for one sample (DESIGN §6): generate, check, filter, deduplicate, approve,
+"""QA generation for one sample (docs/design.md §6): generate, check, filter, deduplicate, approve,
 and go round again for the kinds still short of their quota.
 
 Statuses: `invalid` (unusable reply or evidence that fails the checks), `filtered` (the
@@ -40,7 +40,7 @@ class QAResult:
     """`pairs`: the records this call created (existing ones are left as they are).
 
     `stuck`: the rounds are used up and approved plus pending pairs still fall short, so
-    no review can make the sample ready (DESIGN §6: marked so, with why).
+    no review can make the sample ready (docs/design.md §6: marked so, with why).
     `llm_error`: an LLM call failed; the sample gets no pairs this time and, not being
     ready, is retried on the next run (its finished calls are cached)."""
 

@@ -1,4 +1,4 @@
-"""Strict parsing of the JSON that QA generators and judges return (DESIGN §6, §8): the
+"""Strict parsing of the JSON that QA generators and judges return (docs/design.md §6, §8): the
 JSON value found in the reply, then validated as a pydantic model of what was asked.
 
 Only repairs that cannot change meaning are made: code fences around the reply, prose
@@ -162,7 +162,7 @@ def ask_json(
     response_format: dict[str, Any] | None = None,
 ) -> tuple[T | None, str, str]:
     """(value, last reply, error): one retry that shows the model its unusable reply and
-    what was wrong with it (DESIGN §6, §8); value is None when both replies fail.
+    what was wrong with it (docs/design.md §6, §8); value is None when both replies fail.
     `response_format` goes with both asks (see `LLMClient.chat`)."""
     reply = llm.chat(
         messages, purpose=purpose, temperature=temperature, response_format=response_format

@@ -1,4 +1,4 @@
-"""The QA prompts (DESIGN §6). Their instruction lines carry the phrases the offline
+"""The QA prompts (docs/design.md §6). Their instruction lines carry the phrases the offline
 engine's handlers key on (`tasks/llm/offline/qa_generate.py`, `qa_filter.py`); a change
 of wording here is a change of PROMPT_VERSION."""
 
@@ -52,7 +52,7 @@ def generate_messages(
 
 
 def filter_messages(question: str, answer: str, texts: list[str]) -> list[Message]:
-    """One pair against the papers it may draw on (DESIGN §6 filter pass)."""
+    """One pair against the papers it may draw on (docs/design.md §6 filter pass)."""
     user = (
         "Decide whether this benchmark question-answer pair should be kept.\n"
         "Keep it only if the question can be answered from the papers below alone, is not "

@@ -1,4 +1,4 @@
-"""The QA quality report of one dataset version (DESIGN §6): what was generated, what the
+"""The QA quality report of one dataset version (docs/design.md §6): what was generated, what the
 checks and reviewers kept, and, on the synthetic corpus, how many planted facts the
 approved questions cover."""
 

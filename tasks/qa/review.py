@@ -1,4 +1,4 @@
-"""Human review of QA pairs (DESIGN §6): one decision record whichever way it was made.
+"""Human review of QA pairs (docs/design.md §6): one decision record whichever way it was made.
 
 The Prefect UI form, the CLI and JSONL files all produce `Verdict`s; `apply_verdicts` turns
 them into the pairs' new state and `QADecision` rows that keep the reviewer, the time, the
@@ -242,7 +242,7 @@ def decide(
 
 
 def auto_decisions(pairs: list[QAPair], at: datetime) -> list[QADecision]:
-    """The records of auto-review mode's approvals (DESIGN §6: recorded as such)."""
+    """The records of auto-review mode's approvals (docs/design.md §6: recorded as such)."""
     return [
         QADecision(
             decision_id=content_id(p.qa_id, "approve", "auto"),

@@ -1,4 +1,4 @@
-"""Survey -> samples (DESIGN §5): a survey's references resolved to arXiv ids, its
+"""Survey -> samples (docs/design.md §5): a survey's references resolved to arXiv ids, its
 co-citation groups, the triplets built from them, and the dataset's statistics."""
 
 from tasks.arxiv_ids import find_arxiv_id, normalize_arxiv_id

@@ -1,5 +1,5 @@
 """Where a survey cites what: every citing command with its section, subsection, paragraph
-and command index, and the co-citation groups that seed samples (DESIGN §5: papers cited in
+and command index, and the co-citation groups that seed samples (docs/design.md §5: papers cited in
 the same command, then the same paragraph, then the same subsection are related).
 
 Citations that credit tools, data or funders rather than discuss related work never make

@@ -2,7 +2,8 @@
 
 Only the bibliography the main document uses is read (`bib_sources`): an e-print often ships
 stale or unrelated `.bib` files, and a reference the survey never used must not seed a sample
-(DESIGN §5). The `.bib` files are read when they are all there; else the compiled `.bbl`, or a
+(docs/design.md §5). The `.bib` files are read when they are all there; else the compiled
+`.bbl`, or a
 `thebibliography` written into the source. Resolution is pure: no network; a title search is
 a later stage's job (`title_search`).
 """

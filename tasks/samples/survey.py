@@ -41,7 +41,7 @@ def read_survey(
     raw: RawSource, settings: Settings, previous: Mapping[str, Reference] | None = None
 ) -> SurveyRead | Quarantine:
     """Unpack a survey e-print in a temporary folder, resolve its bibliography and group
-    the papers it cites together (DESIGN §5). `previous` holds the references of an earlier
+    the papers it cites together (docs/design.md §5). `previous` holds the references of an earlier
     read (by cite key): their title searches are reused or retried (`resolve_titles`).
     Bad input becomes a Quarantine record: a known problem under its reason (a survey whose
     bibliography cannot be found is `no_bibliography`), anything else (a parser or decode

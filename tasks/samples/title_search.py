@@ -1,4 +1,5 @@
-"""The last way to an arXiv id: search arXiv for an entry's title (DESIGN §3 metadata client).
+"""The last way to an arXiv id: search arXiv for an entry's title (docs/design.md §3 metadata
+client).
 
 Older bibliographies carry no identifiers at all; their titles still find the paper. A hit
 counts only when its title matches the entry's closely (`samples.title_match`, a difflib

@@ -1,4 +1,4 @@
-"""Samples from co-citation groups (DESIGN §5).
+"""Samples from co-citation groups (docs/design.md §5).
 
 Candidates are the k-subsets (k = `papers_per_sample`) of each group's usable papers. All
 `command` candidates are tried before any `paragraph` one, and those before `subsection`

@@ -1,4 +1,4 @@
-"""Scores (DESIGN §8) as plug-ins: `get_scorer(name)(ScoreContext(...)) -> Scored`."""
+"""Scores (docs/design.md §8) as plug-ins: `get_scorer(name)(ScoreContext(...)) -> Scored`."""
 
 from tasks.scoring.base import ScoreContext, Scored, Scorer, available_scorers, get_scorer, scorer
 from tasks.scoring.consistency import consistency_score

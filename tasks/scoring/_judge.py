@@ -1,4 +1,4 @@
-"""What the LLM judges share: the score tiers of DESIGN §8 and their strict parsing."""
+"""What the LLM judges share: the score tiers of docs/design.md §8 and their strict parsing."""
 
 from __future__ import annotations
 

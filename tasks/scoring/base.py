@@ -1,4 +1,4 @@
-"""The scorer registry (DESIGN §8, STYLE.md): one module per score, found by the one plug-in
+"""The scorer registry (docs/design.md §8): one module per score, found by the one plug-in
 registry (tasks/registry.py).
 
 A scorer is a function of one `ScoreContext` (the generation, its sample and papers, the

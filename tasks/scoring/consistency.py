@@ -1,4 +1,4 @@
-"""Consistency score S_c (DESIGN §8): a judge answers each approved question from the
+"""Consistency score S_c (docs/design.md §8): a judge answers each approved question from the
 generated text alone, an evaluator grades that answer against the gold answer on the
 five tiers; S_c = (mean single + mean cross)/2 x100. Per-position single-context means
 (`single_pos1`...) feed the position analysis.
@@ -26,7 +26,7 @@ from tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["SCORE_SCHEMA", "consistency", "consistency_score"]
 
-# The answer is asked for in 50-200 characters (DESIGN §8); this bounds a model that
+# The answer is asked for in 50-200 characters (docs/design.md §8); this bounds a model that
 # ignores that, without cutting one that obeys it.
 _ANSWER_TOKENS = 256
 
@@ -58,7 +58,7 @@ def consistency_score(single: list[float], cross: list[float]) -> float:
 
 
 def _answer_messages(pack: PromptPack, text: str, question: str) -> list[Message]:
-    """The answerer sees the generated text and the question, nothing else (DESIGN §8);
+    """The answerer sees the generated text and the question, nothing else (docs/design.md §8);
     the benchmark's appended sentence follows the rendered prompt directly, as there."""
     content = pack.render("qa_answer", paper=text, question=question)
     return [{"role": "user", "content": content + pack.extras.get("qa_answer_suffix", "")}]

@@ -1,4 +1,4 @@
-"""Length score S_l (DESIGN §8), words counted with the one word rule."""
+"""Length score S_l (docs/design.md §8), words counted with the one word rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Quality score S_q (DESIGN §8): an LLM judge grades the dataset version's checklist (8
+"""Quality score S_q (docs/design.md §8): an LLM judge grades the dataset version's checklist (8
 aspects x 5 items), one call per aspect as in the reference, each item against its own five
 level descriptions; S_q = mean over aspects of the mean over items, x100.
 

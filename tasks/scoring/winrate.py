@@ -1,4 +1,5 @@
-"""Pairwise win-rate (DESIGN §8): two summaries of the same sample at the same length, judged
+"""Pairwise win-rate (docs/design.md §8): two summaries of the same sample at the same length,
+judged
 item by item on the dataset's win-rate checklist, in both orders (A first, then B first)
 so that the order they are shown in cannot decide; ties allowed ("E"). A second view of
 quality beside S_q. Not a per-generation score, so it does not register with `@scorer`:

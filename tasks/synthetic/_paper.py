@@ -1,5 +1,5 @@
 """One synthetic paper as an author would upload it: a main file with a preamble, `\\input`
-section files, comments a cleaner must drop, an appendix and a bibliography (DESIGN §4 lists
+section files, comments a cleaner must drop, an appendix and a bibliography (docs/design.md §4 lists
 what the cleaner meets; this file plants one of each)."""
 
 from __future__ import annotations

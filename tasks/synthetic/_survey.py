@@ -1,5 +1,6 @@
 """The demo survey: one section per topic whose paragraphs cite papers together, the shape
-the sample builder reads co-citations from (DESIGN §5: same command, paragraph, subsection)."""
+the sample builder reads co-citations from (docs/design.md §5: same command, paragraph,
+subsection)."""
 
 from __future__ import annotations
 

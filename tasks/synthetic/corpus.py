@@ -2,7 +2,7 @@
 items, written as arXiv e-prints with a manifest of ground truth. It lets the whole pipeline
 (fetch, clean, samples, QA, scores) run offline against the loopback mirror, and lets tests
 check each stage against known answers: planted facts for QA and consistency, expected
-quarantine reasons for the cleaner (DESIGN §3-§4)."""
+quarantine reasons for the cleaner (docs/design.md §3-§4)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ _LAST = (
     "Holm",
     "Mendes",
 )
-# Hostile items (DESIGN §3-§4): what each is and the quarantine reason it must get.
+# Hostile items (docs/design.md §3-§4): what each is and the quarantine reason it must get.
 _HOSTILE = (
     (
         "pdf_only",

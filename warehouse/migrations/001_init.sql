@@ -1,4 +1,4 @@
--- lilo warehouse, first schema. Layers follow dbt's naming (STYLE.md):
+-- lilo warehouse, first schema. Layers follow dbt's naming:
 -- stg_ raw data as fetched, dim_ papers/surveys/samples, fct_ generations and judgments,
 -- res_ versioned results. Every write is an idempotent upsert keyed by content.
 

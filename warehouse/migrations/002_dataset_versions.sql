@@ -1,4 +1,4 @@
--- Dataset versions (DESIGN §5): each is written once, with the samples it holds, and never
+-- Dataset versions (docs/design.md §5): each is written once, with the samples it holds, and never
 -- changed; `number` counts versions in the order they were made.
 CREATE TABLE dim_dataset_versions (
     dataset_version VARCHAR PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Review decisions on QA pairs (DESIGN §6): one row per decision, whoever made it and
+-- Review decisions on QA pairs (docs/design.md §6): one row per decision, whoever made it and
 -- wherever (auto mode, the Prefect UI form, the CLI, an imported JSONL file). The row keeps
 -- the pair's text as reviewed; an edit keeps the original beside the edited text.
 -- fct_qa_pairs holds each pair's current state; this table is the history behind it.

@@ -1,4 +1,4 @@
--- The published benchmark and an honest leaderboard (DESIGN §8, §14).
+-- The published benchmark and an honest leaderboard (docs/design.md §8, §14).
 --
 -- A dataset version carries the prompts and checklists it was built or imported with:
 -- runs on it render these, so a run on the published benchmark stays faithful to it.
@@ -42,7 +42,7 @@ CREATE TABLE res_cells (
     PRIMARY KEY (version, method, variant, target_words, backbone)
 );
 
--- Pairwise win-rate (DESIGN §8): two summaries of one sample at one length, judged on the
+-- Pairwise win-rate (docs/design.md §8): two summaries of one sample at one length, judged on the
 -- same checklist item in both orders (`ab`: A shown first). winner: a | b | tie.
 CREATE TABLE fct_winrate (
     generation_a    VARCHAR NOT NULL,

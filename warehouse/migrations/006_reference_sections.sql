@@ -1,4 +1,4 @@
--- Survey references (DESIGN §2, §5): where the survey cites each one, what its entry says
+-- Survey references (docs/design.md §2, §5): where the survey cites each one, what its entry says
 -- besides the title (from the .bib, or the compiled .bbl when that is all the source has),
 -- and the record of its title searches, so that a failed search is tried again on a later
 -- run with backoff instead of never.

@@ -1,4 +1,4 @@
--- Run records that never lie (issue 11): the process behind a `running` row, so that the
+-- Run records that never lie: the process behind a `running` row, so that the
 -- next start can tell a live run from a killed one and mark the latter `crashed`.
 ALTER TABLE runs ADD COLUMN pid INTEGER;
 ALTER TABLE runs ADD COLUMN host VARCHAR;

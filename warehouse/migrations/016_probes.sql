@@ -1,4 +1,4 @@
--- Lost-in-the-Middle probes (docs/design.md, "Probes"): key-value retrieval and
+-- Lost-in-the-Middle probes (docs/design.md §17): key-value retrieval and
 -- multi-document QA with the gold item at a chosen position, on the same backbones as the
 -- summaries.
 --

@@ -1,4 +1,4 @@
--- The permutation experiment (DESIGN §8), latest version: each sample written in every
+-- The permutation experiment (docs/design.md §8), latest version: each sample written in every
 -- cyclic order of its papers; S_single at each reading position, averaged over the
 -- samples of each order, then over the orders (the U-curve), with its spread across orders.
 CREATE OR REPLACE VIEW position_permutation AS

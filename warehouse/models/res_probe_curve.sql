@@ -1,4 +1,4 @@
--- Every probe result version (docs/design.md, "Probes"): accuracy per task, size (keys or
+-- Every probe result version (docs/design.md §17): accuracy per task, size (keys or
 -- documents), setting (position: the gold item at `position`, 0-based; closed_book;
 -- oracle), data variant, prompt form and backbone, over the answers that got a reply,
 -- with the Wilson 95% interval of the proportion (sound at 0 and 1, unlike the normal

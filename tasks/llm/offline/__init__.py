@@ -1,4 +1,4 @@
-"""The offline engine: lilo's embedded default LLM (DESIGN §9).
+"""The offline engine: lilo's embedded default LLM (docs/design.md §9).
 
 Deterministic, honest heuristics that read only what the prompt shows and answer in the
 same text protocol a chat model would (plan lines, paragraphs, QA JSON, judge JSON), so

@@ -1,4 +1,4 @@
-"""Sentence selection shared by the offline engine's writing handlers (DESIGN §9).
+"""Sentence selection shared by the offline engine's writing handlers (docs/design.md §9).
 
 The engine writes extractively: it reads the papers from the prompt's paper tags (and
 RAL-Writer's restated chunks), turns their LaTeX into readable sentences that keep inline

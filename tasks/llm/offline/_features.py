@@ -1,4 +1,4 @@
-"""What the offline checklist and win-rate judges measure in a summary (DESIGN §9).
+"""What the offline checklist and win-rate judges measure in a summary (docs/design.md §9).
 
 Each checklist item is graded by a visible feature of the text that its question points to
 (headings, tables, equations, numbers, comparisons, defined abbreviations, transitions,

@@ -28,7 +28,7 @@ STOPWORDS = frozenset(
     whom why will with would you your yours paper papers reported report reports according
     compare compared does reach reaches value""".split()
 )
-# Ratio of gold key tokens found -> score tier (DESIGN §8 tiers, DESIGN §9 mapping).
+# Ratio of gold key tokens found -> score tier (docs/design.md §8 tiers, docs/design.md §9 mapping).
 TIERS = ((0.9, 1.0), (0.7, 0.75), (0.5, 0.5), (0.2, 0.25))
 
 _NUMBER_RE = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w-])")

@@ -1,4 +1,4 @@
-"""The reader of the probes' prompts (docs/design.md, "Probes"): the engine's one reader
+"""The reader of the probes' prompts (docs/design.md §17): the engine's one reader
 (`_reader.py`: neglect of the middle as a property of position in the prompt, decided
 per line or sentence by its hash), with a prompt's length measured so that a JSON object
 of UUIDs is as long as it is. The reader counts words, and a UUID pair holds almost none

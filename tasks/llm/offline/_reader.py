@@ -1,4 +1,4 @@
-"""How the offline engine reads a prompt (DESIGN §9): a property of the reader, applied to
+"""How the offline engine reads a prompt (docs/design.md §9): a property of the reader, applied to
 every prompt the same way.
 
 With `middle_neglect` on, a long prompt's middle is read less: a sentence at relative

@@ -1,4 +1,4 @@
-"""Offline handler: the QA answer (DESIGN §8, §9 "answers by retrieval from the summary").
+"""Offline handler: the QA answer (docs/design.md §8, §9 "answers by retrieval from the summary").
 
 The prompt shows a text (`<summary>` in lilo's template, `<paper>` in the benchmark's) and
 a `<question>`; the answer is the text's sentence sharing most key tokens with the

@@ -1,4 +1,4 @@
-"""Offline handler for RAPID-style's attributes (DESIGN §9, §15): one atomic aspect per
+"""Offline handler for RAPID-style's attributes (docs/design.md §9, §15): one atomic aspect per
 outline heading (its words, without numbering), then the results and the datasets, at most
 as many as the prompt asks for."""
 

@@ -1,4 +1,4 @@
-"""Offline handler: the checklist judge (DESIGN §8, §9). Each item is graded by the feature
+"""Offline handler: the checklist judge (docs/design.md §8, §9). Each item is graded by the feature
 its question points to (`_features.py`), mapped to the score tiers; the reply is the list
 of {checklist_id, reason, evaluation_score} both lilo's and the benchmark's templates ask
 for."""

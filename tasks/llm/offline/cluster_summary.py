@@ -1,4 +1,4 @@
-"""Offline handler for Markov-cluster's cluster summary (DESIGN §9, §15): a heading from the
+"""Offline handler for Markov-cluster's cluster summary (docs/design.md §9, §15): a heading from the
 passages' most frequent content words, then the passages' sentences that best carry them,
 within the word limit the prompt states."""
 

@@ -1,4 +1,4 @@
-"""Offline handler for RAPID-style's dependency plan (DESIGN §9, §15): a section that draws
+"""Offline handler for RAPID-style's dependency plan (docs/design.md §9, §15): a section that draws
 things together (comparison, results, discussion, conclusion) depends on every section that
 does not, and on the earlier ones that do; the others depend on none."""
 

@@ -1,4 +1,4 @@
-"""Offline handler for LongScope-style's per-paper digest (DESIGN §9, §15): under each leaf
+"""Offline handler for LongScope-style's per-paper digest (docs/design.md §9, §15): under each leaf
 heading of the skeleton, the paper's sentences that best match the heading and its line,
 the word budget split evenly over the leaves, no sentence used twice."""
 

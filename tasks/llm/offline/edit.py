@@ -1,4 +1,4 @@
-"""Offline handler for LongScope-style's edits (DESIGN §9, §15): a proposal adds a section
+"""Offline handler for LongScope-style's edits (docs/design.md §9, §15): a proposal adds a section
 for each of the passages' frequent content words (at most two) that no heading carries;
 a combination keeps the distinct operations of the edits shown, at most three."""
 

@@ -1,4 +1,4 @@
-"""Offline handler for LongScope-style's skeleton judge (DESIGN §9, §15). structure: 10 for
+"""Offline handler for LongScope-style's skeleton judge (docs/design.md §9, §15). structure: 10 for
 six top-level sections, 2 less per section more or fewer, 2 less per repeated heading;
 descriptions: 10 times the share of sections whose line says both what to extract and how
 to analyse it. JSON, as the prompt asks."""

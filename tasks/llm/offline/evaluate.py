@@ -1,4 +1,4 @@
-"""Offline handler: the QA judge (DESIGN §8, §9 "judgments by overlap mapped to the score
+"""Offline handler: the QA judge (docs/design.md §8, §9 "judgments by overlap mapped to the score
 tiers"): the share of the gold answer's key tokens found in the predicted answer. Both
 lilo's template and the benchmark's show them in `<gold>` and `<predict>`."""
 

@@ -1,4 +1,4 @@
-"""Offline handler for RAPID-style's outline and outline edit (DESIGN §9, §15). A draft: a
+"""Offline handler for RAPID-style's outline and outline edit (docs/design.md §9, §15). A draft: a
 title and background from the introduction's frequent words, one section per heading that
 at least two papers' own structures share, a comparison and a conclusion. An edit adds a
 section for each aspect (at most two) whose words no heading carries."""

@@ -1,4 +1,4 @@
-"""Offline handler for AgentWrite's planner (DESIGN §7, §9): numbered paragraph steps whose
+"""Offline handler for AgentWrite's planner (docs/design.md §7, §9): numbered paragraph steps whose
 main points come from the papers the prompt shows, one per line in the format asked for."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from tasks.prompting import parse_paper_blocks
 
 SIGNATURE = "break the writing task below into numbered paragraph steps"
 
-# The step bounds the planner prompt states (DESIGN §7).
+# The step bounds the planner prompt states (docs/design.md §7).
 _MIN_STEP, _MAX_STEP = 200, 1000
 
 

@@ -1,4 +1,4 @@
-"""Offline handler: key-value retrieval (docs/design.md, "Probes"). The prompt shows a JSON
+"""Offline handler: key-value retrieval (docs/design.md §17). The prompt shows a JSON
 object, one `"key": "value"` pair a line, and asks for the value of the key named on the
 last `Key:` line (lilo's template and the authors' alike). The engine returns the value
 only when it reads the line that holds the key: with middle neglect on, a line in the

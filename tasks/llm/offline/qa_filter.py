@@ -1,4 +1,4 @@
-"""Offline handler: the QA filter pass (DESIGN §6). Keeps a pair unless its question is
+"""Offline handler: the QA filter pass (docs/design.md §6). Keeps a pair unless its question is
 yes/no-shaped, its answer is trivially short, or the answer's figures are not in the
 papers shown."""
 

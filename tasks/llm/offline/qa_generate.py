@@ -1,4 +1,4 @@
-"""Offline handler: QA generation (DESIGN §9: "QA from sentences carrying numbers and named
+"""Offline handler: QA generation (docs/design.md §9: "QA from sentences carrying numbers and named
 terms"). Each fact is a paper sentence with a number and a named term; the question names
 the term and the measured quantity, the answer is the readable sentence, and the evidence
 is the sentence exactly as it stands in the paper, so the evidence check can pass."""

@@ -1,5 +1,5 @@
 """Offline handler for the section writer of Markov-cluster, RAPID-style and LongScope-style
-(DESIGN §9, §15): the heading as given, then sentences from the passages shown that match
+(docs/design.md §9, §15): the heading as given, then sentences from the passages shown that match
 the heading and its guide, up to the section's word budget, none already written. A parent
 section with no passages of its own opens with the lead sentences of its subsections. The
 prompt asks to keep the passages' data, so sentences reporting numbers count as matching

@@ -1,4 +1,4 @@
-"""Offline handler for LongScope-style's skeletons (DESIGN §9, §15): a local skeleton from a
+"""Offline handler for LongScope-style's skeletons (docs/design.md §9, §15): a local skeleton from a
 group's passages (sections on the passages' most frequent content words, a subsection per
 paper shown), a merge of skeletons (their sections once each, the introduction first and
 the conclusion last), and a rewrite that applies the edits shown."""

@@ -1,4 +1,4 @@
-"""Offline handler for AgentWrite's writer step (DESIGN §7, §9): one paragraph for the
+"""Offline handler for AgentWrite's writer step (docs/design.md §7, §9): one paragraph for the
 current step (in `<step>`, whatever the plan's format), from sentences that match it and
 are not yet in the text written so far; sentences RAL-Writer restated near the end are
 preferred, as a model attending to the end of its prompt would."""

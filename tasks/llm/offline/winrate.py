@@ -1,4 +1,4 @@
-"""Offline handler: the pairwise win-rate judge (DESIGN §8). Per checklist item, the
+"""Offline handler: the pairwise win-rate judge (docs/design.md §8). Per checklist item, the
 summary whose feature for that item (`_features.py`) is clearly higher wins; "E" when the
 two are within `_TIE`."""
 

@@ -1,4 +1,4 @@
-"""Offline handler for the bare task instruction, which Single sends (DESIGN §7, §9): the
+"""Offline handler for the bare task instruction, which Single sends (docs/design.md §7, §9): the
 whole summary in one reply, section by section, from the sentences that best match each
 section. It is the last resort: any prompt showing papers and "about N words" that no other
 handler took. One reply never exceeds `max_words_per_reply`, as real chat models stop long

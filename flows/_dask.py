@@ -1,5 +1,5 @@
 """Units on Dask (`runner.kind = "dask"`): batches of a stage's units as Prefect tasks on a
-DaskTaskRunner, a LocalCluster or an existing scheduler (docs/design.md §13, Scale).
+DaskTaskRunner, a LocalCluster or an existing scheduler (docs/design.md §12).
 
 A batch task is pure: its inputs in, its records and the LLM calls it made out (a worker on
 another machine cannot append to the flow's call log). The flow process alone writes: as

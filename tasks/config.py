@@ -392,7 +392,7 @@ class StatsSettings(_Section):
 
 
 class RunnerSettings(_Section):
-    """Where the generate and score stages run their units (docs/design.md §13, Scale). `threads`:
+    """Where the generate and score stages run their units (docs/design.md §12). `threads`:
     in the flow's process. `dask`: batches of units as Prefect tasks on a Dask cluster
     (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
     `dask_address` is empty, else the scheduler at that address; the flow process alone

@@ -1,3 +1,2 @@
-"""The RAL-Writer paper's tables and figures from lilo's results (docs/design.md, "The study
-lilo serves"): statistics per leaderboard cell, the published numbers beside lilo's, the
+"""The RAL-Writer paper's tables and figures from lilo's results (docs/design.md §1, §16): statistics per leaderboard cell, the published numbers beside lilo's, the
 runs `lilo reproduce ral-writer` plans, and its report page."""

@@ -1,5 +1,6 @@
-"""The runs that regenerate the RAL-Writer paper's tables and figures (docs/design.md §1, §16), and what they will cost before they start. Pure: settings values and
-earlier runs' numbers in, a plan and an estimate out."""
+"""The runs that regenerate the RAL-Writer paper's tables and figures (docs/design.md §1,
+§16), and what they will cost before they start. Pure: settings values and earlier runs'
+numbers in, a plan and an estimate out."""
 
 from __future__ import annotations
 

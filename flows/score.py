@@ -21,6 +21,7 @@ from tasks.llm.ledger import CallLog
 from tasks.parallel import fan_out, map_threads
 from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
+from tasks.redact import configured_secrets, redact
 from tasks.scoring import ScoreContext, available_scorers, get_scorer
 from tasks.scoring.winrate import judge_pair
 from warehouse.queries.generations import judged_pairs, scored_generations
@@ -43,6 +44,7 @@ def _score(
     `llm_error` (no rows at all, so the next run retries it) or `judge_unusable` (the
     scores left out); `on_done` gets them as generations finish."""
     scorers = [get_scorer(name) for name in available_scorers()]
+    secrets = configured_secrets(settings)
 
     def score_one(item: Work) -> Outcome:
         generation, sample, papers, qa = item
@@ -50,9 +52,11 @@ def _score(
             context = ScoreContext(generation, sample, papers, qa, judge, pack, settings)
             scored = [score(context) for score in scorers]
         except LLMError as exc:
-            return [], Quarantine(generation.generation_id, "score", "llm_error", str(exc))
+            why = redact(str(exc), secrets)
+            return [], Quarantine(generation.generation_id, "score", "llm_error", why)
         rows = [row for s in scored for row in s.rows]
         unscored = "; ".join(f"{name}: {why}" for s in scored for name, why in s.unscored.items())
+        unscored = redact(unscored, secrets)  # a judge's unusable reply may echo a key
         if unscored:
             return rows, Quarantine(generation.generation_id, "score", "judge_unusable", unscored)
         return rows, None

@@ -16,6 +16,7 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
+from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
 
 __all__ = ["add_import_parser", "register"]
 
@@ -111,6 +112,7 @@ def _print_probe(result: Any) -> None:
     )
 
 
+@_stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
     from flows.probe import import_probes_flow
     from tasks.probes import CloneError, locate_clone

@@ -18,6 +18,7 @@ from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from tasks.config import Settings
 from tasks.llm import LLMClient, LLMError, make_judge_client
 from tasks.llm.ledger import CallLog
+from tasks.methods import get_method
 from tasks.parallel import fan_out, map_threads
 from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
@@ -185,11 +186,13 @@ def _winrates(
     judged: set[tuple[str, str]],
     pack: PromptPack,
 ) -> int:
-    """Each other method against `winrate_against`, per sample and length (papers in the
-    sample's own order), for the pairs not judged yet."""
-    base = settings.winrate_against
-    if not base:
+    """Each other method variant against `winrate_against`, per sample and length (papers
+    in the sample's own order), for the pairs not judged yet. The setting names a method
+    as `--methods` does: `ral_writer` is its variant under these settings, and
+    `agentwrite[sees-written]` that variant, not every AgentWrite."""
+    if not settings.winrate_against:
         return 0
+    base = get_method(settings.winrate_against, settings).variant
     cells: dict[tuple[str, int], list[Generation]] = {}
     for g in generations:
         if g.rotation == 0:
@@ -198,9 +201,9 @@ def _winrates(
         (a, b)
         for cell in cells.values()
         for b in cell
-        if b.method == base
+        if (b.variant or b.method) == base
         for a in cell
-        if a.method != base and (a.generation_id, b.generation_id) not in judged
+        if (a.variant or a.method) != base and (a.generation_id, b.generation_id) not in judged
     ]
     if not pairs:
         return 0

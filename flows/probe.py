@@ -155,6 +155,7 @@ class ProbeRunResult:
     llm_made: int = 0
     llm_cached: int = 0
     rows_added: int = 0
+    partial: bool = False  # the version holds failed answers
 
 
 @dataclass(frozen=True)
@@ -430,6 +431,7 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
         units=len(units),
         failed=failed,
         version=version.version if version else None,
+        partial=bool(version and version.partial),
         report_path=path,
         curve=curve,
         notes=report.notes + done.notes,

@@ -205,7 +205,7 @@ def test_probe_vs_summary_joins_each_backbone(tmp_path):
                 "?, ?, ?)",
                 [backbone, f"single_pos{position}", value],
             )
-        wh.con.execute("INSERT INTO res_probe_versions VALUES (1, now(), 'r', 'h', 4)")
+        wh.con.execute("INSERT INTO res_probe_versions VALUES (1, now(), 'r', 'h', 4, false)")
         for answer, position, correct in (("a", 0, True), ("b", 1, False), ("c", 2, True),
                                           ("d", 1, True)):  # fmt: skip
             wh.con.execute(
@@ -325,8 +325,9 @@ def test_lilo_made_kv_sets_are_seeded():
 def test_a_probe_run_with_failed_calls_is_partial_until_a_rerun_answers_them(
     tmp_path, prefect_harness
 ):
-    """A failed call is an `llm_error` unit, as in scoring: the run ends `partial` and
-    `lilo failures` lists it; the rerun that answers it ends `completed` and clears it."""
+    """A failed call is an `llm_error` unit, as in scoring: the run and its probe result
+    version are `partial` and `lilo failures` lists it; the rerun that answers it ends
+    `completed` with a complete version, and clears it."""
     from llm_server import Faults, LLMServer
 
     from flows.probe import probe_flow
@@ -346,9 +347,13 @@ def test_a_probe_run_with_failed_calls_is_partial_until_a_rerun_answers_them(
     with LLMServer() as server:
         settings = server.settings(data, probe=probe)
         server.faults = Faults(rate=0.5, seed=1, kinds=("500",))
-        failed = probe_flow("kv", settings).failed
-        assert 0 < failed < 8
-        assert run_status(data) == "partial" and held(data) == failed
+        first = probe_flow("kv", settings)
+        assert 0 < first.failed < 8 and first.partial
+        assert run_status(data) == "partial" and held(data) == first.failed
         server.faults = None
-        assert probe_flow("kv", settings).failed == 0
+        second = probe_flow("kv", settings)
+        assert second.failed == 0 and not second.partial
         assert run_status(data) == "completed" and held(data) == 0
+    with Warehouse(data / "lilo.duckdb") as wh:
+        versions = wh.con.execute("SELECT partial FROM res_probe_versions ORDER BY version")
+        assert versions.fetchall() == [(True,), (False,)]

@@ -105,6 +105,11 @@ def _print_probe(result: Any) -> None:
         f"{result.units} answers ({result.failed} failed): {result.llm_made} LLM calls made, "
         f"{result.llm_cached} served from cache; {result.rows_added} rows added."
     )
+    if result.partial:
+        console.print(
+            f"probe result version {result.version} is partial: it holds failed answers; "
+            "`lilo failures` lists them and the same command retries them"
+        )
     if result.report_path:
         console.print(f"Report: {result.report_path}", markup=False, soft_wrap=True)
     console.print(

@@ -48,7 +48,7 @@ from tasks.probes import (
 from tasks.probes.records import content_sha256
 from tasks.probes.report import create_probe_artifacts, render_probe_report
 from tasks.provenance import code_version
-from tasks.records import PaperText, QAPair
+from tasks.records import PaperText, QAPair, Quarantine
 from warehouse import Warehouse
 from warehouse.probes import materialize_probes
 from warehouse.queries.datasets import approved_single_pairs, dataset_assets, sample_papers
@@ -155,6 +155,7 @@ class ProbeRunResult:
     llm_made: int = 0
     llm_cached: int = 0
     rows_added: int = 0
+    partial: bool = False  # the version holds failed answers
 
 
 @dataclass(frozen=True)
@@ -388,6 +389,11 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
                     extra={**extra, "answered_at": now},
                 )
                 errors = [a for a in answers if a.error]
+                # A failed call is an `llm_error` unit, as in scoring: the run ends `partial`,
+                # `lilo failures` lists it, and the answer that later succeeds clears it.
+                held = [Quarantine(a.answer_id, "probe", "llm_error", a.error) for a in errors]
+                writer.queue_rows("quarantine", held, ("item_id", "stage"), update=True)
+                writer.queue_cleared("probe", [a.answer_id for a in answers if not a.error])
                 if errors and not failed:
                     report.note(f"an LLM call failed: {errors[0].error}")
                 failed += len(errors)
@@ -425,6 +431,7 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
         units=len(units),
         failed=failed,
         version=version.version if version else None,
+        partial=bool(version and version.partial),
         report_path=path,
         curve=curve,
         notes=report.notes + done.notes,

@@ -18,9 +18,11 @@ from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
 from tasks.config import Settings
 from tasks.llm import LLMClient, LLMError, make_judge_client
 from tasks.llm.ledger import CallLog
+from tasks.methods import get_method
 from tasks.parallel import fan_out, map_threads
 from tasks.prompts import PromptPack
 from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
+from tasks.redact import configured_secrets, redact
 from tasks.scoring import ScoreContext, available_scorers, get_scorer
 from tasks.scoring.winrate import judge_pair
 from warehouse.queries.generations import judged_pairs, scored_generations
@@ -43,6 +45,7 @@ def _score(
     `llm_error` (no rows at all, so the next run retries it) or `judge_unusable` (the
     scores left out); `on_done` gets them as generations finish."""
     scorers = [get_scorer(name) for name in available_scorers()]
+    secrets = configured_secrets(settings)
 
     def score_one(item: Work) -> Outcome:
         generation, sample, papers, qa = item
@@ -50,9 +53,11 @@ def _score(
             context = ScoreContext(generation, sample, papers, qa, judge, pack, settings)
             scored = [score(context) for score in scorers]
         except LLMError as exc:
-            return [], Quarantine(generation.generation_id, "score", "llm_error", str(exc))
+            why = redact(str(exc), secrets)
+            return [], Quarantine(generation.generation_id, "score", "llm_error", why)
         rows = [row for s in scored for row in s.rows]
         unscored = "; ".join(f"{name}: {why}" for s in scored for name, why in s.unscored.items())
+        unscored = redact(unscored, secrets)  # a judge's unusable reply may echo a key
         if unscored:
             return rows, Quarantine(generation.generation_id, "score", "judge_unusable", unscored)
         return rows, None
@@ -181,11 +186,13 @@ def _winrates(
     judged: set[tuple[str, str]],
     pack: PromptPack,
 ) -> int:
-    """Each other method against `winrate_against`, per sample and length (papers in the
-    sample's own order), for the pairs not judged yet."""
-    base = settings.winrate_against
-    if not base:
+    """Each other method variant against `winrate_against`, per sample and length (papers
+    in the sample's own order), for the pairs not judged yet. The setting names a method
+    as `--methods` does: `ral_writer` is its variant under these settings, and
+    `agentwrite[sees-written]` that variant, not every AgentWrite."""
+    if not settings.winrate_against:
         return 0
+    base = get_method(settings.winrate_against, settings).variant
     cells: dict[tuple[str, int], list[Generation]] = {}
     for g in generations:
         if g.rotation == 0:
@@ -194,9 +201,9 @@ def _winrates(
         (a, b)
         for cell in cells.values()
         for b in cell
-        if b.method == base
+        if (b.variant or b.method) == base
         for a in cell
-        if a.method != base and (a.generation_id, b.generation_id) not in judged
+        if (a.variant or a.method) != base and (a.generation_id, b.generation_id) not in judged
     ]
     if not pairs:
         return 0

@@ -187,3 +187,21 @@ def test_reference_prompts_bench_renders_each_template_and_diffs(run, tmp_path, 
     out = capsys.readouterr().out
     assert "write_step                 differs: message 1 (user), line " in out
     assert "reference: 'Text so far:'" in out and "lilo:      'So far:'" in out
+
+
+def test_winrate_against_a_variant_compares_every_other_variant_with_that_one(run, tmp_path):
+    """`winrate_against=agentwrite[sees-written]` is that variant, not every AgentWrite:
+    plain `agentwrite` is one of the four judged against it."""
+    data = tmp_path / "data"
+    shutil.copytree(run[0], data)
+    args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
+    args += ["--target-words", "1000", "--set", "judge.backend=offline"]
+    args += ["--set", "winrate_against=agentwrite[sees-written]"]
+    args += ["--methods", "single,agentwrite,compress,ral_writer,agentwrite[sees-written]"]
+    assert main(args) == 0
+    pairs = _sql(
+        data,
+        "SELECT DISTINCT method_a FROM winrate WHERE method_b = 'agentwrite[sees-written]' "
+        "ORDER BY 1",
+    )
+    assert pairs == [("agentwrite",), ("compress[extractive]",), ("ral_writer",), ("single",)]

@@ -304,6 +304,8 @@ def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exis
         (["clean", "{folder}", "--config", "/dev/zero"], "/dev/zero: not a regular file"),
         (["clean", "{folder}", "--config", "{big}"], "larger than 1,000,000 bytes"),
         (["clean", "{folder}", "--config", "{deep}"], "nested too deeply"),
+        (["review", "import", "/dev/zero", "--reviewer", "bob"], "/dev/zero: not a regular file"),
+        (["review", "import", "{huge}", "--reviewer", "bob"], "huge.jsonl: larger than 100,000,"),
     ],
 )
 def test_unbounded_files_are_refused_in_one_line_naming_them(
@@ -313,14 +315,84 @@ def test_unbounded_files_are_refused_in_one_line_naming_them(
         "folder": _write(tmp_path / "paper", {"main.tex": PREAMBLE + "Hello." + END}),
         "big": tmp_path / "big.toml",
         "deep": tmp_path / "deep.toml",
+        "huge": tmp_path / "huge.jsonl",
     }
     paths["big"].write_text("# padding\n" * 200_000)
+    paths["huge"].touch()
+    os.truncate(paths["huge"], 100_000_001)  # sparse: costs no disk
     paths["deep"].write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
     argv = [a.format(**paths) for a in argv]
     run = measured([*LILO, *argv, "--data-dir", str(tmp_path / "d")])
     assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
     lines = run["stderr"].strip().splitlines()
     assert run["rc"] == 2 and len(lines) == 1 and named in lines[0], run["stderr"]
+
+
+def test_a_benchmark_clones_unbounded_files_are_skipped_naming_them(tmp_path: Path) -> None:
+    """A paper that is `/dev/zero` is not a paper (its group is too small); a paper, a
+    questions file and a template past their limits are one problem each naming the file;
+    the rest of the benchmark is read, quickly."""
+    from test_import_benchmark import write_benchmark
+
+    from tasks.benchmark import read_longinoutbench
+    from tasks.benchmark._files import MAX_JSON_BYTES, MAX_PAPER_BYTES
+
+    clone = write_benchmark(tmp_path / "clone", (1, 2, 3, 4))
+    ds = clone / "dataset"
+    zero = next((ds / "papers" / "cleaned" / "group_1").glob("*.tex"))
+    zero.unlink()
+    zero.symlink_to("/dev/zero")
+    paper = next((ds / "papers" / "cleaned" / "group_2").glob("*.tex"))
+    os.truncate(paper, MAX_PAPER_BYTES + 1)
+    questions = ds / "questions" / "single" / "group_3.json"
+    os.truncate(questions, MAX_JSON_BYTES + 1)
+    template = next((ds / "prompt").iterdir())
+    os.truncate(template, 1_000_001)
+    start = time.perf_counter()
+    bench = read_longinoutbench(clone, "lib")
+    assert time.perf_counter() - start < MAX_SECONDS
+    shown = {path: path.relative_to(clone).as_posix() for path in (paper, questions, template)}
+    assert {q.detail for q in bench.problems if q.reason == "too_large"} == {
+        f"{shown[paper]}: larger than 20,000,000 bytes: file skipped",
+        f"{shown[questions]}: larger than 100,000,000 bytes: file skipped",
+        f"{shown[template]}: larger than 1,000,000 bytes: file skipped",
+    }
+    assert any(q.item_id == "lib/group_1" for q in bench.problems if q.reason == "group_size")
+    assert [g.number for g in bench.groups] == [2, 3, 4]  # as with a paper not UTF-8
+
+
+def test_a_probe_clones_unbounded_files_are_refused_naming_them(tmp_path: Path) -> None:
+    """The KV file is `/dev/zero`; the oracle file a gzip of one line with no line break
+    past the limit; a prompt template past its limit: one problem each, quickly."""
+    import gzip
+
+    from test_probes import make_clone
+
+    from tasks.probes.clone import MAX_LINE_CHARS, read_clone
+    from tasks.probes.prompts import CLONE_PROMPTS
+
+    clone = make_clone(tmp_path / "clone")
+    kv = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
+    kv.unlink()
+    kv.symlink_to("/dev/zero")
+    with gzip.open(clone / "qa_data" / "nq-open-oracle.jsonl.gz", "wt") as bomb:
+        bomb.write("x" * (MAX_LINE_CHARS + 10))
+    prompt = next((clone / "src" / "lost_in_the_middle" / "prompts").iterdir())
+    os.truncate(prompt, 1_000_001)
+    start = time.perf_counter()
+    found = read_clone(clone)
+    assert time.perf_counter() - start < MAX_SECONDS
+    details = {q.detail for q in found.problems if q.reason != "probe_item"}
+    name = next(n for n, f in CLONE_PROMPTS.items() if f == prompt.name)
+    assert details == {
+        "kv_retrieval_data/kv-retrieval-75_keys.jsonl.gz: unreadable after 0 lines: "
+        "not a regular file",
+        "qa_data/nq-open-oracle.jsonl.gz: unreadable after 0 lines: "
+        "line 1 longer than 1,000,000 characters",
+        f"{prompt.relative_to(clone)}: larger than 1,000,000 bytes; "
+        f"lilo's own {name} prompt stands in",
+    }
+    assert len(found.items) == 3, "the 10-document files are still read"
 
 
 def test_a_tex_file_past_the_size_limit_quarantines_the_paper_naming_it(tmp_path: Path) -> None:
@@ -437,3 +509,30 @@ def test_a_hostile_survey_is_read_in_bounded_time_and_memory(unit: str, tmp_path
     run = measured([*LILO, "refs", str(folder), "--offline", "--data-dir", str(tmp_path / "d")])
     assert run["seconds"] < MAX_SECONDS and run["peak_mb"] < MAX_MB, run
     assert run["rc"] == 0 and "2101.00001" in run["stdout"], run["stderr"]
+
+
+def test_a_methods_own_error_that_echoes_the_key_is_recorded_redacted(tmp_path: Path) -> None:
+    """Not an LLM error: a method's own failure (a library it calls echoing its
+    configuration) is recorded on the Generation with the key redacted."""
+    from test_formulas import _papers
+
+    from tasks.embeddings import Embedder
+    from tasks.llm import make_client
+    from tasks.methods import Unit
+    from tasks.methods.base import _Registered
+    from tasks.prompts import lilo_pack
+    from tasks.records import Sample
+
+    key = "sk-echoed0123456789abcdef"
+    settings = Settings(data_dir=tmp_path, **{"llm": {"api_key": "plain-key-1234"}})
+
+    def write(run: object) -> object:
+        raise RuntimeError(f"compressor said: bad auth {key} with plain-key-1234")
+
+    papers = _papers()
+    sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
+    method = _Registered("echo", {}, "echo", write)
+    generation = method.run(
+        Unit(sample, papers, 1000), make_client(settings), Embedder(settings), lilo_pack()
+    )
+    assert generation.error == "RuntimeError: compressor said: bad auth [redacted] with [redacted]"

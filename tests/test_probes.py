@@ -29,6 +29,7 @@ from tasks.probes import (
     mdqa_from_warehouse,
 )
 from tasks.records import PaperText, QAPair
+from warehouse import Warehouse
 
 NAMES = ("Alder", "Birch", "Cedar", "Daisy", "Elm", "Fir", "Gorse", "Hazel", "Iris", "Juniper",
          "Kale", "Larch", "Maple", "Nettle", "Oak", "Poplar", "Quince", "Rowan", "Sage", "Teak",
@@ -204,7 +205,7 @@ def test_probe_vs_summary_joins_each_backbone(tmp_path):
                 "?, ?, ?)",
                 [backbone, f"single_pos{position}", value],
             )
-        wh.con.execute("INSERT INTO res_probe_versions VALUES (1, now(), 'r', 'h', 4)")
+        wh.con.execute("INSERT INTO res_probe_versions VALUES (1, now(), 'r', 'h', 4, false)")
         for answer, position, correct in (("a", 0, True), ("b", 1, False), ("c", 2, True),
                                           ("d", 1, True)):  # fmt: skip
             wh.con.execute(
@@ -319,3 +320,40 @@ def test_lilo_made_kv_sets_are_seeded():
         keys = [k for k, _ in item.context]
         assert len(set(keys)) == 75 and (item.question, item.answers[0]) in item.context
         assert all(uuid.UUID(k).version == 4 for k in keys)
+
+
+def test_a_probe_run_with_failed_calls_is_partial_until_a_rerun_answers_them(
+    tmp_path, prefect_harness
+):
+    """A failed call is an `llm_error` unit, as in scoring: the run and its probe result
+    version are `partial` and `lilo failures` lists it; the rerun that answers it ends
+    `completed` with a complete version, and clears it."""
+    from llm_server import Faults, LLMServer
+
+    from flows.probe import probe_flow
+
+    def run_status(data: Path) -> str:
+        with Warehouse(data / "lilo.duckdb") as wh:
+            return wh.scalar("SELECT status FROM runs ORDER BY started_at DESC LIMIT 1")
+
+    def held(data: Path) -> int:
+        with Warehouse(data / "lilo.duckdb") as wh:
+            return wh.scalar(
+                "SELECT count(*) FROM quarantine WHERE stage = 'probe' AND reason = 'llm_error'"
+            )
+
+    data = tmp_path / "data"
+    probe = {"kv_keys": [10], "positions": [0, 9], "examples": 4}
+    with LLMServer() as server:
+        settings = server.settings(data, probe=probe)
+        server.faults = Faults(rate=0.5, seed=1, kinds=("500",))
+        first = probe_flow("kv", settings)
+        assert 0 < first.failed < 8 and first.partial
+        assert run_status(data) == "partial" and held(data) == first.failed
+        server.faults = None
+        second = probe_flow("kv", settings)
+        assert second.failed == 0 and not second.partial
+        assert run_status(data) == "completed" and held(data) == 0
+    with Warehouse(data / "lilo.duckdb") as wh:
+        versions = wh.con.execute("SELECT partial FROM res_probe_versions ORDER BY version")
+        assert versions.fetchall() == [(True,), (False,)]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 from datetime import datetime
@@ -495,3 +498,31 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
         for m in logs
     )
     assert "waiting for form batch-1" in caplog.text  # the terminal's log lines
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_review_waiting_for_its_reviewer_stops_on_a_signal_in_one_line(data, signum, code):
+    """`lilo review` stops as `lilo run` does (tasks/lifetime.py): SIGTERM like Ctrl-C, one
+    line, exit 128 + the signal; the decisions already made stay."""
+    review = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "review", "--reviewer", "bob", "--data-dir", data],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert review.stdout is not None and review.stdin is not None
+    while "pairs wait" not in review.stdout.readline():
+        assert review.poll() is None, review.stderr.read() if review.stderr else ""
+    review.stdin.write("a\n")
+    review.stdin.flush()
+    while " 2/" not in review.stdout.readline():  # the next pair: the first is saved
+        assert review.poll() is None, review.stderr.read() if review.stderr else ""
+    review.send_signal(signum)
+    _, stderr = review.communicate(timeout=30)
+    assert review.returncode == code, stderr
+    assert stderr.strip().splitlines() == [
+        f"lilo: interrupted by {signal.Signals(signum).name}: the run is recorded "
+        "`interrupted`, its finished work kept; run the same command again to resume"
+    ]
+    assert _sql(data, "SELECT count(*) FROM fct_qa_decisions") == [(1,)]

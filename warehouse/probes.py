@@ -2,7 +2,8 @@
 (warehouse/results.py): the current answers (`fct_probe_answers`, one per item x setting x
 position x prompt form x backbone, the newest replacing an older one) are frozen into a
 new `res_probe_answers` version when they differ from the latest version's; otherwise the
-latest version stays current. Versions are never changed."""
+latest version stays current. A version holding failed answers is `partial`, as a leaderboard
+version with cells missing is. Versions are never changed."""
 
 from __future__ import annotations
 
@@ -23,21 +24,24 @@ class ProbeVersion:
     version: int
     created: bool
     n_answers: int
+    partial: bool = False
 
 
 def materialize_probes(wh: Warehouse, run_id: str) -> ProbeVersion | None:
     """The version holding the current answers; None while there are none."""
-    n, content = wh.con.execute(
+    n, content, failed = wh.con.execute(
         "SELECT count(*), md5(coalesce(string_agg(answer_id || '|' || coalesce(correct::VARCHAR, "
-        "'') || '|' || error, ',' ORDER BY answer_id), '')) FROM fct_probe_answers"
+        "'') || '|' || error, ',' ORDER BY answer_id), '')), count(*) FILTER (WHERE error <> '') "
+        "FROM fct_probe_answers"
     ).fetchall()[0]
     if not n:
         return None
+    partial = bool(failed)
     latest = wh.con.execute(
         "SELECT version, content_hash FROM res_probe_versions ORDER BY version DESC LIMIT 1"
     ).fetchall()
     if latest and latest[0][1] == content:
-        return ProbeVersion(int(latest[0][0]), False, int(n))
+        return ProbeVersion(int(latest[0][0]), False, int(n), partial)
     version = int(wh.scalar("SELECT coalesce(max(version), 0) + 1 FROM res_probe_versions"))
     with wh.transaction():
         wh.con.execute(
@@ -46,7 +50,8 @@ def materialize_probes(wh: Warehouse, run_id: str) -> ProbeVersion | None:
             [version],
         )
         wh.con.execute(
-            "INSERT INTO res_probe_versions VALUES (?, now(), ?, ?, ?)",
-            [version, run_id, content, n],
+            "INSERT INTO res_probe_versions (version, created_at, run_id, content_hash, "
+            "n_answers, partial) VALUES (?, now(), ?, ?, ?, ?)",
+            [version, run_id, content, n, partial],
         )
-    return ProbeVersion(version, True, int(n))
+    return ProbeVersion(version, True, int(n), partial)

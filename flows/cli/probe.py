@@ -17,6 +17,7 @@ from flows.cli._common import (
     start_prefect_early,
 )
 from flows.cli._imports import print_import_outcome
+from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
 
 __all__ = ["add_import_parser", "register"]
 
@@ -105,6 +106,11 @@ def _print_probe(result: Any) -> None:
         f"{result.units} answers ({result.failed} failed): {result.llm_made} LLM calls made, "
         f"{result.llm_cached} served from cache; {result.rows_added} rows added."
     )
+    if result.partial:
+        console.print(
+            f"probe result version {result.version} is partial: it holds failed answers; "
+            "`lilo failures` lists them and the same command retries them"
+        )
     if result.report_path:
         console.print(f"Report: {result.report_path}", markup=False, soft_wrap=True)
     console.print(
@@ -112,6 +118,7 @@ def _print_probe(result: Any) -> None:
     )
 
 
+@_stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
     from flows.probe import import_probes_flow
     from tasks.probes import CloneError, locate_clone

@@ -28,6 +28,7 @@ from flows.cli._common import (
     running_flows,
     settings_from_args,
 )
+from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
 
 __all__ = ["register"]
 
@@ -157,6 +158,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+@_stoppable
 def cmd_approve(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
@@ -170,6 +172,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     return _record(args, settings, [Verdict(qa_id=i, decision="approve") for i in ids])
 
 
+@_stoppable
 def cmd_reject(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
@@ -181,6 +184,7 @@ def cmd_reject(args: argparse.Namespace) -> int:
     return _record(args, settings, verdicts)
 
 
+@_stoppable
 def cmd_edit(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
@@ -211,20 +215,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+# An exported pair is a few KB: 100 MB is tens of thousands of pairs, far past any review.
+_MAX_REVIEW_FILE_BYTES = 100_000_000
+
+
+@_stoppable
 def cmd_import(args: argparse.Namespace) -> int:
     """Each line is a verdict by `--reviewer`, made now: a line's own `reviewer` and
     `decided_at` are ignored (and said so). A line that cannot be read (not UTF-8, not a
     verdict) is skipped with its file:line; the others are recorded."""
     from pydantic import ValidationError
 
+    from tasks.files import FileTooLarge, read_bounded
     from tasks.qa import FileVerdict
 
     path = Path(args.file)
-    if not path.is_file():
-        raise CLIError(f"{path}: no such file: give the JSONL file `lilo review export` wrote")
+    hint = "give the JSONL file `lilo review export` wrote"
+    try:
+        data = read_bounded(path, _MAX_REVIEW_FILE_BYTES)
+    except FileNotFoundError as exc:
+        raise CLIError(f"{path}: no such file: {hint}") from exc
+    except FileTooLarge as exc:
+        raise CLIError(f"{exc}: {hint}") from exc
     settings = _settings(args)
     verdicts, bad, ignored = [], [], []
-    lines = path.read_bytes().splitlines()
+    lines = data.splitlines()
     for n, raw in progress(list(enumerate(lines, 1)), "reading"):
         if not raw.strip():
             continue
@@ -255,6 +270,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if bad else status
 
 
+@_stoppable
 def cmd_interactive(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
@@ -341,6 +357,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@_stoppable
 def cmd_ui(args: argparse.Namespace) -> int:
     from flows.cli._forms import print_address, require_api
     from flows.review import qa_review

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import jinja2
 from jinja2 import meta
 
-from tasks.benchmark._files import Files, problem
+from tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
 from tasks.prompts import parse_checklist
 from tasks.records import Quarantine
 
@@ -95,8 +95,11 @@ def _read(files: Files, rel: str, problems: list[Quarantine]) -> str | None:
             problem(files.item(rel), "missing_file", f"{files.shown(rel)}: missing: not stored")
         )
         return None
+    data = files.read(rel, MAX_PROMPT_BYTES, problems)
+    if data is None:
+        return None
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         problems.append(
             problem(

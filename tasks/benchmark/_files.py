@@ -12,11 +12,15 @@ from typing import Any
 
 from pylatexenc.latex2text import LatexNodes2Text
 
+from tasks.files import FileTooLarge, read_bounded
 from tasks.records import PaperText, Quarantine
 from tasks.text import count_words
 from tasks.tokens import count_word_tokens
 
 __all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_PAPER_BYTES",
+    "MAX_PROMPT_BYTES",
     "STAGE",
     "BenchmarkError",
     "Files",
@@ -29,6 +33,12 @@ __all__ = [
 
 STAGE = "import"
 PAPERS_DIR = "papers/cleaned"
+
+# Size limits per kind of file, far above the published benchmark's (papers under 1 MB,
+# datasetDescription.json 0.5 MB, a template a few KB): a bigger file is not one of them.
+MAX_PAPER_BYTES = 20_000_000
+MAX_JSON_BYTES = 100_000_000
+MAX_PROMPT_BYTES = 1_000_000
 
 _TITLE_RE = re.compile(r"\\title\s*(?:\[[^\]]*\])?\s*\{")
 _BEGIN_DOCUMENT_RE = re.compile(r"\\begin\s*\{document\}")
@@ -80,10 +90,26 @@ class Files:
         """A quarantine item id for a file: keyed by the dataset's name, not by PATH."""
         return f"{self.name}/{rel}"
 
-    def read_json(self, rel: str, problems: list[Quarantine]) -> Any | None:
-        """Parsed JSON, or None with a `malformed_json` problem (missing files: the caller)."""
+    def read(self, rel: str, limit: int, problems: list[Quarantine]) -> bytes | None:
+        """The file's bytes, or None with a `too_large` problem when it is past `limit` or
+        not a regular file (missing files: the caller)."""
         try:
-            return json.loads((self.root / rel).read_text(encoding="utf-8"))
+            return read_bounded(self.root / rel, limit)
+        except FileTooLarge as exc:
+            why = str(exc).rpartition(": ")[2]
+            problems.append(
+                problem(self.item(rel), "too_large", f"{self.shown(rel)}: {why}: file skipped")
+            )
+            return None
+
+    def read_json(self, rel: str, problems: list[Quarantine]) -> Any | None:
+        """Parsed JSON, or None with a `malformed_json` or `too_large` problem (missing
+        files: the caller)."""
+        data = self.read(rel, MAX_JSON_BYTES, problems)
+        if data is None:
+            return None
+        try:
+            return json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             problems.append(
                 problem(
@@ -95,9 +121,12 @@ class Files:
             return None
 
     def read_paper(self, rel: str, problems: list[Quarantine]) -> PaperText | None:
-        """A paper stored as is (already cleaned LaTeX), or None with a `not_utf8` problem."""
-        data = (self.root / rel).read_bytes()
+        """A paper stored as is (already cleaned LaTeX), or None with a `not_utf8` or
+        `too_large` problem."""
         paper_id = paper_id_of(Path(rel).name)
+        data = self.read(rel, MAX_PAPER_BYTES, problems)
+        if data is None:
+            return None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

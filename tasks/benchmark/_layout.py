@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from tasks.benchmark._assets import Asset, make_asset
-from tasks.benchmark._files import PAPERS_DIR, Files, problem
+from tasks.benchmark._files import MAX_JSON_BYTES, PAPERS_DIR, Files, problem
 from tasks.benchmark._questions import QUESTION_FOLDERS
+from tasks.files import read_bounded
 from tasks.records import Quarantine
 
 __all__ = ["DESCRIPTION_FILE", "group_folders", "read_descriptions", "report_orphans"]
@@ -58,7 +59,7 @@ def read_descriptions(
             )
             continue
         found[key] = entry
-    text = (files.root / rel).read_text(encoding="utf-8")
+    text = read_bounded(files.root / rel, MAX_JSON_BYTES).decode("utf-8")  # read_json read it
     return found, make_asset("description.json", text, rel)
 
 

@@ -17,7 +17,8 @@ import jinja2
 from jinja2 import meta
 
 from tasks.benchmark._assets import Asset, make_asset
-from tasks.benchmark._files import Files, problem
+from tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
+from tasks.files import FileTooLarge, read_bounded
 from tasks.prompts import METHOD_TEMPLATES
 from tasks.records import Quarantine
 
@@ -115,7 +116,9 @@ def _read(path: Path) -> tuple[str | None, str]:
     if not path.is_file():
         return None, "missing"
     try:
-        return path.read_text(encoding="utf-8"), ""
+        return read_bounded(path, MAX_PROMPT_BYTES).decode("utf-8"), ""
+    except FileTooLarge as exc:
+        return None, str(exc).rpartition(": ")[2]
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte {exc.start})"
 

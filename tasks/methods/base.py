@@ -21,6 +21,7 @@ from tasks.errors import UnknownName
 from tasks.llm import LLMClient
 from tasks.prompts import PromptPack
 from tasks.records import Generation, LLMCall, PaperText, Sample, content_id
+from tasks.redact import redacted
 from tasks.registry import Registry
 from tasks.text import count_words
 
@@ -184,7 +185,7 @@ class _Registered:
         try:
             draft, error = self.write(run), ""
         except Exception as exc:  # recorded, not raised (see docstring)
-            draft, error = Draft(""), f"{type(exc).__name__}: {exc}"
+            draft, error = Draft(""), redacted(exc, llm.settings)  # may echo a key
         latency = time.perf_counter() - started
         llm.calls.extend(tally.kept)
         return Generation(

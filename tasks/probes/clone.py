@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ STAGE = "import"
 _KV = re.compile(r"kv-retrieval-(\d+)_keys\.jsonl\.gz$")
 _MDQA = re.compile(r"nq-open-(\d+)_total_documents_gold_at_(\d+)\.jsonl\.gz$")
 _ORACLE = "qa_data/nq-open-oracle.jsonl.gz"
+# Far above the published files (lines of at most about 50 KB, files of at most a few hundred
+# MB decompressed): a gzip bomb or a file with no line breaks stops here, naming its file.
+MAX_LINE_CHARS = 1_000_000
+MAX_FILE_CHARS = 1_000_000_000
 
 
 class CloneError(ValueError):
@@ -87,11 +92,18 @@ def read_clone(path: Path) -> ClonedProbes:
 
 def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
     relative = file.relative_to(root).as_posix()
-    read = 0
+    read = total = 0
     try:
+        if not stat.S_ISREG(file.stat().st_mode):  # before opening: opening a FIFO blocks
+            raise OSError("not a regular file")
         with gzip.open(file, "rt", encoding="utf-8") as lines:
-            for n, text in enumerate(lines):
+            for n, text in enumerate(iter(lambda: lines.readline(MAX_LINE_CHARS + 1), "")):
                 where = f"{relative}:{n + 1}"
+                total += len(text)
+                if len(text) > MAX_LINE_CHARS:
+                    raise OSError(f"line {n + 1} longer than {MAX_LINE_CHARS:,} characters")
+                if total > MAX_FILE_CHARS:
+                    raise OSError(f"larger than {MAX_FILE_CHARS:,} characters decompressed")
                 try:
                     out.items.append(make(json.loads(text), n, relative))
                     read += 1

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tasks.files import FileTooLarge, read_bounded
 from tasks.probes.records import Document
 
 __all__ = [
@@ -32,6 +33,8 @@ CLONE_PROMPTS = {
     "qa_query_aware": "qa_with_query_aware_contextualization.prompt",
     "closed_book": "closedbook_qa.prompt",
 }
+_MAX_PROMPT_BYTES = 1_000_000  # a prompt template is a few KB
+
 _PLACEHOLDERS = {
     "kv": ("{formatted_kv_records}", "{key}"),
     "kv_query_aware": ("{formatted_kv_records}", "{key}"),
@@ -76,7 +79,15 @@ def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[st
         if not path.is_file():
             problems.append(f"{relative}: missing; lilo's own {name} prompt stands in")
             continue
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = read_bounded(path, _MAX_PROMPT_BYTES).decode("utf-8")
+        except FileTooLarge as exc:
+            why = str(exc).rpartition(": ")[2]
+            problems.append(f"{relative}: {why}; lilo's own {name} prompt stands in")
+            continue
+        except UnicodeDecodeError as exc:
+            problems.append(f"{relative}: not UTF-8 (byte {exc.start}); lilo's own stands in")
+            continue
         missing = [p for p in _PLACEHOLDERS[name] if p not in text]
         if missing:
             problems.append(f"{relative}: lacks {', '.join(missing)}; lilo's own stands in")

@@ -30,6 +30,7 @@ from tasks.provenance import code_version
 from tasks.redact import redacted
 from warehouse import Warehouse
 from warehouse.db import pid_alive, remove_stale_temp
+from warehouse.queries.runs import mark_run, run_failures, running_runs
 
 __all__ = ["RunFailed", "RunRecord", "mark_crashed", "recorded_run"]
 
@@ -135,15 +136,7 @@ class RunRecord:
     def failures(self) -> str:
         """What failed in this run's units, in words; empty when nothing did."""
         with open_warehouse(self.settings) as wh:
-            generations, first = wh.con.execute(
-                "SELECT count(*), min(error) FROM fct_generations WHERE run_id = ? AND error <> ''",
-                [self.run_id],
-            ).fetchall()[0]
-            held = wh.con.execute(
-                "SELECT reason, count(*) FROM quarantine WHERE run_id = ? "
-                "AND reason IN ('llm_error', 'judge_unusable') GROUP BY ALL ORDER BY ALL",
-                [self.run_id],
-            ).fetchall()
+            generations, first, held = run_failures(wh, self.run_id)
         parts = [f"{generations} failed generations ({first[:200]})"] if generations else []
         parts += [f"{n} quarantined {reason}" for reason, n in held]
         return "; ".join(parts)
@@ -163,13 +156,11 @@ def mark_crashed(wh: Warehouse, run_id: str) -> int:
     the machine restarted), and those from before runs recorded their process; returns how
     many. A row from another machine is left alone: its process cannot be seen from here."""
     host = socket.gethostname()
-    running = wh.con.execute(
-        "SELECT run_id, pid, host FROM runs WHERE status = 'running' AND run_id <> ?", [run_id]
-    ).fetchall()
     gone = [
         r
-        for r, pid, h in running
-        if pid is None or (h == host and pid != os.getpid() and not pid_alive(pid))
+        for r, pid, h in running_runs(wh)
+        if r != run_id
+        and (pid is None or (h == host and pid != os.getpid() and not pid_alive(pid)))
     ]
     data_dir = Path(wh.path).parent
     for gone_id in gone:
@@ -179,9 +170,7 @@ def mark_crashed(wh: Warehouse, run_id: str) -> int:
             "crashed",
             f"its process was gone when run {run_id} started: killed or crashed",
         )
-        wh.con.execute(
-            "UPDATE runs SET status = ?, message = ? WHERE run_id = ?", [status, message, gone_id]
-        )
+        mark_run(wh, gone_id, status, message)
         if note:
             log.warning("run %s ended %s: %s", gone_id, status, message)
         else:

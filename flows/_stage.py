@@ -17,6 +17,7 @@ from tasks.config import Settings
 from tasks.llm.ledger import CallLog, call_log_path, read_calls, read_sent
 from tasks.records import LLMCall
 from warehouse import Warehouse, WarehouseBusy
+from warehouse.queries.runs import running_runs
 
 __all__ = [
     "StageReport",
@@ -248,9 +249,7 @@ def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
     itself folded add nothing again (same run, stage and seq). A request in the run's
     `.sent` log with no reply in its call log was in flight at the kill: it goes into the
     ledger with `replied` false, after the stage's calls."""
-    running = {
-        r[0] for r in wh.con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
-    }
+    running = {r[0] for r in running_runs(wh)}
     folded = 0
     logs = {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.jsonl")}
     logs |= {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.sent")}

@@ -13,7 +13,8 @@ from prefect.utilities.annotations import quote
 
 from flows._load import load_papers, load_qa, load_samples
 from flows._progress import StageProgress
-from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
+from flows._stage import StageReport, open_warehouse, unheld_stage
+from flows._stage_writer import StageWriter
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client

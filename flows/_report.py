@@ -12,7 +12,6 @@ from pathlib import Path
 import duckdb
 
 from flows._load import load_qa, load_samples
-from flows.review import load_decisions
 from flows.samples import load_dataset_stats
 from tasks.config import Settings
 from tasks.qa import quality_report
@@ -25,6 +24,7 @@ from tasks.report import (
 from warehouse import Warehouse
 from warehouse.queries.details import read_details
 from warehouse.queries.results import read_report_data
+from warehouse.queries.reviews import load_decisions
 
 __all__ = ["publish_report", "report_path", "write_report"]
 

@@ -3,13 +3,14 @@ runs it), and at the end `completed`, `partial` (some units failed: failed gener
 `llm_error`/`judge_unusable` quarantine rows) or `failed` (with why), with what its stages
 reported (docs/design.md §10). A run stopped by SIGINT or SIGTERM is `interrupted`
 (tasks/lifetime.py).
-A run killed before its end is marked `crashed` by the next start; one whose last write
-failed (a full disk) is marked with the status and reason it could not write, kept in a
-small file reserved when it started."""
+A run killed before its end is marked `crashed` by the next start
+(flows/_crash_recovery.py); one whose last write failed (a full disk) is marked with the
+status and reason it could not write, kept in a small file reserved when it started
+(flows/_run_note.py). At the end the published copy is refreshed (flows/_publish.py) and
+the run's record attached to its flow run (flows/_run_artifact.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -22,21 +23,21 @@ from typing import Any
 
 from prefect.runtime import flow_run
 
-from flows._stage import StageReport, fold_call_logs, log, open_warehouse
+from flows._crash_recovery import fold_call_logs, mark_crashed
+from flows._publish import publish
+from flows._run_artifact import run_artifact
+from flows._run_note import note_path, reserve_note, write_note
+from flows._stage import StageReport, log, open_warehouse
 from tasks.config import Settings
 from tasks.errors import LiloError
 from tasks.lifetime import interrupt_signal, stop
 from tasks.llm import make_client
 from tasks.provenance import code_version
 from tasks.redact import redacted
-from warehouse import Warehouse
-from warehouse.db import pid_alive, remove_stale_temp
+from warehouse.db import remove_stale_temp
+from warehouse.queries.runs import run_failures
 
-__all__ = ["RunFailed", "RunRecord", "mark_crashed", "recorded_run"]
-
-# The size reserved for a run's last word (`RunRecord.note_path`): rewritten in place, a
-# full disk cannot refuse it.
-_NOTE_BYTES = 4096
+__all__ = ["RunFailed", "RunRecord", "recorded_run"]
 
 
 class RunFailed(LiloError, RuntimeError):
@@ -92,8 +93,7 @@ class RunRecord:
 
     def reserve_note(self) -> None:
         """The file that keeps this run's final status should the warehouse refuse it."""
-        self.note_path.parent.mkdir(parents=True, exist_ok=True)
-        self.note_path.write_bytes(b" " * _NOTE_BYTES)
+        reserve_note(self.note_path)
 
     def save_final(self, status: str, message: str = "") -> None:
         """`save`, and where the warehouse cannot take it (a full disk), the status and why
@@ -102,9 +102,7 @@ class RunRecord:
             self.save(status, message)
         except Exception as exc:
             why = f"{message}; the run's record could not be written: {type(exc).__name__}: {exc}"
-            note = json.dumps({"status": status, "message": why.strip("; ")}).encode()
-            with self.note_path.open("r+b") as f:  # in place: no new block to allocate
-                f.write(note[:_NOTE_BYTES].ljust(_NOTE_BYTES))
+            write_note(self.note_path, status, why.strip("; "))
             raise
         self.note_path.unlink(missing_ok=True)
 
@@ -136,15 +134,7 @@ class RunRecord:
     def failures(self) -> str:
         """What failed in this run's units, in words; empty when nothing did."""
         with open_warehouse(self.settings) as wh:
-            generations, first = wh.con.execute(
-                "SELECT count(*), min(error) FROM fct_generations WHERE run_id = ? AND error <> ''",
-                [self.run_id],
-            ).fetchall()[0]
-            held = wh.con.execute(
-                "SELECT reason, count(*) FROM quarantine WHERE run_id = ? "
-                "AND reason IN ('llm_error', 'judge_unusable') GROUP BY ALL ORDER BY ALL",
-                [self.run_id],
-            ).fetchall()
+            generations, first, held = run_failures(wh, self.run_id)
         parts = [f"{generations} failed generations ({first[:200]})"] if generations else []
         parts += [f"{n} quarantined {reason}" for reason, n in held]
         return "; ".join(parts)
@@ -157,51 +147,6 @@ class RunRecord:
             "db_path": str(self.settings.db_path),
             "published_path": str(self.settings.published_path),
         }
-
-
-def mark_crashed(wh: Warehouse, run_id: str) -> int:
-    """Mark `crashed` the `running` rows of this machine whose process is gone (killed, or
-    the machine restarted), and those from before runs recorded their process; returns how
-    many. A row from another machine is left alone: its process cannot be seen from here."""
-    host = socket.gethostname()
-    running = wh.con.execute(
-        "SELECT run_id, pid, host FROM runs WHERE status = 'running' AND run_id <> ?", [run_id]
-    ).fetchall()
-    gone = [
-        r
-        for r, pid, h in running
-        if pid is None or (h == host and pid != os.getpid() and not pid_alive(pid))
-    ]
-    data_dir = Path(wh.path).parent
-    for gone_id in gone:
-        path = note_path(data_dir, gone_id)
-        note = _read_note(path)
-        status, message = note or (
-            "crashed",
-            f"its process was gone when run {run_id} started: killed or crashed",
-        )
-        wh.con.execute(
-            "UPDATE runs SET status = ?, message = ? WHERE run_id = ?", [status, message, gone_id]
-        )
-        if note:
-            log.warning("run %s ended %s: %s", gone_id, status, message)
-        else:
-            log.warning("run %s was killed or crashed: marked crashed", gone_id)
-        path.unlink(missing_ok=True)
-    return len(gone)
-
-
-def note_path(data_dir: Path, run_id: str) -> Path:
-    return data_dir / "runs" / f"{run_id}.status"
-
-
-def _read_note(path: Path) -> tuple[str, str] | None:
-    """The status and message a run kept in its note when the warehouse refused them."""
-    try:
-        note = json.loads(path.read_bytes().strip() or b"null")
-    except (OSError, ValueError):
-        return None
-    return (note["status"], note["message"]) if isinstance(note, dict) else None
 
 
 @contextmanager
@@ -236,8 +181,8 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
             )
         else:
             run.save_final("failed", redacted(exc, settings))
-        _publish(settings, quiet=True)
-        _run_artifact(run)
+        publish(settings, quiet=True)
+        run_artifact(run.row, run.reports, settings.published_path)
         raise
     failures = run.failures()
     if failures:
@@ -246,51 +191,5 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         )
     else:
         run.save_final("completed")
-    _publish(settings)
-    _run_artifact(run)
-
-
-def _run_artifact(run: RunRecord) -> None:
-    """The run's record as a markdown artifact of the flow run itself (its stages' artifacts
-    belong to their own subflow runs): status, each stage's time, calls and rows, and where
-    the results are."""
-    if flow_run.get_id() is None:  # not in a flow run (a bench, a test): nothing to attach to
-        return
-    from prefect.artifacts import create_markdown_artifact
-
-    row = run.row
-    lines = [
-        f"# Run `{run.run_id}`: {row['status']}",
-        "",
-        *([f"> {row['message']}", ""] if row.get("message") else []),
-        "| stage | seconds | LLM calls made | from cache | rows added |",
-        "|---|---:|---:|---:|---:|",
-        *(
-            f"| {r.stage} | {r.seconds:.1f} | {r.llm_made} | {r.llm_cached} | "
-            f"{sum(r.rows_added.values())} |"
-            for r in run.reports
-        ),
-        "",
-        f"Dataset version `{row['dataset_version']}`. Published copy for analysts: "
-        f"`{run.settings.published_path}`. This run's other artifacts hold its results "
-        "(`run-summary` links them all: leaderboard, position curve, cost, failures); the QA "
-        "review batches are on the qa stage's run; `lilo failures` lists what failed.",
-    ]
-    try:
-        create_markdown_artifact(
-            "\n".join(lines), key="run-record", description=f"Run {row['status']}"
-        )
-    except Exception as exc:  # the run's record is in the warehouse already
-        log.warning("the run's artifact was not created: %s", exc)
-
-
-def _publish(settings: Settings, *, quiet: bool = False) -> None:
-    """The copy analysts read, with this run's results and its final status. After a
-    failure (`quiet`), a copy that cannot be made is a warning: the failure is the news."""
-    try:
-        with open_warehouse(settings) as wh:
-            wh.publish(settings.published_path)
-    except Exception as exc:
-        if not quiet:
-            raise
-        log.warning("the published copy was not refreshed: %s", exc)
+    publish(settings)
+    run_artifact(run.row, run.reports, settings.published_path)

@@ -18,7 +18,8 @@ from prefect.utilities.annotations import quote
 from flows._dask import Batch, run_batches
 from flows._load import load_pack, load_papers, ready_samples
 from flows._progress import StageProgress
-from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
+from flows._stage import StageReport, open_warehouse, unheld_stage
+from flows._stage_writer import StageWriter
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import LLMClient, make_client

@@ -10,7 +10,8 @@ from typing import Any
 from prefect import flow
 
 from flows._load import load_generations, load_pack, load_papers, ready_samples
-from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
+from flows._stage import StageReport, open_warehouse, unheld_stage
+from flows._stage_writer import StageWriter
 from tasks.config import Settings
 from tasks.llm import LLMClient, LLMError, make_judge_client
 from tasks.parallel import fan_out

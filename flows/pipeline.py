@@ -19,6 +19,9 @@ from flows.qa import qa_flow
 from flows.samples import samples_flow
 from flows.score import score_flow
 from tasks.config import Settings, load_settings
+from warehouse.queries.datasets import dataset_surveys, dataset_versions
+from warehouse.queries.quarantine import fetch_failures
+from warehouse.queries.surveys import read_surveys
 
 __all__ = [
     "DATASET_STAGES",
@@ -93,28 +96,19 @@ def check_surveys(settings: Settings) -> None:
     why), or when the dataset version exists and was built from other surveys."""
     asked = list(dict.fromkeys(settings.surveys))
     with open_warehouse(settings) as wh:
-        read = {r[0] for r in wh.con.execute("SELECT survey_id FROM dim_surveys").fetchall()}
-        why = dict(
-            wh.con.execute(
-                "SELECT item_id, reason || ': ' || detail FROM quarantine "
-                "WHERE stage = 'fetch' AND list_contains(?, item_id)",
-                [asked],
-            ).fetchall()
-        )
-        built = wh.con.execute(
-            "SELECT surveys FROM dim_dataset_versions WHERE dataset_version = ?",
-            [settings.dataset_version],
-        ).fetchall()
+        read = read_surveys(wh)
+        why = fetch_failures(wh, asked)
+        built = dataset_surveys(wh, settings.dataset_version)
     if not any(s in read for s in asked):
         failed = "; ".join(f"{s} ({why.get(s, 'not fetched')})" for s in asked)
         raise RunFailed(
             f"no survey could be read: {failed}; nothing was generated or published: check "
             "the ids, or run again later if a download failed"
         )
-    if built and set(built[0][0]) != set(asked):
+    if built is not None and set(built) != set(asked):
         raise RunFailed(
             f"dataset version {settings.dataset_version!r} was built from surveys "
-            f"{', '.join(built[0][0])}, not {', '.join(asked)}: a dataset version never "
+            f"{', '.join(built)}, not {', '.join(asked)}: a dataset version never "
             "changes; name a new one with --set dataset_version=NAME"
         )
 
@@ -139,12 +133,7 @@ def lilo_run_dataset(
 def run_dataset(settings: Settings) -> dict[str, Any]:
     preflight(settings, arxiv=False)
     with open_warehouse(settings) as wh:
-        known = [
-            r[0]
-            for r in wh.con.execute(
-                "SELECT dataset_version FROM dim_dataset_versions ORDER BY number"
-            ).fetchall()
-        ]
+        known = dataset_versions(wh)
     if settings.dataset_version not in known:
         raise ValueError(
             f"no dataset version {settings.dataset_version!r} in {settings.db_path}: "

@@ -21,7 +21,8 @@ from flows._dask import Batch, run_batches
 from flows._load import load_papers
 from flows._progress import StageProgress
 from flows._run import recorded_run
-from flows._stage import StageReport, StageWriter, open_warehouse, stage, unheld_stage
+from flows._stage import StageReport, open_warehouse, stage, unheld_stage
+from flows._stage_writer import StageWriter
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import LLMClient, make_client

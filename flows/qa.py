@@ -13,8 +13,8 @@ from prefect.utilities.annotations import quote
 
 from flows._load import load_papers, load_qa, load_samples
 from flows._progress import StageProgress
-from flows._stage import StageReport, StageWriter, open_warehouse, unheld_stage
-from flows.review import load_decisions
+from flows._stage import StageReport, open_warehouse, unheld_stage
+from flows._stage_writer import StageWriter
 from tasks.config import Settings
 from tasks.embeddings import Embedder
 from tasks.llm import make_client
@@ -22,6 +22,7 @@ from tasks.llm.ledger import CallLog
 from tasks.parallel import fan_out
 from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
 from tasks.records import PaperText, QAPair, Quarantine, Sample
+from warehouse.queries.reviews import load_decisions
 
 __all__ = ["qa_flow"]
 

@@ -45,6 +45,7 @@ from tasks.tokens import count_word_tokens
 from warehouse.queries.calls import generation_history, judge_cost, run_calls
 from warehouse.queries.datasets import dataset_versions, sample_papers
 from warehouse.queries.generations import succeeded_generations
+from warehouse.queries.reproduction import reproduction_views, score_means
 from warehouse.queries.results import default_version, ral_recall_of
 
 __all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
@@ -161,22 +162,13 @@ def estimate_rows(planned: list[Planned]) -> list[dict[str, Any]]:
 
 
 def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...]) -> list[Section]:
-    intervals = wh.df("SELECT * FROM cell_intervals")
-    cost = wh.df("SELECT * FROM cost")
-    sweep = wh.df("SELECT * FROM ral_sweep")
-    lengths_view = wh.df("SELECT * FROM output_lengths")
-    curve = wh.df("SELECT * FROM position_curve")
-    permutation = wh.df("SELECT * FROM position_permutation")
-    spread = wh.df("SELECT * FROM judge_spread")
+    views = reproduction_views(wh)
+    intervals, cost, sweep = views["cell_intervals"], views["cost"], views["ral_sweep"]
+    lengths_view, curve = views["output_lengths"], views["position_curve"]
+    permutation, spread = views["position_permutation"], views["judge_spread"]
     at = figure_length(lengths)
     main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
-    aw = dict(
-        wh.con.execute(
-            "SELECT score, avg(value) FROM res_scores WHERE version = ? AND variant = "
-            "'agentwrite' AND target_words = ? AND coalesce(rotation, 0) = 0 GROUP BY score",
-            [version, at],
-        ).fetchall()
-    )
+    aw = score_means(wh, version, "agentwrite", at)
     baseline = {
         "s_c": aw.get("consistency"),
         "s_single": aw.get("consistency_single"),

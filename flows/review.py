@@ -12,7 +12,6 @@ the batch's artifact, and not applied.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from datetime import UTC, datetime
@@ -32,11 +31,13 @@ from flows._load import load_qa
 from flows._stage import open_warehouse
 from tasks.config import Settings, load_settings
 from tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
-from tasks.qa.review import Applied, QADecision, Verdict, apply_verdicts, pair_decision_model
+from tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from tasks.records import QAPair, Quarantine
 from warehouse import Warehouse
+from warehouse.queries import reviews
 from warehouse.queries.datasets import qa_answers
 from warehouse.queries.grades import judged_consistency
+from warehouse.queries.reviews import load_decisions
 
 # The logger lilo's stages use: Prefect sends it to the run's logs and the terminal at INFO
 # (PREFECT_LOGGING_EXTRA_LOGGERS=lilo) where its own loggers are kept at WARNING.
@@ -122,24 +123,7 @@ def reviewable_pairs(
 def pending_count(db_path: Path, dataset_version: str) -> int:
     """Pairs of the version waiting for a reviewer (for the end-of-run hint)."""
     with Warehouse(db_path) as wh:
-        return int(
-            wh.scalar(
-                "SELECT count(*) FROM fct_qa_pairs q JOIN dim_samples s USING (sample_id) "
-                "WHERE s.dataset_version = ? AND q.status = 'pending'",
-                [dataset_version],
-            )
-        )
-
-
-def load_decisions(wh: Warehouse, dataset_version: str) -> list[QADecision]:
-    return [
-        QADecision(**{**r, "evidence": tuple(json.loads(r["evidence"] or "[]"))})
-        for r in wh.rows(
-            "SELECT d.* EXCLUDE (run_id) FROM fct_qa_decisions d JOIN dim_samples s "
-            "USING (sample_id) WHERE s.dataset_version = ? ORDER BY d.decided_at, d.decision_id",
-            [dataset_version],
-        )
-    ]
+        return reviews.pending_count(wh, dataset_version)
 
 
 def _now() -> datetime:
@@ -400,9 +384,7 @@ def grade_review(
 
 def paper_titles(wh: Warehouse, pairs: list[QAPair]) -> dict[str, str]:
     """Titles of the papers the pairs' evidence quotes."""
-    ids = sorted({e["paper_id"] for p in pairs for e in p.evidence})
-    rows = wh.rows("SELECT paper_id, title FROM dim_papers WHERE list_contains(?, paper_id)", [ids])
-    return {r["paper_id"]: r["title"] or "" for r in rows}
+    return reviews.titles_of(wh, sorted({e["paper_id"] for p in pairs for e in p.evidence}))
 
 
 def _log_batch(batch: int, applied: Applied) -> None:

@@ -71,27 +71,12 @@ def _reads_warehouse(target: ast.expr) -> bool:
     return name in {"con", "wh", "warehouse", "duckdb", "connection", "cursor"}
 
 
-# Files whose SQL moves into warehouse/queries/ once the work changing them has merged;
-# each must still hold some (the list only shrinks), and no other file may hold any.
-_PENDING = {
-    "flows/_run.py",
-    "flows/_stage.py",
-    "flows/cli/pipeline.py",
-    "flows/cli/review.py",
-    "flows/pipeline.py",
-    "flows/reproduce.py",
-    "flows/review.py",
-}
-
-
 def test_no_sql_outside_warehouse() -> None:
     hits = sql_outside_warehouse()
-    elsewhere = [h for h in hits if h.split(":")[0] not in _PENDING]
-    assert elsewhere == [], (
-        f"{len(elsewhere)} SQL statements or query calls outside warehouse/: "
-        "move them into warehouse/queries/\n" + "\n".join(elsewhere)
+    assert hits == [], (
+        f"{len(hits)} SQL statements or query calls outside warehouse/: "
+        "move them into warehouse/queries/\n" + "\n".join(hits)
     )
-    assert {h.split(":")[0] for h in hits} == _PENDING, "a pending file is done: drop it"
 
 
 def test_the_scan_finds_sql(tmp_path: Path) -> None:

@@ -147,10 +147,10 @@ def cmd_failures(args: argparse.Namespace) -> int:
     """Every failed generation or score of the published results, and every sample they
     expected that waits for review (its method and length `-`: all of them), with the reason;
     then the count. All on stdout: it is the command's result."""
+    from warehouse.queries.failures import failure_rows
+
     with published_results(settings_from_args(args)) as con:
-        rows = con.execute(
-            "SELECT stage, method, target_words, sample_id, reason FROM failures"
-        ).fetchall()
+        rows = failure_rows(con)
     for row in rows:
         print("\t".join("-" if v is None else str(v) for v in row))
     print(f"{len(rows)} failures")

@@ -49,18 +49,10 @@ def _settings(args: argparse.Namespace) -> Any:
 def _known(settings: Any) -> tuple[list[str], list[str]]:
     """The dataset version's sample ids and QA pair ids."""
     from flows._stage import open_warehouse
+    from warehouse.queries.reviews import review_ids
 
     with open_warehouse(settings) as wh:
-        samples = wh.con.execute(
-            "SELECT sample_id FROM dim_samples WHERE dataset_version = ? ORDER BY 1",
-            [settings.dataset_version],
-        ).fetchall()
-        pairs = wh.con.execute(
-            "SELECT q.qa_id FROM fct_qa_pairs q JOIN dim_samples s USING (sample_id) "
-            "WHERE s.dataset_version = ? ORDER BY 1",
-            [settings.dataset_version],
-        ).fetchall()
-    return [r[0] for r in samples], [r[0] for r in pairs]
+        return review_ids(wh, settings.dataset_version)
 
 
 def _resolve(given: list[str], known: list[str], what: str, settings: Any) -> list[str]:
@@ -338,9 +330,9 @@ def cmd_interactive(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from flows._load import load_qa, load_samples
     from flows._stage import open_warehouse
-    from flows.review import load_decisions
     from tasks.qa import quality_report
     from tasks.synthetic import load_manifest
+    from warehouse.queries.reviews import load_decisions
 
     settings = _settings(args)
     corpus = Path(args.corpus) if args.corpus else settings.data_dir / "demo-corpus"

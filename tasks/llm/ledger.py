@@ -1,4 +1,6 @@
-"""A run's LLM calls as they complete: an append-only JSON-lines log per run and stage.
+"""A run's LLM calls as they complete: an append-only JSON-lines log per run and stage,
+its reading, and the rows it becomes in the ledger (`fct_llm_calls`) and the cache table
+(`llm_cache`): `LedgerReader` is what a stage calls.
 
 The client appends each call the moment it returns (one `write` per line, O_APPEND), so a
 run killed mid-stage loses at most the replies in flight; the flow folds the log into the
@@ -13,12 +15,21 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tasks.records import LLMCall
 
-__all__ = ["CallLog", "call_log_path", "read_calls", "read_sent"]
+__all__ = [
+    "CallLog",
+    "LedgerReader",
+    "LedgerRows",
+    "call_log_path",
+    "read_calls",
+    "read_sent",
+]
 
 
 def call_log_path(data_dir: Path, run_id: str, stage: str) -> Path:
@@ -85,3 +96,97 @@ def read_calls(path: Path, start: int = 0) -> tuple[list[LLMCall], int]:
         record["request"] = record["request"] or ""  # logs written before: null when cached
         calls.append(LLMCall(**record))
     return calls, start + whole
+
+
+@dataclass
+class LedgerRows:
+    """What a step of a call log adds: its `fct_llm_calls` rows (without the run id), those
+    of the requests that got no reply (the final step's), the `llm_cache` rows of its new
+    responses, and the calls and tokens it counts."""
+
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    unanswered: list[dict[str, Any]] = field(default_factory=list)
+    cache: list[dict[str, Any]] = field(default_factory=list)
+    made: int = 0
+    cached: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class LedgerReader:
+    """A stage's call log read in steps, each step's calls numbered on from the last (a
+    call's `seq` is its rank in the stage, as in its log). The final step also adds the
+    requests of the `.sent` log that got no reply (in flight at a kill, or failed after
+    the backend's retries), after the stage's calls and with `replied` false: the endpoint
+    received them."""
+
+    def __init__(self, path: Path, stage: str) -> None:
+        self.log = CallLog(path)
+        self.stage = stage
+        self._read_to = 0
+        self._seq = 0
+        self._answered: Counter[str] = Counter()  # replies read so far, by key
+
+    def read(self, *, final: bool = False) -> LedgerRows:
+        calls, self._read_to = read_calls(self.log.path, self._read_to)
+        fresh = [c for c in calls if not c.cached]
+        self._answered.update(c.key for c in fresh)
+        rows = LedgerRows(
+            ledger=[
+                {
+                    "stage": self.stage,
+                    "seq": self._seq + n,
+                    "key": c.key,
+                    "backend": c.backend,
+                    "model": c.model,
+                    "purpose": c.purpose,
+                    "cached": c.cached,
+                    "tokens_in": c.tokens_in,
+                    "tokens_out": c.tokens_out,
+                    "latency_s": c.latency_s,
+                }
+                for n, c in enumerate(calls)
+            ],
+            # `request` is already JSON text: the table stores it as such.
+            cache=[
+                {
+                    "key": c.key,
+                    "backend": c.backend,
+                    "model": c.model,
+                    "purpose": c.purpose,
+                    "request": c.request,
+                    "response": c.response,
+                    "tokens_in": c.tokens_in,
+                    "tokens_out": c.tokens_out,
+                    "latency_s": c.latency_s,
+                }
+                for c in fresh
+            ],
+            made=len(fresh),
+            cached=len(calls) - len(fresh),
+            tokens_in=sum(c.tokens_in for c in fresh),
+            tokens_out=sum(c.tokens_out for c in fresh),
+        )
+        self._seq += len(calls)
+        if final:
+            unanswered = self._unanswered()
+            rows.unanswered = [
+                {"stage": self.stage, "seq": self._seq + n, "key": r["key"],
+                 "backend": r["backend"], "model": r["model"], "purpose": r["purpose"],
+                 "cached": False, "replied": False}
+                for n, r in enumerate(unanswered)
+            ]  # fmt: skip
+            rows.made += len(unanswered)
+            self._seq += len(unanswered)
+        return rows
+
+    def _unanswered(self) -> list[dict[str, str]]:
+        """The `.sent` log's requests beyond the replies read (matched by key and count)."""
+        answered = self._answered.copy()
+        unanswered = []
+        for r in read_sent(self.log.sent_path):
+            if answered[r["key"]] > 0:
+                answered[r["key"]] -= 1
+            else:
+                unanswered.append(r)
+        return unanswered

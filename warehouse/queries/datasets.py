@@ -14,6 +14,7 @@ __all__ = [
     "dataset_assets",
     "dataset_exists",
     "dataset_samples",
+    "dataset_surveys",
     "dataset_versions",
     "load_dataset_stats",
     "load_qa",
@@ -39,6 +40,14 @@ def dataset_samples(source: Source, version: str) -> int | None:
     return scalar(
         source, "SELECT n_samples FROM dim_dataset_versions WHERE dataset_version = ?", [version]
     )
+
+
+def dataset_surveys(source: Source, version: str) -> list[str] | None:
+    """The surveys the version was built from; None while it is not written."""
+    found = tuples(
+        source, "SELECT surveys FROM dim_dataset_versions WHERE dataset_version = ?", [version]
+    )
+    return list(found[0][0] or ()) if found else None
 
 
 def dataset_versions(source: Source) -> list[str]:

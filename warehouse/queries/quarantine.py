@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from warehouse.queries._read import Source, tuples
 
-__all__ = ["quarantined", "quarantined_under"]
+__all__ = ["fetch_failures", "quarantined", "quarantined_under"]
 
 
 def quarantined(source: Source, stage: str) -> set[tuple[str, str]]:
@@ -22,3 +22,15 @@ def quarantined_under(source: Source, stage: str, prefix: str) -> list[str]:
             [stage, prefix],
         )
     ]
+
+
+def fetch_failures(source: Source, item_ids: list[str]) -> dict[str, str]:
+    """Item id -> "reason: detail" of the fetch stage's quarantine rows for `item_ids`."""
+    return dict(
+        tuples(
+            source,
+            "SELECT item_id, reason || ': ' || detail FROM quarantine "
+            "WHERE stage = 'fetch' AND list_contains(?, item_id)",
+            [item_ids],
+        )
+    )

@@ -1,0 +1,20 @@
+"""The published copy of the warehouse that analysts read, refreshed as a run ends."""
+
+from __future__ import annotations
+
+from flows._stage import log, open_warehouse
+from tasks.config import Settings
+
+__all__ = ["publish"]
+
+
+def publish(settings: Settings, *, quiet: bool = False) -> None:
+    """The copy analysts read, with this run's results and its final status. After a
+    failure (`quiet`), a copy that cannot be made is a warning: the failure is the news."""
+    try:
+        with open_warehouse(settings) as wh:
+            wh.publish(settings.published_path)
+    except Exception as exc:
+        if not quiet:
+            raise
+        log.warning("the published copy was not refreshed: %s", exc)

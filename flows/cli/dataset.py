@@ -16,7 +16,7 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
-from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
+from flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
@@ -90,7 +90,7 @@ def _print_stats(stats: Any) -> None:
     console.print(how)
 
 
-@_stoppable
+@stoppable
 def cmd_discover(args: argparse.Namespace) -> int:
     from flows.discover import discover_flow
 

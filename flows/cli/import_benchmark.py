@@ -16,12 +16,12 @@ from flows.cli._common import (
     start_prefect_early,
 )
 from flows.cli._imports import print_import_outcome
-from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
+from flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
 
-@_stoppable
+@stoppable
 def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
     from flows.import_benchmark import import_benchmark_flow
     from tasks.benchmark import BenchmarkError, locate_dataset

@@ -4,17 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import logging
-import os
-import signal
-import sys
 import time
-import traceback
-from collections.abc import Callable
 from typing import Any
 
-from flows.cli import _server
 from flows.cli._common import (
     CLIError,
     add_common_args,
@@ -28,56 +20,12 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
+from flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
 
-def _stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """A run stopped by SIGINT or SIGTERM (tasks/lifetime.py): one line saying so and how to
-    resume, its helpers ended, and exit 128 + the signal at once, abandoning the LLM calls
-    in flight (their `.sent` log keeps them for the next run's ledger)."""
-
-    @functools.wraps(command)
-    def run(args: argparse.Namespace) -> int:
-        from tasks import lifetime
-
-        lifetime.stop_on_signals()
-        lifetime.on_stop(_quiet_console)
-        try:
-            return command(args)
-        except BaseException as exc:
-            signum = lifetime.interrupt_signal(exc)
-            if signum is None:
-                raise
-            try:  # the terminal may be gone: whatever happens here, the process ends
-                if args.debug:
-                    traceback.print_exc()
-                lifetime.stop(signum)
-                print(
-                    f"lilo: interrupted by {signal.Signals(signum).name}: the run is recorded "
-                    "`interrupted`, its finished work kept; run the same command again to "
-                    "resume",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                _server.stop()
-                sys.stdout.flush()
-            finally:
-                os._exit(128 + signum)
-
-    return run
-
-
-def _quiet_console() -> None:
-    """Once a run stops, the console shows lilo's lines only: Prefect's crash reports of
-    the stopped task and flow runs still reach the runs' logs in the UI."""
-    for name in ("", "prefect", "lilo"):
-        for handler in logging.getLogger(name).handlers:
-            if isinstance(handler, logging.StreamHandler):
-                handler.addFilter(lambda record: record.name.startswith("lilo"))
-
-
-@_stoppable
+@stoppable
 def cmd_demo(args: argparse.Namespace) -> int:
     from tasks.synthetic import Mirror, write_corpus
 
@@ -105,7 +53,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _run(settings, args.debug)
 
 
-@_stoppable
+@stoppable
 def cmd_run(args: argparse.Namespace) -> int:
     if args.dataset:
         return _run_dataset(args)

@@ -17,7 +17,7 @@ from flows.cli._common import (
     start_prefect_early,
 )
 from flows.cli._imports import print_import_outcome
-from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
+from flows.cli._stop import stoppable
 
 __all__ = ["add_import_parser", "register"]
 
@@ -118,7 +118,7 @@ def _print_probe(result: Any) -> None:
     )
 
 
-@_stoppable
+@stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
     from flows.probe import import_probes_flow
     from tasks.probes import CloneError, locate_clone

@@ -28,7 +28,7 @@ from flows.cli._common import (
     running_flows,
     settings_from_args,
 )
-from flows.cli.pipeline import _stoppable  # SIGINT/SIGTERM: one way
+from flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
@@ -150,7 +150,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-@_stoppable
+@stoppable
 def cmd_approve(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
@@ -164,7 +164,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     return _record(args, settings, [Verdict(qa_id=i, decision="approve") for i in ids])
 
 
-@_stoppable
+@stoppable
 def cmd_reject(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
@@ -176,7 +176,7 @@ def cmd_reject(args: argparse.Namespace) -> int:
     return _record(args, settings, verdicts)
 
 
-@_stoppable
+@stoppable
 def cmd_edit(args: argparse.Namespace) -> int:
     from tasks.qa import Verdict
 
@@ -211,7 +211,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 _MAX_REVIEW_FILE_BYTES = 100_000_000
 
 
-@_stoppable
+@stoppable
 def cmd_import(args: argparse.Namespace) -> int:
     """Each line is a verdict by `--reviewer`, made now: a line's own `reviewer` and
     `decided_at` are ignored (and said so). A line that cannot be read (not UTF-8, not a
@@ -262,7 +262,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if bad else status
 
 
-@_stoppable
+@stoppable
 def cmd_interactive(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
@@ -349,7 +349,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-@_stoppable
+@stoppable
 def cmd_ui(args: argparse.Namespace) -> int:
     from flows.cli._forms import print_address, require_api
     from flows.review import qa_review

@@ -239,7 +239,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
         data, "SELECT question, original_question FROM fct_qa_decisions WHERE action = 'edit'"
     )
     assert edited[0] == "Edited: " + edited[1]
-    done = f"qa-review: batch 1: {n} decisions recorded, 0 not"
+    done = f"qa-review: batch 1: {n} decisions recorded, 0 not recorded, 0 already so"
     deadline, messages = time.monotonic() + 60, []  # logs are shipped in batches
     while done not in messages and time.monotonic() < deadline:
         time.sleep(1)

@@ -367,6 +367,7 @@ def test_options_are_never_abbreviated(capsys, command, expected):
     [
         (["report", "--version", "3"], "--version is now --result-version (a result version)"),
         (["stats", "--version", "v1"], "--version is now --dataset-version (a dataset version)"),
+        (["leaderboard", "--version", "1"], "--version is now --result-version (a result version)"),
     ],
     ids=" ".join,
 )

@@ -122,7 +122,9 @@ def test_dataset_version_and_formats(capsys, monkeypatch, data_dir):
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 6 and {r["dataset_version"] for r in rows} == {"other"}
     assert {"overall_s_l", "overall_s_c", "overall_s_q", "judge"} <= set(rows[0])
-    doc = json.loads(_cli(capsys, monkeypatch, data_dir, "--version", "1", "--format", "json"))
+    doc = json.loads(
+        _cli(capsys, monkeypatch, data_dir, "--result-version", "1", "--format", "json")
+    )
     assert (doc["result_version"], doc["dataset_version"], doc["partial"]) == (1, "v1", False)
     assert doc["rows"][0]["overall_s_l"] == 90.0 and doc["rows"][0]["s_c"] == 50.0
     md = _cli(capsys, monkeypatch, data_dir, "--dataset", "other", "--format", "markdown")
@@ -134,7 +136,9 @@ def test_unknown_dataset_or_version_is_one_line(capsys, data_dir):
     assert main(["leaderboard", "--data-dir", str(data_dir), "--dataset", "nope"]) == 1
     err = capsys.readouterr().err
     assert "no results for dataset version 'nope': there are other, v1" in err
-    assert main(["leaderboard", "--data-dir", str(data_dir), "--dataset", "v1", "--version", "2"])
+    assert main(
+        ["leaderboard", "--data-dir", str(data_dir), "--dataset", "v1", "--result-version", "2"]
+    )
     assert "no result version 2 of dataset version 'v1': there are 1" in capsys.readouterr().err
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._args import add_common_args
+from flows.cli._args import add_common_args, add_renamed_arg
 from flows.cli._errors import CLIError
 from flows.cli._settings import settings_from_args
 from flows.cli._warehouse import require_warehouse
@@ -159,8 +159,8 @@ def register(sub: Any) -> None:
     board.add_argument(
         "--dataset", metavar="NAME", help="the latest result version scored on this dataset version"
     )
+    add_renamed_arg(board, "--version", "--result-version", "a result version")
     board.add_argument(
-        "--version",
         "--result-version",
         dest="result_version",
         type=int,

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
+from artifacts import latest_artifacts, read_artifacts
 
 from flows.cli import main
 
@@ -149,12 +150,9 @@ def test_the_page_is_self_contained(report):
 
 
 def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
-    from prefect import get_client
 
     assert report.exists() and report.stat().st_size > 10_000
-    with get_client(sync_client=True) as client:
-        keys = {a.key for a in client.read_artifacts() if a.key}
-    assert {
+    wanted = {
         "leaderboard",
         "position-curve",
         "position-curve-plot",
@@ -163,16 +161,15 @@ def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
         "cost",
         "failures",
         "run-summary",
-    } <= keys
+    }
+    assert {a.key for a in read_artifacts(*wanted)} == wanted
 
 
 def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(demo, report):
-    from prefect import get_client
 
     header = _page(report).tables["leaderboard"][0]
     assert {"dataset_version", "overall_s_l", "overall_s_c", "overall_s_q"} <= set(header)
-    with get_client(sync_client=True) as client:
-        latest = {a.key: a for a in sorted(client.read_artifacts(), key=lambda a: a.created)}
+    latest = latest_artifacts("leaderboard", "results")
     board, results = str(latest["leaderboard"].data), str(latest["results"].data)
     assert "overall_s_c" in board and '"dataset_version": "v1"' in board
     assert "| Overall S_l | Overall S_c | Overall S_q | Overall n |" in results
@@ -283,7 +280,6 @@ def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
 def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(demo, report):
     """Each score's interval beside it (the view's `_low`/`_high`), and under the table
     single minus ral_writer paired by sample, as `res_paired` holds it."""
-    from prefect import get_client
 
     page = _page(report)
     header = page.tables["leaderboard"][0]
@@ -307,8 +303,7 @@ def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(de
         d, pv, within = by[(length, names[score])]
         assert (diff, noise) == (f"{d:+.1f}", "yes" if within else "no")
         assert p == ("<0.001" if pv < 0.001 else f"{pv:.3f}")
-    with get_client(sync_client=True) as client:
-        latest = {a.key: a for a in sorted(client.read_artifacts(), key=lambda a: a.created)}
+    latest = latest_artifacts("leaderboard", "results")
     assert '"s_c_low"' in str(latest["leaderboard"].data)
     results = str(latest["results"].data)
     assert "Paired with ral_writer" in results and "| within noise |" in results

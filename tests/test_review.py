@@ -14,6 +14,7 @@ from datetime import datetime
 
 import duckdb
 import pytest
+from artifacts import read_artifacts
 
 from flows.cli import main
 from tasks.qa import Verdict, apply_verdicts, decide
@@ -332,8 +333,7 @@ def test_review_flow_form_resumed_like_the_ui(data):
     )
     assert statuses == {"approved": len(pairs) - 1, "rejected": 1}
     # The run leaves the decisions as an artifact.
-    with get_client(sync_client=True) as client:
-        (artifact,) = [a for a in client.read_artifacts() if a.key == "qa-review-batch-1"]
+    (artifact,) = [a for a in read_artifacts("qa-review-batch-1") if a.flow_run_id == paused.id]
     rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
     assert len(rows) == len(pairs) and {r["decision"] for r in rows} == {
         "approve",
@@ -467,11 +467,7 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
         "carla": len(pairs) - 3,
     }
     with get_client(sync_client=True) as client:
-        (artifact,) = [
-            a
-            for a in client.read_artifacts()
-            if a.key == "qa-review-batch-1" and a.flow_run_id == paused.id
-        ]
+        (artifact,) = [a for a in read_artifacts("qa-review-batch-1") if a.flow_run_id == paused.id]
         logs: list[str] = []
         for _ in range(40):  # the API's log worker sends in batches
             logs = [

@@ -13,7 +13,7 @@ def read_artifacts(*keys: str) -> list[Any]:
 
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=list(keys))), limit=10_000
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=list(keys))), limit=200
         )
     return sorted(found, key=lambda a: a.created)
 

@@ -38,7 +38,7 @@ def _child(data_dir: str, base_url: str, concurrency: int) -> None:
     def run() -> None:
         with recorded_run(settings, "kill-bench") as record:
             for stage in (generate_flow, score_flow):
-                record.add(stage(settings, record.run_id))
+                record.stage(stage)
 
     run()
 

@@ -15,11 +15,11 @@ import os
 import signal
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefect.runtime import flow_run
 
@@ -36,6 +36,9 @@ from tasks.provenance import code_version
 from tasks.redact import redacted
 from warehouse.db import remove_stale_temp
 from warehouse.queries.runs import run_failures
+
+if TYPE_CHECKING:
+    from prefect.settings import Settings as PrefectSettings
 
 __all__ = ["RunFailed", "RunRecord", "recorded_run"]
 
@@ -59,6 +62,7 @@ class RunRecord:
         self.settings = settings
         self.run_id = flow_run.get_id() or str(uuid.uuid4())
         self.reports: list[StageReport] = []
+        self._quiet: PrefectSettings | None = None
         self.row: dict[str, Any] = {
             "run_id": self.run_id,
             "flow": flow_name,
@@ -74,6 +78,29 @@ class RunRecord:
             "target_words": list(settings.generate.target_words),
             "settings": settings.model_dump(mode="json"),
         }
+
+    def stage(
+        self,
+        stage_flow: Callable[[Settings, str], StageReport],
+        settings: Settings | None = None,
+    ) -> StageReport:
+        """Runs one stage's subflow (over `settings`, default the run's) and records it.
+
+        The subflow sends no heartbeat of its own: the run's flow run sends them for the
+        process (a crash marks it Crashed), and Prefect waits up to a second at the end of a
+        subflow for its heartbeat thread, which was most of a stage with nothing to do
+        (docs/design.md §13)."""
+        from prefect.context import SettingsContext, get_settings_context
+        from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
+
+        current = get_settings_context()
+        if self._quiet is None:  # built once: a copy of Prefect's settings costs 0.1 s
+            self._quiet = current.settings.copy_with_update(
+                updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
+            )
+        with SettingsContext(profile=current.profile, settings=self._quiet):
+            report = stage_flow(settings or self.settings, self.run_id)
+        return self.add(report)
 
     def add(self, report: StageReport) -> StageReport:
         self.reports.append(report)

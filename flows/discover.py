@@ -67,8 +67,8 @@ def _discover(
         if found.samples >= target:
             break
         trial = settings.with_overrides({"surveys": [*found.kept, survey_id]})
-        run.add(fetch_flow(trial, run.run_id))
-        run.add(clean_flow(trial, run.run_id))
+        run.stage(fetch_flow, trial)
+        run.stage(clean_flow, trial)
         with open_warehouse(settings) as wh:
             reason = survey_failure(wh, survey_id)
             samples = 0 if reason else len(plan_samples(wh, trial, list(trial.surveys))[0])
@@ -79,5 +79,5 @@ def _discover(
         found.samples = samples
         log.info("discover: %s kept, %d/%d samples", survey_id, samples, target)
     if found.kept:
-        run.add(samples_flow(settings.with_overrides({"surveys": found.kept}), run.run_id))
+        run.stage(samples_flow, settings.with_overrides({"surveys": found.kept}))
     return found

@@ -84,7 +84,7 @@ def run_pipeline(settings: Settings) -> dict[str, Any]:
     preflight(settings)
     with recorded_run(settings, "lilo-pipeline") as run:
         for stage_flow in STAGES:
-            run.add(stage_flow(settings, run.run_id))
+            run.stage(stage_flow)
             if stage_flow is fetch_flow:
                 check_surveys(settings)
     return run.summary()
@@ -142,5 +142,5 @@ def run_dataset(settings: Settings) -> dict[str, Any]:
         )
     with recorded_run(settings, "lilo-run-dataset") as run:
         for stage_flow in DATASET_STAGES:
-            run.add(stage_flow(settings, run.run_id))
+            run.stage(stage_flow)
     return run.summary()

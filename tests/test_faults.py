@@ -59,8 +59,8 @@ def settings(tmp_path, server):
 
 def _run(settings) -> dict:
     with recorded_run(settings, "faults") as run:
-        run.add(generate_flow(settings, run.run_id))
-        run.add(score_flow(settings, run.run_id))
+        run.stage(generate_flow)
+        run.stage(score_flow)
     return run.row
 
 

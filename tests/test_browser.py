@@ -1,5 +1,6 @@
 """Seen as a person sees it: a real headless Chromium fills the QA review form of a paused
-run in a local Prefect server's UI, and opens the `lilo report` page.
+run in a local Prefect server's UI, opens a pipeline run's Artifacts tab there, and opens
+the `lilo report` page.
 
 Needs Debian's `chromium` (`apt-get install chromium`; `.ci/run` installs it) or the binary
 named by LILO_CHROMIUM; skipped, saying so, where there is none. Screenshots go to
@@ -312,3 +313,28 @@ def test_report_page_in_chromium(data, browser, shots):
     assert page.locator(".summary").first.inner_text().strip()
     page.screenshot(path=str(shots / "report-sample.png"), full_page=False)
     assert errors == []
+
+
+def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, browser, shots, tmp_path):
+    """The run an operator opens, the pipeline's own, holds the results, each key once."""
+    demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
+    done = subprocess.run(
+        [*demo, "--target-words", "4000", "--data-dir", str(tmp_path / "data")],
+        cwd=REPO, env=prefect_env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (run,) = httpx.post(
+        f"{prefect_env['PREFECT_API_URL']}/flow_runs/filter",
+        json={"flows": {"name": {"any_": ["lilo-pipeline"]}}},
+        timeout=30,
+    ).json()
+    page = browser.new_page(viewport={"width": 1400, "height": 1500})
+    page.goto(f"{ui}/runs/flow-run/{run['id']}", wait_until="networkidle", timeout=120_000)
+    page.get_by_text("Artifacts", exact=True).first.click()
+    page.get_by_text("run-summary", exact=True).wait_for(timeout=60_000)
+    lines = page.locator("body").inner_text().splitlines()
+    page.screenshot(path=str(shots / "pipeline-run-artifacts.png"), full_page=True)
+    wanted = ["run-record", "run-summary", "leaderboard", "results", "position-curve",
+              "position-curve-plot", "cost", "failures", "qa-quality-v1", "dataset-v1-stats",
+              "dataset-v1-surveys"]  # fmt: skip
+    assert {key: lines.count(key) for key in wanted} == dict.fromkeys(wanted, 1)

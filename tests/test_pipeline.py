@@ -183,8 +183,10 @@ def test_the_run_s_results_are_artifacts_of_the_pipeline_s_own_flow_run(demo):
                 flow_run_id=ArtifactFilterFlowRunId(any_=[first["run_id"]])
             )
         )
-    keys = {a.key for a in artifacts}
+    keys = [a.key for a in artifacts]
     assert {"run-record", "run-summary", "leaderboard", "results", "position-curve",
-            "position-curve-plot", "cost", "failures"} <= keys  # fmt: skip
+            "position-curve-plot", "cost", "failures", "dataset-v1-stats",
+            "dataset-v1-surveys"} <= set(keys)  # fmt: skip
+    assert len(keys) == len(set(keys)), keys  # each once, though two stages make the stats
     summary = next(a for a in artifacts if a.key == "run-summary")
     assert f"Dataset **{first['dataset_version']}**" in summary.data

@@ -4,11 +4,15 @@ run people open, the top flow run (the pipeline's), not on the stage's subflow r
 
 Artifact keys allow lowercase letters, digits and dashes; a keyed artifact keeps its
 history across runs, so the same key per dataset or result kind lets the UI compare runs.
+A run shows each artifact once: one the same as this run's last of that key (the dataset's
+statistics, made by the samples stage and again with the results) is not made again.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -44,16 +48,35 @@ def _root_of(run_id: str) -> str:
     return flow_run.get_root_flow_run_id()
 
 
+_LAST: dict[tuple[str, str], str] = {}
+"""(top flow run, key) -> digest of the last artifact this process made there."""
+
+
+def _is_new(run_id: str | None, key: str, *content: Any) -> bool:
+    """Whether the artifact differs from the run's last one of `key` (and remember it)."""
+    if run_id is None:
+        return True
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
+    if _LAST.get((run_id, key)) == digest:
+        return False
+    _LAST[(run_id, key)] = digest
+    return True
+
+
 def create_markdown_artifact(markdown: str, key: str, description: str) -> None:
     """A Markdown artifact on the top flow run."""
-    MarkdownArtifact(
-        key=key, markdown=markdown, description=description, flow_run_id=_top_run()
-    ).create()
+    run_id = _top_run()
+    if _is_new(run_id, key, markdown, description):
+        MarkdownArtifact(
+            key=key, markdown=markdown, description=description, flow_run_id=run_id
+        ).create()
 
 
 def create_table_artifact(table: list[dict[str, Any]], key: str, description: str) -> None:
     """A table artifact on the top flow run."""
-    TableArtifact(key=key, table=table, description=description, flow_run_id=_top_run()).create()
+    run_id = _top_run()
+    if _is_new(run_id, key, table, description):
+        TableArtifact(key=key, table=table, description=description, flow_run_id=run_id).create()
 
 
 def _key(*parts: str) -> str:

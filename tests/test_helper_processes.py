@@ -22,8 +22,10 @@ _PROBE = """
 import httpx
 from flows.cli import _server
 _server.start()
-url = _server.wait()
-print(url, httpx.get(url + "/health").json())
+url, log = _server.wait(), _server._LOG
+print(url, httpx.get(url + "/health").json(), log.exists())
+_server.stop()
+print(log.exists())
 """
 
 
@@ -37,12 +39,33 @@ def test_a_started_server_answers_and_a_configured_one_is_used(
         [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("http://127.0.0.1:") and done.stdout.split()[1] == "True"
+    assert done.stdout.startswith("http://127.0.0.1:")
+    assert done.stdout.split()[1:] == ["True", "True", "False"]  # its log, removed at the end
+    assert done.stderr == ""  # what the server prints goes to that log
 
     # A configured server is used: nothing is started.
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
     _server.start()
     assert _server._PROCESS is None and _server.wait() == ""
+
+
+def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{tmp_path}/no/such/x.db"
+    probe = (
+        "from flows.cli import _server\n_server.start()\ntry:\n    _server.wait()\n"
+        "except RuntimeError as exc:\n    print(exc)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.startswith("Prefect's temporary server exited with code"), done.stderr
+    log = Path(done.stdout.split("(its output: ")[1].split(")")[0])
+    try:
+        assert "unable to open database file" in log.read_text()
+    finally:
+        log.unlink()
 
 
 def test_worker_processes_reply_as_the_calling_thread_does(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ about 3 s on a used PREFECT_HOME and 8 s on a new one, whose database is migrate
 command and environment, before it imports Prefect or prepares its work, so the server
 starts alongside them; `wait` points Prefect at it once it answers. At exit it is sent
 SIGTERM and left to finish its shutdown on its own, as the terminal returns; it also stops
-by itself once lilo's process is gone (killed with SIGKILL).
+by itself once lilo's process is gone (killed with SIGKILL). What it prints goes to a
+temporary log, not the terminal (a server stopped early prints tracebacks of services it
+had not started yet): removed at exit, named in the error when the server fails to start.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,12 +34,13 @@ _SERVE = (
 )
 _PROCESS: subprocess.Popen[bytes] | None = None
 _URL = ""
+_LOG: Path | None = None
 
 
 def start() -> None:
     """Start the server unless PREFECT_API_URL names one (environment, profile or
     Prefect's settings files) or ephemeral servers are off; once per process."""
-    global _PROCESS, _URL
+    global _PROCESS, _URL, _LOG
     if _PROCESS is not None or os.environ.get("PREFECT_API_URL") or _configured(loaded=True):
         return
     spec = importlib.util.find_spec("prefect")
@@ -45,6 +49,8 @@ def start() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    log = tempfile.NamedTemporaryFile(prefix="lilo-prefect-server-", suffix=".log", delete=False)
+    _LOG = Path(log.name)
     _PROCESS = subprocess.Popen(
         [
             sys.executable,
@@ -74,7 +80,10 @@ def start() -> None:
         # Its own process group: a terminal's Ctrl-C (or a group's SIGTERM) reaches lilo,
         # which records the run through this server before it ends it.
         start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
+    log.close()  # the server writes through its own copy
     _URL = f"http://127.0.0.1:{port}/api"
     atexit.register(stop)
     # A server named in a profile or settings file is only known once Prefect's settings
@@ -113,19 +122,21 @@ def wait() -> str:
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)
-    code = _PROCESS.poll()
-    stop()
+    code, log = _PROCESS.poll(), _LOG
+    stop(keep_log=True)
     raise RuntimeError(
         "Prefect's temporary server "
         + (f"exited with code {code}" if code is not None else "did not answer in time")
-        + ": start one with `prefect server start` and set PREFECT_API_URL to it, or raise "
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+        + f" (its output: {log}): start one with `prefect server start` and set "
+        "PREFECT_API_URL to it, or raise PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
     )
 
 
-def stop() -> None:
-    """SIGTERM to the server, not waited for."""
-    global _PROCESS, _URL
+def stop(*, keep_log: bool = False) -> None:
+    """SIGTERM to the server, not waited for; its log removed unless `keep_log`."""
+    global _PROCESS, _URL, _LOG
     if _PROCESS is not None and _PROCESS.poll() is None:
         _PROCESS.terminate()
-    _PROCESS, _URL = None, ""
+    if _LOG is not None and not keep_log:
+        _LOG.unlink(missing_ok=True)
+    _PROCESS, _URL, _LOG = None, "", None

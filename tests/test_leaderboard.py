@@ -233,3 +233,24 @@ def test_intervals_in_every_format(capsys, monkeypatch, three):
     md = _cli(capsys, monkeypatch, three, "--format", "markdown")
     assert f"| single | {_interval([100.0] * 3)} | {_interval([50.0, 40.0, 30.0])} |" in md
     assert "|  | 4k | S_c | -30.0 | [-50.0, -10.0] | 0.250 | no |" in md
+
+
+def test_a_stacked_table_rules_off_each_method_once():
+    """The paired comparison has an Overall row per score: one rule per method, under its
+    last row, not under each Overall row."""
+    from rich.console import Console
+
+    from flows.cli.leaderboard import _table
+
+    body = [
+        ["single", "4k", "S_l", "+1.0"],
+        ["", "Overall", "S_l", "+1.0"],
+        ["", "Overall", "S_c", "+2.0"],
+        ["agentwrite", "4k", "S_l", "+0.0"],
+        ["", "Overall", "S_c", "+0.0"],
+    ]
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(_table("t", "", ["method", "length", "score", "diff"], body, wrap=True, names=3))
+    lines = console.export_text().splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("├")]
+    assert len(rules) == 1 and lines[rules[0] + 1].startswith("│ agentwrite")

@@ -122,9 +122,10 @@ def _table(
         else:
             justify = "left" if i < names else "right"
             table.add_column(column, justify=justify, no_wrap=True, min_width=len(column))
-    for row in body:
-        # stacked: a rule under each method's Overall row
-        table.add_row(*(escape(cell) for cell in row), end_section=wrap and "Overall" in row)
+    for i, row in enumerate(body):
+        # stacked: a rule under each method's last row (a method is named on its first row)
+        last = i + 1 == len(body) or body[i + 1][0] != ""
+        table.add_row(*(escape(cell) for cell in row), end_section=wrap and last)
     return table
 
 

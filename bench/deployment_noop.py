@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow
+from prefect.context import SettingsContext, get_settings_context
 from prefect.settings import (
     PREFECT_API_URL,
     PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
@@ -56,9 +57,11 @@ def bare_stage(i: int) -> int:
 @flow(name="bare-pipeline")
 def bare_pipeline(stages: int = 8) -> None:
     """Prefect's floor for lilo's shape: 8 subflows that do nothing, run as lilo runs its
-    stages (no heartbeat of their own)."""
+    stages (no heartbeat of their own, the settings that say so built once)."""
+    current = get_settings_context()
+    quiet = current.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
     for i in range(stages):
-        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        with SettingsContext(profile=current.profile, settings=quiet):
             bare_stage(i)
 
 

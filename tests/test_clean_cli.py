@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,12 @@ from flows.cli import main
 
 @pytest.fixture
 def quiet_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """An empty working folder and an empty TMPDIR, to check nothing is left in either."""
+    """An empty working folder and an empty TMPDIR, to check nothing is left in either. An
+    earlier test's pipeline command may still be loading the embedding model on its warm-up
+    thread (flows/cli/_prefect.py), which writes under the temp dir: it finishes first."""
+    for thread in threading.enumerate():
+        if thread.name == "warm-up":
+            thread.join()
     cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
     cwd.mkdir()
     tmp.mkdir()

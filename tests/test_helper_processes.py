@@ -19,9 +19,11 @@ from tasks.llm.offline import OfflineEngine
 from tasks.llm.offline._process import _pool
 
 _PROBE = """
+import sys
+from pathlib import Path
 import httpx
 from flows.cli import _server
-_server.start()
+_server.start(Path(sys.argv[1]))
 url, log = _server.wait(), _server._LOG
 print(url, httpx.get(url + "/health").json(), log.exists())
 _server.stop()
@@ -36,8 +38,9 @@ def test_a_started_server_answers_and_a_configured_one_is_used(
     env["PREFECT_HOME"] = str(tmp_path / "prefect")  # a new one: its database is migrated
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=120
-    )
+        [sys.executable, "-c", _PROBE, str(tmp_path / "data")],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("http://127.0.0.1:")
     assert done.stdout.split()[1:] == ["True", "True", "False"]  # its log, removed at the end
@@ -45,7 +48,7 @@ def test_a_started_server_answers_and_a_configured_one_is_used(
 
     # A configured server is used: nothing is started.
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
-    _server.start()
+    _server.start(tmp_path / "data")
     assert _server._PROCESS is None and _server.wait() == ""
 
 
@@ -54,18 +57,18 @@ def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -
     env["PREFECT_HOME"] = str(tmp_path / "prefect")
     env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{tmp_path}/no/such/x.db"
     probe = (
-        "from flows.cli import _server\n_server.start()\ntry:\n    _server.wait()\n"
+        "import sys\nfrom pathlib import Path\nfrom flows.cli import _server\n"
+        "_server.start(Path(sys.argv[1]))\ntry:\n    _server.wait()\n"
         "except RuntimeError as exc:\n    print(exc)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
-    )
+        [sys.executable, "-c", probe, str(tmp_path / "data")],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
     assert done.stdout.startswith("Prefect's temporary server exited with code"), done.stderr
     log = Path(done.stdout.split("(its output: ")[1].split(")")[0])
-    try:
-        assert "unable to open database file" in log.read_text()
-    finally:
-        log.unlink()
+    assert log.parent == tmp_path / "data" / "tmp"  # the next run's sweep removes it
+    assert "unable to open database file" in log.read_text()
 
 
 def test_worker_processes_reply_as_the_calling_thread_does(tmp_path: Path) -> None:

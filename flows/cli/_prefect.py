@@ -24,7 +24,7 @@ def start_prefect_early(settings: Settings) -> None:
     4 s) load meanwhile on a thread; a warehouse with results may need neither."""
     from flows.cli._server import start
 
-    start()
+    start(settings.data_dir)
     if not settings.db_path.exists():
         threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()
 

@@ -8,8 +8,9 @@ command and environment, before it imports Prefect or prepares its work, so the 
 starts alongside them; `wait` points Prefect at it once it answers. At exit it is sent
 SIGTERM and left to finish its shutdown on its own, as the terminal returns; it also stops
 by itself once lilo's process is gone (killed with SIGKILL). What it prints goes to a
-temporary log, not the terminal (a server stopped early prints tracebacks of services it
-had not started yet): removed at exit, named in the error when the server fails to start.
+temporary log under the data dir, not the terminal (a server stopped early prints
+tracebacks of services it had not started yet): removed at exit, named in the error when
+the server fails to start, swept by the next run when lilo was killed.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ _URL = ""
 _LOG: Path | None = None
 
 
-def start() -> None:
+def start(data_dir: Path) -> None:
     """Start the server unless PREFECT_API_URL names one (environment, profile or
-    Prefect's settings files) or ephemeral servers are off; once per process."""
+    Prefect's settings files) or ephemeral servers are off; once per process. Its log is
+    `data_dir/tmp/.prefect-server-*.<pid>.tmp`."""
     global _PROCESS, _URL, _LOG
     if _PROCESS is not None or os.environ.get("PREFECT_API_URL") or _configured(loaded=True):
         return
@@ -49,7 +51,10 @@ def start() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    log = tempfile.NamedTemporaryFile(prefix="lilo-prefect-server-", suffix=".log", delete=False)
+    (data_dir / "tmp").mkdir(parents=True, exist_ok=True)
+    log = tempfile.NamedTemporaryFile(
+        dir=data_dir / "tmp", prefix=".prefect-server-", suffix=f".{os.getpid()}.tmp", delete=False
+    )
     _LOG = Path(log.name)
     _PROCESS = subprocess.Popen(
         [

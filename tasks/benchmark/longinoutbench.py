@@ -24,8 +24,8 @@ from tasks.benchmark._layout import group_folders, read_descriptions, report_orp
 from tasks.benchmark._questions import Question, qa_pair, read_questions
 from tasks.benchmark._scripts import read_method_assets
 from tasks.benchmark._warnings import warning_kinds
-from tasks.qa.review import QADecision
-from tasks.records import PaperText, QAPair, Quarantine, Sample, content_id
+from tasks.qa.review import QADecision, approval
+from tasks.records import PaperText, QAPair, Quarantine, Sample
 
 __all__ = [
     "Benchmark",
@@ -203,26 +203,9 @@ def build_dataset(bench: Benchmark, findings: list[Quarantine], at: datetime) ->
         papers=papers,
         samples=tuple(samples),
         qa_pairs=tuple(pairs),
-        decisions=tuple(_decision(p, at) for p in pairs),
+        # approved as published, recorded like any review decision (a second import: none)
+        decisions=tuple(
+            approval(p, p.reviewer, "file", f"imported from {p.reason}", at) for p in pairs
+        ),
         problems=tuple(problems),
-    )
-
-
-def _decision(pair: QAPair, at: datetime) -> QADecision:
-    """The import's approval, recorded like any review decision (tasks/qa/review.py); its
-    id leaves out the time, so a second import records nothing new."""
-    return QADecision(
-        decision_id=content_id(pair.qa_id, "approve", pair.reviewer),
-        qa_id=pair.qa_id,
-        sample_id=pair.sample_id,
-        action="approve",
-        reviewer=pair.reviewer,
-        channel="file",
-        decided_at=at,
-        question=pair.question,
-        answer=pair.answer,
-        evidence=pair.evidence,
-        original_question=pair.question,
-        original_answer=pair.answer,
-        reason=f"imported from {pair.reason}",
     )

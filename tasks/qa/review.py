@@ -30,6 +30,7 @@ __all__ = [
     "ReviewError",
     "Verdict",
     "apply_verdicts",
+    "approval",
     "auto_decisions",
     "decide",
     "export_record",
@@ -241,24 +242,30 @@ def decide(
     return updated, record
 
 
+def approval(pair: QAPair, reviewer: str, channel: str, reason: str, at: datetime) -> QADecision:
+    """The record of a pair approved as it stands; its id leaves out the time, so recording
+    the same approval again adds nothing."""
+    return QADecision(
+        decision_id=content_id(pair.qa_id, "approve", reviewer),
+        qa_id=pair.qa_id,
+        sample_id=pair.sample_id,
+        action="approve",
+        reviewer=reviewer,
+        channel=channel,
+        decided_at=at,
+        question=pair.question,
+        answer=pair.answer,
+        evidence=pair.evidence,
+        original_question=pair.question,
+        original_answer=pair.answer,
+        reason=reason,
+    )
+
+
 def auto_decisions(pairs: list[QAPair], at: datetime) -> list[QADecision]:
     """The records of auto-review mode's approvals (docs/design.md §6: recorded as such)."""
     return [
-        QADecision(
-            decision_id=content_id(p.qa_id, "approve", "auto"),
-            qa_id=p.qa_id,
-            sample_id=p.sample_id,
-            action="approve",
-            reviewer="auto",
-            channel="auto",
-            decided_at=at,
-            question=p.question,
-            answer=p.answer,
-            evidence=p.evidence,
-            original_question=p.question,
-            original_answer=p.answer,
-            reason=p.reason,
-        )
+        approval(p, "auto", "auto", p.reason, at)
         for p in pairs
         if p.status == "approved" and p.reviewer == "auto"
     ]

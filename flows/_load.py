@@ -1,5 +1,6 @@
 """Warehouse rows back into the records tasks take (the queries are warehouse/queries/):
-the samples a run works on, and the dataset's prompt pack."""
+the samples a run works on, and the dataset's prompt pack; and the check that a run's
+dataset version exists."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from tasks.prompts import PromptPack, lilo_pack
 from tasks.qa import is_ready, waiting_for_review
 from tasks.records import QAPair, Sample
 from warehouse import Warehouse
-from warehouse.queries.datasets import dataset_assets, load_qa, load_samples
+from warehouse.queries.datasets import dataset_assets, dataset_versions, load_qa, load_samples
 from warehouse.queries.generations import load_generations
 from warehouse.queries.papers import load_papers
 
 __all__ = [
+    "check_dataset_version",
     "load_generations",
     "load_pack",
     "load_papers",
@@ -68,3 +70,15 @@ def load_pack(wh: Warehouse, dataset_version: str) -> PromptPack:
     """The prompt pack the dataset version carries; lilo's own when it carries none."""
     assets = dataset_assets(wh, dataset_version)
     return PromptPack.from_assets(dataset_version, assets) if assets else lilo_pack()
+
+
+def check_dataset_version(wh: Warehouse, settings: Settings) -> None:
+    """ValueError naming the known versions when `settings.dataset_version` is not one."""
+    known = dataset_versions(wh)
+    if settings.dataset_version not in known:
+        raise ValueError(
+            f"no dataset version {settings.dataset_version!r} in {settings.db_path}: "
+            f"known are {', '.join(known) or 'none'}; import one with "
+            "`lilo import longinoutbench PATH` or build one with `lilo run --survey ID` "
+            "(or `lilo demo`)"
+        )

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from prefect import flow
 
+from flows._load import check_dataset_version
 from flows._preflight import preflight
 from flows._run import RunFailed, recorded_run
 from flows._stage import open_warehouse
@@ -19,7 +20,7 @@ from flows.qa import qa_flow
 from flows.samples import samples_flow
 from flows.score import score_flow
 from tasks.config import Settings, load_settings
-from warehouse.queries.datasets import dataset_surveys, dataset_versions
+from warehouse.queries.datasets import dataset_surveys
 from warehouse.queries.quarantine import fetch_failures
 from warehouse.queries.surveys import read_surveys
 
@@ -133,13 +134,7 @@ def lilo_run_dataset(
 def run_dataset(settings: Settings) -> dict[str, Any]:
     preflight(settings, arxiv=False)
     with open_warehouse(settings) as wh:
-        known = dataset_versions(wh)
-    if settings.dataset_version not in known:
-        raise ValueError(
-            f"no dataset version {settings.dataset_version!r} in {settings.db_path}: "
-            f"known are {', '.join(known) or 'none'}; import one with "
-            "`lilo import longinoutbench PATH` or build one with `lilo run --survey ID`"
-        )
+        check_dataset_version(wh, settings)
     with recorded_run(settings, "lilo-run-dataset") as run:
         for stage_flow in DATASET_STAGES:
             run.stage(stage_flow)

@@ -15,7 +15,7 @@ import pandas as pd
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from flows._load import load_pack, load_papers, ready_samples
+from flows._load import check_dataset_version, load_pack, load_papers, ready_samples
 from flows._stage import open_warehouse
 from flows.pipeline import lilo_run_dataset
 from tasks.config import Settings, load_settings
@@ -43,7 +43,7 @@ from tasks.paper.sections import (
 from tasks.sweep import method_variants
 from tasks.tokens import count_word_tokens
 from warehouse.queries.calls import generation_history, judge_cost, run_calls
-from warehouse.queries.datasets import dataset_versions, sample_papers
+from warehouse.queries.datasets import sample_papers
 from warehouse.queries.generations import succeeded_generations
 from warehouse.queries.reproduction import reproduction_views, score_means
 from warehouse.queries.results import default_version, ral_recall_of
@@ -62,13 +62,7 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
     """Each planned run with the generations it still has to make (those no earlier run or
     earlier planned run makes) and their estimated cost."""
     with open_warehouse(settings) as wh:
-        known = dataset_versions(wh)
-        if settings.dataset_version not in known:
-            raise ValueError(
-                f"no dataset version {settings.dataset_version!r} in {settings.db_path}: known "
-                f"are {', '.join(known) or 'none'}; `lilo demo` or `lilo import longinoutbench "
-                "PATH` makes one"
-            )
+        check_dataset_version(wh, settings)
         papers = load_papers(wh)
         ready, qa = ready_samples(wh, settings)
         pack = load_pack(wh, settings.dataset_version)

@@ -40,7 +40,7 @@ def test_generator_and_judge_on_one_server_keep_their_own_limits(tmp_path, monke
     in_flight = {"gen": 0, "judge": 0}
     peak = {"gen": 0, "judge": 0}
     sent: dict[str, list[float]] = {"gen": [], "judge": []}
-    lock = threading.Lock()
+    lock = threading.Condition()
 
     def respond(prompt: str, n: int) -> str:
         who = prompt.split()[0]
@@ -48,6 +48,11 @@ def test_generator_and_judge_on_one_server_keep_their_own_limits(tmp_path, monke
             in_flight[who] += 1
             peak[who] = max(peak[who], in_flight[who])
             sent[who].append(clock.monotonic())
+            lock.notify_all()
+            # Until the generator's limit has been reached once, a request is held (at most
+            # 2 s) while others pile up: on a loaded machine 0.05 s alone may not overlap 8.
+            if who == "gen":
+                lock.wait_for(lambda: peak["gen"] >= 8, timeout=2.0)
         time.sleep(0.05)  # a real request takes a while: others pile up meanwhile
         with lock:
             in_flight[who] -= 1

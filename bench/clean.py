@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "papers"
 

@@ -36,13 +36,13 @@ from unittest import mock
 
 import numpy as np
 
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.embeddings import Embedder, _load
-from tasks.methods import _splitter
-from tasks.methods._splitter import SEPARATORS, split_recursive, word_tokens
-from tasks.methods.ral_writer import importance, select_restatements
-from tasks.tokens import _encoding, count_gpt4o_tokens
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder, _load
+from lilo.tasks.methods import _splitter
+from lilo.tasks.methods._splitter import SEPARATORS, split_recursive, word_tokens
+from lilo.tasks.methods.ral_writer import importance, select_restatements
+from lilo.tasks.tokens import _encoding, count_gpt4o_tokens
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
 SIZE, OVERLAP, K, A, B = 1024, 256, 12, 60.0, 0.3

@@ -28,9 +28,9 @@ def _child(data_dir: str, base_url: str, concurrency: int) -> None:
     """One run of generate and score, as a process of its own (the one that is killed)."""
     from prefect import flow
 
-    from flows._run import recorded_run
-    from flows.generate import generate_flow
-    from flows.score import score_flow
+    from lilo.flows._run import recorded_run
+    from lilo.flows.generate import generate_flow
+    from lilo.flows.score import score_flow
 
     settings = bench_settings(Path(data_dir), base_url, concurrency)
 

@@ -23,15 +23,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tasks.config import Settings, load_settings
-from tasks.embeddings import Embedder
-from tasks.llm import make_client, make_judge_client
-from tasks.methods import Unit, get_method
-from tasks.prompts import lilo_pack
-from tasks.qa import generate_qa
-from tasks.records import Generation, PaperText, Sample
-from tasks.scoring import ScoreContext, get_scorer
-from tasks.synthetic.known_answers import BINS, Located, cleaned_triplet, locate, recall_by_bin
+from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import make_client, make_judge_client
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.qa import generate_qa
+from lilo.tasks.records import Generation, PaperText, Sample
+from lilo.tasks.scoring import ScoreContext, get_scorer
+from lilo.tasks.synthetic.known_answers import BINS, Located, cleaned_triplet, locate, recall_by_bin
 
 METHODS = (
     "single",

@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tasks.synthetic.replies import judge_reply
+from lilo.tasks.synthetic.replies import judge_reply
 
 PAPER = (
     "We introduce KernelForge, a kernel learning method for Gaussian processes.\n"
@@ -140,7 +140,7 @@ def start_endpoint(latency_s: float, concurrency: int) -> tuple[Any, int]:
 def bench_settings(data_dir: Path, base_url: str, concurrency: int) -> Any:
     """Single at one length against the endpoint, scored for S_l, S_c (2 questions a
     sample) and S_q; no retries, no win-rate: every request one call."""
-    from tasks.config import Settings
+    from lilo.tasks.config import Settings
 
     return Settings(data_dir=data_dir).with_overrides(
         {
@@ -163,8 +163,8 @@ def bench_settings(data_dir: Path, base_url: str, concurrency: int) -> Any:
 
 
 def _seed(settings: Any, n_samples: int) -> None:
-    from tasks.records import PaperText, QAPair, Sample
-    from warehouse import Warehouse
+    from lilo.tasks.records import PaperText, QAPair, Sample
+    from lilo.warehouse import Warehouse
 
     papers = [
         PaperText(f"p{i:05d}", "K", PAPER.replace("KernelForge", f"KernelForge{i}"), 40, 60,
@@ -230,9 +230,9 @@ def main() -> None:
     from prefect import flow
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    from flows._run import recorded_run
-    from flows.generate import generate_flow
-    from flows.score import score_flow
+    from lilo.flows._run import recorded_run
+    from lilo.flows.generate import generate_flow
+    from lilo.flows.score import score_flow
 
     server, port = start_endpoint(args.latency_ms / 1000, args.concurrency)
     base_url = f"http://127.0.0.1:{port}/v1"

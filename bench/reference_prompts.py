@@ -34,9 +34,9 @@ from typing import Any
 import duckdb
 import jinja2
 
-from tasks.benchmark._scripts import appended_sentence, system_message
-from tasks.config import load_settings
-from tasks.methods._splitter import split_recursive
+from lilo.tasks.benchmark._scripts import appended_sentence, system_message
+from lilo.tasks.config import load_settings
+from lilo.tasks.methods._splitter import split_recursive
 
 TEMPLATES = (
     "survey_gen",

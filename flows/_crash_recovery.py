@@ -8,12 +8,12 @@ import os
 import socket
 from pathlib import Path
 
-from flows._run_note import note_path, read_note
-from flows._stage import StageReport, log
-from tasks.llm.ledger import LedgerReader
-from warehouse import Warehouse
-from warehouse.db import pid_alive
-from warehouse.queries.runs import mark_run, running_runs
+from lilo.flows._run_note import note_path, read_note
+from lilo.flows._stage import StageReport, log
+from lilo.tasks.llm.ledger import LedgerReader
+from lilo.warehouse import Warehouse
+from lilo.warehouse.db import pid_alive
+from lilo.warehouse.queries.runs import mark_run, running_runs
 
 __all__ = ["fold_call_logs", "mark_crashed"]
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from tasks.config import Settings
-from tasks.llm.ledger import CallLog
-from tasks.records import LLMCall
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.ledger import CallLog
+from lilo.tasks.records import LLMCall
 
 if TYPE_CHECKING:
     from prefect import Task

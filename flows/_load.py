@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.prompts import PromptPack, lilo_pack
-from tasks.qa import is_ready, waiting_for_review
-from tasks.records import QAPair, Sample
-from warehouse import Warehouse
-from warehouse.queries.datasets import dataset_assets, dataset_versions, load_qa, load_samples
-from warehouse.queries.generations import load_generations
-from warehouse.queries.papers import load_papers
+from lilo.tasks.config import Settings
+from lilo.tasks.prompts import PromptPack, lilo_pack
+from lilo.tasks.qa import is_ready, waiting_for_review
+from lilo.tasks.records import QAPair, Sample
+from lilo.warehouse import Warehouse
+from lilo.warehouse.queries.datasets import dataset_assets, dataset_versions, load_qa, load_samples
+from lilo.warehouse.queries.generations import load_generations
+from lilo.warehouse.queries.papers import load_papers
 
 __all__ = [
     "check_dataset_version",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import re
 
-from tasks.config import Settings
-from tasks.errors import Unavailable
+from lilo.tasks.config import Settings
+from lilo.tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 
@@ -24,8 +24,8 @@ class PreflightError(Unavailable, RuntimeError):
 def check_names(settings: Settings) -> None:
     """Every method named in the settings is registered (tasks/methods/), with its bracket
     options (`agentwrite[sees-written]`) if any."""
-    from tasks.errors import UnknownName
-    from tasks.methods import available_methods, get_method
+    from lilo.tasks.errors import UnknownName
+    from lilo.tasks.methods import available_methods, get_method
 
     def unknown_name(name: str) -> bool:
         try:
@@ -44,7 +44,7 @@ def check_names(settings: Settings) -> None:
             raise PreflightError(
                 f"unknown method {', '.join(unknown)} in {where}: known are {', '.join(known)}"
             )
-    from tasks.sweep import SweepError, method_variants
+    from lilo.tasks.sweep import SweepError, method_variants
 
     try:
         method_variants(settings)

@@ -11,7 +11,7 @@ from uuid import UUID
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from flows._stage import StageReport, log
+from lilo.flows._stage import StageReport, log
 
 __all__ = ["StageProgress"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flows._stage import log, open_warehouse
-from tasks.config import Settings
+from lilo.flows._stage import log, open_warehouse
+from lilo.tasks.config import Settings
 
 __all__ = ["publish"]
 

@@ -11,20 +11,20 @@ from pathlib import Path
 
 import duckdb
 
-from flows._load import load_qa, load_samples
-from flows.samples import load_dataset_stats
-from tasks.config import Settings
-from tasks.qa import quality_report
-from tasks.report import (
+from lilo.flows._load import load_qa, load_samples
+from lilo.flows.samples import load_dataset_stats
+from lilo.tasks.config import Settings
+from lilo.tasks.qa import quality_report
+from lilo.tasks.report import (
     ReportData,
     cache_figures,
     create_run_artifacts,
     render_pages,
 )
-from warehouse import Warehouse
-from warehouse.queries.details import read_details
-from warehouse.queries.results import read_report_data
-from warehouse.queries.reviews import load_decisions
+from lilo.warehouse import Warehouse
+from lilo.warehouse.queries.details import read_details
+from lilo.warehouse.queries.results import read_report_data
+from lilo.warehouse.queries.reviews import load_decisions
 
 __all__ = ["publish_report", "report_path", "write_report"]
 

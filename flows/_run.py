@@ -23,19 +23,19 @@ from typing import TYPE_CHECKING, Any
 
 from prefect.runtime import flow_run
 
-from flows._crash_recovery import fold_call_logs, mark_crashed
-from flows._publish import publish
-from flows._run_artifact import run_artifact
-from flows._run_note import note_path, reserve_note, write_note
-from flows._stage import StageReport, log, open_warehouse
-from tasks.config import Settings
-from tasks.errors import LiloError
-from tasks.lifetime import interrupt_signal, stop
-from tasks.llm import make_client
-from tasks.provenance import code_version
-from tasks.redact import redacted
-from warehouse.db import remove_stale_temp
-from warehouse.queries.runs import run_failures
+from lilo.flows._crash_recovery import fold_call_logs, mark_crashed
+from lilo.flows._publish import publish
+from lilo.flows._run_artifact import run_artifact
+from lilo.flows._run_note import note_path, reserve_note, write_note
+from lilo.flows._stage import StageReport, log, open_warehouse
+from lilo.tasks.config import Settings
+from lilo.tasks.errors import LiloError
+from lilo.tasks.lifetime import interrupt_signal, stop
+from lilo.tasks.llm import make_client
+from lilo.tasks.provenance import code_version
+from lilo.tasks.redact import redacted
+from lilo.warehouse.db import remove_stale_temp
+from lilo.warehouse.queries.runs import run_failures
 
 if TYPE_CHECKING:
     from prefect.settings import Settings as PrefectSettings

@@ -7,7 +7,7 @@ from typing import Any
 
 from prefect.runtime import flow_run
 
-from flows._stage import StageReport, log
+from lilo.flows._stage import StageReport, log
 
 __all__ = ["run_artifact"]
 

@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import warehouse
-from tasks.config import Settings
-from tasks.llm.ledger import LedgerRows
-from warehouse import Warehouse
+from lilo import warehouse
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.ledger import LedgerRows
+from lilo.warehouse import Warehouse
 
 __all__ = [
     "StageReport",

@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from flows._stage import StageReport, log, open_warehouse
-from tasks.config import Settings
-from tasks.llm.ledger import LedgerReader, call_log_path
-from warehouse import WarehouseBusy
+from lilo.flows._stage import StageReport, log, open_warehouse
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.ledger import LedgerReader, call_log_path
+from lilo.warehouse import WarehouseBusy
 
 __all__ = ["StageWriter"]
 

@@ -3,10 +3,10 @@ and `res_paired`, once per version: the materialize stage calls it after each ve
 
 from __future__ import annotations
 
-from tasks.config import Settings
-from tasks.paper.significance import HEADLINE, cell_statistics, paired_statistics
-from warehouse.db import Warehouse
-from warehouse.queries.results import has_cell_stats, headline_scores
+from lilo.tasks.config import Settings
+from lilo.tasks.paper.significance import HEADLINE, cell_statistics, paired_statistics
+from lilo.warehouse.db import Warehouse
+from lilo.warehouse.queries.results import has_cell_stats, headline_scores
 
 __all__ = ["record_statistics"]
 

@@ -9,15 +9,15 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._stage import StageReport, stage
-from tasks.clean import clean_paper
-from tasks.clean.latex import CLEANER_VERSION
-from tasks.config import Settings
-from tasks.files import temp_dir
-from tasks.parallel import map_processes
-from tasks.records import PaperText, Quarantine, RawSource
-from tasks.validate import Validation, validate_papers
-from warehouse.queries.papers import hashes_of_others, sources_to_clean
+from lilo.flows._stage import StageReport, stage
+from lilo.tasks.clean import clean_paper
+from lilo.tasks.clean.latex import CLEANER_VERSION
+from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_dir
+from lilo.tasks.parallel import map_processes
+from lilo.tasks.records import PaperText, Quarantine, RawSource
+from lilo.tasks.validate import Validation, validate_papers
+from lilo.warehouse.queries.papers import hashes_of_others, sources_to_clean
 
 __all__ = ["clean_flow"]
 

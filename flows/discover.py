@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._run import RunRecord, recorded_run
-from flows._stage import log, open_warehouse
-from flows.clean import clean_flow
-from flows.fetch import fetch_flow
-from flows.samples import plan_samples, samples_flow
-from tasks.config import Settings
-from tasks.fetch.metadata import search
-from warehouse.queries.datasets import dataset_samples
-from warehouse.queries.surveys import survey_failure
+from lilo.flows._run import RunRecord, recorded_run
+from lilo.flows._stage import log, open_warehouse
+from lilo.flows.clean import clean_flow
+from lilo.flows.fetch import fetch_flow
+from lilo.flows.samples import plan_samples, samples_flow
+from lilo.tasks.config import Settings
+from lilo.tasks.fetch.metadata import search
+from lilo.warehouse.queries.datasets import dataset_samples
+from lilo.warehouse.queries.surveys import survey_failure
 
 __all__ = ["Discovery", "discover_flow"]
 

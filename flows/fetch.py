@@ -8,17 +8,17 @@ from datetime import UTC, datetime
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._stage import StageReport, stage
-from tasks.config import Settings
-from tasks.fetch.eprint import fetch_eprints
-from tasks.fetch.metadata import PaperMeta, fetch_metadata, strip_version
-from tasks.records import Quarantine, RawSource
-from tasks.samples.references import Reference
-from tasks.samples.survey import SurveyRead, read_survey
-from tasks.samples.title_search import retry_due
-from warehouse import Warehouse
-from warehouse.queries.papers import raw_sources
-from warehouse.queries.surveys import cited_papers, read_surveys, searched_references
+from lilo.flows._stage import StageReport, stage
+from lilo.tasks.config import Settings
+from lilo.tasks.fetch.eprint import fetch_eprints
+from lilo.tasks.fetch.metadata import PaperMeta, fetch_metadata, strip_version
+from lilo.tasks.records import Quarantine, RawSource
+from lilo.tasks.samples.references import Reference
+from lilo.tasks.samples.survey import SurveyRead, read_survey
+from lilo.tasks.samples.title_search import retry_due
+from lilo.warehouse import Warehouse
+from lilo.warehouse.queries.papers import raw_sources
+from lilo.warehouse.queries.surveys import cited_papers, read_surveys, searched_references
 
 __all__ = ["fetch_flow"]
 

@@ -15,22 +15,22 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from flows._dask import Batch, run_batches
-from flows._load import load_pack, load_papers, ready_samples
-from flows._progress import StageProgress
-from flows._stage import StageReport, open_warehouse, unheld_stage
-from flows._stage_writer import StageWriter
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.llm import LLMClient, make_client
-from tasks.llm.ledger import CallLog
-from tasks.methods import Unit, get_method
-from tasks.parallel import fan_out
-from tasks.prompts import PromptPack
-from tasks.provenance import code_version
-from tasks.records import Generation
-from tasks.sweep import Point, method_variants
-from warehouse.queries.generations import succeeded_generations
+from lilo.flows._dask import Batch, run_batches
+from lilo.flows._load import load_pack, load_papers, ready_samples
+from lilo.flows._progress import StageProgress
+from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage_writer import StageWriter
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import LLMClient, make_client
+from lilo.tasks.llm.ledger import CallLog
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.parallel import fan_out
+from lilo.tasks.prompts import PromptPack
+from lilo.tasks.provenance import code_version
+from lilo.tasks.records import Generation
+from lilo.tasks.sweep import Point, method_variants
+from lilo.warehouse.queries.generations import succeeded_generations
 
 __all__ = ["generate_flow"]
 

@@ -14,10 +14,10 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._run import recorded_run
-from flows._stage import StageReport, log, stage
-from flows.clean import validate_papers_task
-from tasks.benchmark import (
+from lilo.flows._run import recorded_run
+from lilo.flows._stage import StageReport, log, stage
+from lilo.flows.clean import validate_papers_task
+from lilo.tasks.benchmark import (
     STAGE,
     Benchmark,
     ImportedDataset,
@@ -26,12 +26,12 @@ from tasks.benchmark import (
     header_stripped,
     read_longinoutbench,
 )
-from tasks.config import Settings
-from tasks.validate import Validation
-from warehouse import Warehouse
-from warehouse.queries.datasets import dataset_exists, next_dataset_number, sample_ids
-from warehouse.queries.papers import hashes_of, hashes_of_others
-from warehouse.queries.quarantine import quarantined, quarantined_under
+from lilo.tasks.config import Settings
+from lilo.tasks.validate import Validation
+from lilo.warehouse import Warehouse
+from lilo.warehouse.queries.datasets import dataset_exists, next_dataset_number, sample_ids
+from lilo.warehouse.queries.papers import hashes_of, hashes_of_others
+from lilo.warehouse.queries.quarantine import quarantined, quarantined_under
 
 __all__ = ["ImportResult", "VersionExists", "import_benchmark_flow"]
 

@@ -9,15 +9,15 @@ from typing import Any
 
 from prefect import flow
 
-from flows._load import load_generations, load_pack, load_papers, ready_samples
-from flows._stage import StageReport, open_warehouse, unheld_stage
-from flows._stage_writer import StageWriter
-from tasks.config import Settings
-from tasks.llm import LLMClient, LLMError, make_judge_client
-from tasks.parallel import fan_out
-from tasks.records import Generation
-from tasks.scoring import ScoreContext, get_scorer
-from warehouse.queries.generations import judge_repeats_done
+from lilo.flows._load import load_generations, load_pack, load_papers, ready_samples
+from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage_writer import StageWriter
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import LLMClient, LLMError, make_judge_client
+from lilo.tasks.parallel import fan_out
+from lilo.tasks.records import Generation
+from lilo.tasks.scoring import ScoreContext, get_scorer
+from lilo.warehouse.queries.generations import judge_repeats_done
 
 __all__ = ["RepeatedJudge", "judge_repeats_flow"]
 

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows._load import ready_samples, waiting_samples
-from flows._report import publish_report
-from flows._stage import StageReport, stage
-from flows._statistics import record_statistics
-from tasks.config import Settings
-from tasks.llm import make_client
-from tasks.methods import get_method
-from tasks.report import create_markdown_artifact, create_table_artifact
-from tasks.reporting import markdown_table
-from warehouse.queries.results import read_board, view
-from warehouse.results import Expected, materialize_results
+from lilo.flows._load import ready_samples, waiting_samples
+from lilo.flows._report import publish_report
+from lilo.flows._stage import StageReport, stage
+from lilo.flows._statistics import record_statistics
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import make_client
+from lilo.tasks.methods import get_method
+from lilo.tasks.report import create_markdown_artifact, create_table_artifact
+from lilo.tasks.reporting import markdown_table
+from lilo.warehouse.queries.results import read_board, view
+from lilo.warehouse.results import Expected, materialize_results
 
 __all__ = ["materialize_flow"]
 

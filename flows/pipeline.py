@@ -7,22 +7,22 @@ from typing import Any, Literal
 
 from prefect import flow
 
-from flows._load import check_dataset_version
-from flows._preflight import preflight
-from flows._run import RunFailed, recorded_run
-from flows._stage import open_warehouse
-from flows.clean import clean_flow
-from flows.fetch import fetch_flow
-from flows.generate import generate_flow
-from flows.judge_repeats import judge_repeats_flow
-from flows.materialize import materialize_flow
-from flows.qa import qa_flow
-from flows.samples import samples_flow
-from flows.score import score_flow
-from tasks.config import Settings, load_settings
-from warehouse.queries.datasets import dataset_surveys
-from warehouse.queries.quarantine import fetch_failures
-from warehouse.queries.surveys import read_surveys
+from lilo.flows._load import check_dataset_version
+from lilo.flows._preflight import preflight
+from lilo.flows._run import RunFailed, recorded_run
+from lilo.flows._stage import open_warehouse
+from lilo.flows.clean import clean_flow
+from lilo.flows.fetch import fetch_flow
+from lilo.flows.generate import generate_flow
+from lilo.flows.judge_repeats import judge_repeats_flow
+from lilo.flows.materialize import materialize_flow
+from lilo.flows.qa import qa_flow
+from lilo.flows.samples import samples_flow
+from lilo.flows.score import score_flow
+from lilo.tasks.config import Settings, load_settings
+from lilo.warehouse.queries.datasets import dataset_surveys
+from lilo.warehouse.queries.quarantine import fetch_failures
+from lilo.warehouse.queries.surveys import read_surveys
 
 __all__ = [
     "DATASET_STAGES",

@@ -17,18 +17,18 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from flows._dask import Batch, run_batches
-from flows._load import load_papers
-from flows._progress import StageProgress
-from flows._run import recorded_run
-from flows._stage import StageReport, open_warehouse, stage, unheld_stage
-from flows._stage_writer import StageWriter
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.llm import LLMClient, make_client
-from tasks.llm.ledger import CallLog
-from tasks.parallel import fan_out
-from tasks.probes import (
+from lilo.flows._dask import Batch, run_batches
+from lilo.flows._load import load_papers
+from lilo.flows._progress import StageProgress
+from lilo.flows._run import recorded_run
+from lilo.flows._stage import StageReport, open_warehouse, stage, unheld_stage
+from lilo.flows._stage_writer import StageWriter
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import LLMClient, make_client
+from lilo.tasks.llm.ledger import CallLog
+from lilo.tasks.parallel import fan_out
+from lilo.tasks.probes import (
     CLONE_PROMPTS,
     PROMPTS_DATASET,
     STAGE,
@@ -46,16 +46,16 @@ from tasks.probes import (
     units_for,
     variant_of,
 )
-from tasks.probes.records import content_sha256
-from tasks.probes.report import create_probe_artifacts, render_probe_report
-from tasks.provenance import code_version
-from tasks.records import PaperText, QAPair, Quarantine
-from warehouse import Warehouse
-from warehouse.probes import materialize_probes
-from warehouse.queries.datasets import approved_single_pairs, dataset_assets, sample_papers
-from warehouse.queries.probes import load_probe_items, probe_curve_cells, probe_item_hashes
-from warehouse.queries.quarantine import quarantined_under
-from warehouse.queries.results import view
+from lilo.tasks.probes.records import content_sha256
+from lilo.tasks.probes.report import create_probe_artifacts, render_probe_report
+from lilo.tasks.provenance import code_version
+from lilo.tasks.records import PaperText, QAPair, Quarantine
+from lilo.warehouse import Warehouse
+from lilo.warehouse.probes import materialize_probes
+from lilo.warehouse.queries.datasets import approved_single_pairs, dataset_assets, sample_papers
+from lilo.warehouse.queries.probes import load_probe_items, probe_curve_cells, probe_item_hashes
+from lilo.warehouse.queries.quarantine import quarantined_under
+from lilo.warehouse.queries.results import view
 
 __all__ = [
     "ProbeDataError",
@@ -480,7 +480,7 @@ def lilo_probes(
     """The nightly probes: each task (kv, mdqa) on each backbone, a backbone being dotted
     `llm.*` settings over the worker's configuration (LILO_CONFIG, LILO_* variables); no
     backbones: the configured one. Answers already asked come from the cache."""
-    from tasks.config import load_settings
+    from lilo.tasks.config import load_settings
 
     results = []
     for backbone in backbones or [{}]:

@@ -11,18 +11,18 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from flows._load import load_papers, load_qa, load_samples
-from flows._progress import StageProgress
-from flows._stage import StageReport, open_warehouse, unheld_stage
-from flows._stage_writer import StageWriter
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.llm import make_client
-from tasks.llm.ledger import CallLog
-from tasks.parallel import fan_out
-from tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
-from tasks.records import PaperText, QAPair, Quarantine, Sample
-from warehouse.queries.reviews import load_decisions
+from lilo.flows._load import load_papers, load_qa, load_samples
+from lilo.flows._progress import StageProgress
+from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage_writer import StageWriter
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import make_client
+from lilo.tasks.llm.ledger import CallLog
+from lilo.tasks.parallel import fan_out
+from lilo.tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
+from lilo.tasks.records import PaperText, QAPair, Quarantine, Sample
+from lilo.warehouse.queries.reviews import load_decisions
 
 __all__ = ["qa_flow"]
 

@@ -15,16 +15,16 @@ import pandas as pd
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from flows._load import check_dataset_version, load_pack, load_papers, ready_samples
-from flows._stage import open_warehouse
-from flows.pipeline import lilo_run_dataset
-from tasks.config import Settings, load_settings
-from tasks.llm import make_client, make_judge_client
-from tasks.methods import Unit
-from tasks.methods._prompts import task_instruction
-from tasks.paper import figures
-from tasks.paper.page import PaperPage, Section, render_page
-from tasks.paper.plan import (
+from lilo.flows._load import check_dataset_version, load_pack, load_papers, ready_samples
+from lilo.flows._stage import open_warehouse
+from lilo.flows.pipeline import lilo_run_dataset
+from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.llm import make_client, make_judge_client
+from lilo.tasks.methods import Unit
+from lilo.tasks.methods._prompts import task_instruction
+from lilo.tasks.paper import figures
+from lilo.tasks.paper.page import PaperPage, Section, render_page
+from lilo.tasks.paper.plan import (
     FIG6A,
     FIG6B_AT,
     Estimate,
@@ -33,20 +33,20 @@ from tasks.paper.plan import (
     figure_length,
     plan_runs,
 )
-from tasks.paper.sections import (
+from lilo.tasks.paper.sections import (
     restated_chunks,
     table2,
     table2_published,
     table4,
     table4_published,
 )
-from tasks.sweep import method_variants
-from tasks.tokens import count_word_tokens
-from warehouse.queries.calls import generation_history, judge_cost, run_calls
-from warehouse.queries.datasets import sample_papers
-from warehouse.queries.generations import succeeded_generations
-from warehouse.queries.reproduction import reproduction_views, score_means
-from warehouse.queries.results import default_version, ral_recall_of
+from lilo.tasks.sweep import method_variants
+from lilo.tasks.tokens import count_word_tokens
+from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
+from lilo.warehouse.queries.datasets import sample_papers
+from lilo.warehouse.queries.generations import succeeded_generations
+from lilo.warehouse.queries.reproduction import reproduction_views, score_means
+from lilo.warehouse.queries.results import default_version, ral_recall_of
 
 __all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
 

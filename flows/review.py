@@ -27,17 +27,17 @@ from prefect.runtime import flow_run
 from prefect.settings import get_current_settings
 from pydantic import Field, create_model
 
-from flows._load import load_qa
-from flows._stage import open_warehouse
-from tasks.config import Settings, load_settings
-from tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
-from tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
-from tasks.records import QAPair, Quarantine
-from warehouse import Warehouse
-from warehouse.queries import reviews
-from warehouse.queries.datasets import qa_answers
-from warehouse.queries.grades import judged_consistency
-from warehouse.queries.reviews import load_decisions
+from lilo.flows._load import load_qa
+from lilo.flows._stage import open_warehouse
+from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
+from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
+from lilo.tasks.records import QAPair, Quarantine
+from lilo.warehouse import Warehouse
+from lilo.warehouse.queries import reviews
+from lilo.warehouse.queries.datasets import qa_answers
+from lilo.warehouse.queries.grades import judged_consistency
+from lilo.warehouse.queries.reviews import load_decisions
 
 # The logger lilo's stages use: Prefect sends it to the run's logs and the terminal at INFO
 # (PREFECT_LOGGING_EXTRA_LOGGERS=lilo) where its own loggers are kept at WARNING.

@@ -9,23 +9,23 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows._stage import StageReport, stage
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.records import PaperText, Quarantine, Sample
-from tasks.report import cache_figures, create_stats_artifacts
-from tasks.samples.citations import CitationGroup
-from tasks.samples.triplets import build_samples
-from warehouse import Warehouse
-from warehouse.queries.datasets import (
+from lilo.flows._stage import StageReport, stage
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.records import PaperText, Quarantine, Sample
+from lilo.tasks.report import cache_figures, create_stats_artifacts
+from lilo.tasks.samples.citations import CitationGroup
+from lilo.tasks.samples.triplets import build_samples
+from lilo.warehouse import Warehouse
+from lilo.warehouse.queries.datasets import (
     dataset_exists,
     load_dataset_stats,
     load_samples,
     next_dataset_number,
     sample_ids,
 )
-from warehouse.queries.papers import clean_paper_ids, load_papers
-from warehouse.queries.surveys import citation_groups, settled_surveys
+from lilo.warehouse.queries.papers import clean_paper_ids, load_papers
+from lilo.warehouse.queries.surveys import citation_groups, settled_surveys
 
 __all__ = ["load_dataset_stats", "plan_samples", "samples_flow"]
 

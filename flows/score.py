@@ -11,22 +11,22 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from flows._dask import Batch, run_batches
-from flows._load import load_generations, load_pack, load_papers, ready_samples
-from flows._progress import StageProgress
-from flows._stage import StageReport, open_warehouse, unheld_stage
-from flows._stage_writer import StageWriter
-from tasks.config import Settings
-from tasks.llm import LLMClient, LLMError, make_judge_client
-from tasks.llm.ledger import CallLog
-from tasks.methods import get_method
-from tasks.parallel import fan_out, map_threads
-from tasks.prompts import PromptPack
-from tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
-from tasks.redact import configured_secrets, redact
-from tasks.scoring import ScoreContext, available_scorers, get_scorer
-from tasks.scoring.winrate import judge_pair
-from warehouse.queries.generations import judged_pairs, scored_generations
+from lilo.flows._dask import Batch, run_batches
+from lilo.flows._load import load_generations, load_pack, load_papers, ready_samples
+from lilo.flows._progress import StageProgress
+from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage_writer import StageWriter
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import LLMClient, LLMError, make_judge_client
+from lilo.tasks.llm.ledger import CallLog
+from lilo.tasks.methods import get_method
+from lilo.tasks.parallel import fan_out, map_threads
+from lilo.tasks.prompts import PromptPack
+from lilo.tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
+from lilo.tasks.redact import configured_secrets, redact
+from lilo.tasks.scoring import ScoreContext, available_scorers, get_scorer
+from lilo.tasks.scoring.winrate import judge_pair
+from lilo.warehouse.queries.generations import judged_pairs, scored_generations
 
 __all__ = ["score_flow"]
 

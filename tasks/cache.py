@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tasks.files import write_atomic
+from lilo.tasks.files import write_atomic
 
 __all__ = ["DiskCache", "cache_key", "canonical_json"]
 

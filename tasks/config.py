@@ -32,8 +32,8 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
-from tasks.errors import InputError
-from tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.errors import InputError
+from lilo.tasks.files import FileTooLarge, read_bounded
 
 __all__ = [
     "PROFILES",
@@ -501,7 +501,7 @@ class Settings(BaseSettings):
         """Each id in its versionless normal form (the stage tables key surveys by it)."""
         if not value:
             return value
-        from tasks.arxiv_ids import normalize_arxiv_id  # only when there are ids
+        from lilo.tasks.arxiv_ids import normalize_arxiv_id  # only when there are ids
 
         bad = [s for s in value if normalize_arxiv_id(s) is None]
         if bad:

@@ -24,10 +24,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tasks.cache import DiskCache, cache_key
-from tasks.config import EmbeddingSettings, Settings
-from tasks.errors import LiloError
-from tasks.redact import configured_secrets, redact
+from lilo.tasks.cache import DiskCache, cache_key
+from lilo.tasks.config import EmbeddingSettings, Settings
+from lilo.tasks.errors import LiloError
+from lilo.tasks.redact import configured_secrets, redact
 
 __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
 

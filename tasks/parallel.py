@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
-from tasks.lifetime import end_with_parent, interrupt_signal, raise_if_stopping, stop
+from lilo.tasks.lifetime import end_with_parent, interrupt_signal, raise_if_stopping, stop
 
 __all__ = ["fan_out", "map_processes", "map_threads"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from tasks.config import Settings
+from lilo.tasks.config import Settings
 
 __all__ = ["configured_secrets", "redact", "redacted"]
 

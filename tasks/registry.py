@@ -11,7 +11,7 @@ import threading
 from types import ModuleType
 from typing import Generic, TypeVar
 
-from tasks.errors import LiloError, UnknownName
+from lilo.tasks.errors import LiloError, UnknownName
 
 __all__ = ["Registry", "import_modules"]
 

@@ -9,8 +9,8 @@ import itertools
 import json
 from typing import Any
 
-from tasks.config import Settings
-from tasks.methods import Method, get_method
+from lilo.tasks.config import Settings
+from lilo.tasks.methods import Method, get_method
 
 __all__ = ["Point", "SweepError", "method_variants", "parse_sweep", "sweep_points"]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from expectations import SUITES_DIR
-from tasks.config import Settings
-from tasks.records import PaperText, Quarantine
+from lilo.expectations import SUITES_DIR
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, Quarantine
 
 if TYPE_CHECKING:
     import pandas as pd

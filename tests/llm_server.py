@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tasks.config import Settings
-from tasks.records import PaperText, QAPair, Sample
-from warehouse import Warehouse
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, QAPair, Sample
+from lilo.warehouse import Warehouse
 
 __all__ = ["EMBEDDING_DIM", "FAULTS", "PAIRS", "PAPER", "Faults", "LLMServer", "bag_of_words"]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tasks.arxiv_ids import find_arxiv_id, normalize_arxiv_id
+from lilo.tasks.arxiv_ids import find_arxiv_id, normalize_arxiv_id
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.samples.bbl import parse_bbl
-from tasks.samples.references import read_bibliography
+from lilo.tasks.samples.bbl import parse_bbl
+from lilo.tasks.samples.references import read_bibliography
 
 PLAINNAT = r"""\begin{thebibliography}{3}
 \providecommand{\natexlab}[1]{#1}

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 from test_import_benchmark import write_benchmark
 
-from flows.cli import main
+from lilo.flows.cli import main
 
 RULES = "```rules\n- Title, introduction, each paper, comparison, conclusion.\n- Own words.\n```"
 TEMPLATES = {

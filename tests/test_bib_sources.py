@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
-from tasks.samples.bib_sources import find_bib_sources
-from tasks.samples.references import read_bibliography
+from lilo.flows.cli import main
+from lilo.tasks.samples.bib_sources import find_bib_sources
+from lilo.tasks.samples.references import read_bibliography
 
 BIB_A = "@misc{a1, title={Alpha}, eprint={2101.00001}}\n@misc{a2, title={Beta}}\n"
 BIB_B = "@online{b1, title={Gamma}, eprinttype={arxiv}, eprint={2101.00002}}\n"

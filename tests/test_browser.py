@@ -26,7 +26,7 @@ import duckdb
 import httpx
 import pytest
 
-from flows.cli import main
+from lilo.flows.cli import main
 
 CHROMIUM = Path(os.environ.get("LILO_CHROMIUM", "/usr/bin/chromium"))
 # No network, no first-run or background work: the machine may have no internet at all.

@@ -2,11 +2,11 @@ from pathlib import Path
 
 from conftest import PAPERS, SURVEY
 
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.records import content_id
-from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
-from tasks.samples.references import read_references
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.records import content_id
+from lilo.tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
+from lilo.tasks.samples.references import read_references
 
 TEXT = r"""Opening words cite \cite{intro}.
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import PAPERS
 
-from tasks.clean import CLEANER_VERSION, clean_paper
-from tasks.config import Settings
-from tasks.records import PaperText, Quarantine, RawSource
-from tasks.text import count_words
+from lilo.tasks.clean import CLEANER_VERSION, clean_paper
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, Quarantine, RawSource
+from lilo.tasks.text import count_words
 
 SETTINGS = Settings().with_overrides({"clean.min_words": 50})
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import PAPERS
 
-from flows.cli import main
+from lilo.flows.cli import main
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_quarantined_input_exits_non_zero(
     else:
         archive.write_bytes(content)
     done = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "clean", str(archive)],
+        [sys.executable, "-m", "lilo.flows.cli", "clean", str(archive)],
         capture_output=True,
         text=True,
         cwd=Path(__file__).resolve().parents[1],

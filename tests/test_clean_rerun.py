@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import PAPERS
 
-from flows._load import load_papers
-from flows.clean import clean_flow
-from tasks.config import Settings
-from tasks.records import RawSource
-from warehouse import Warehouse
+from lilo.flows._load import load_papers
+from lilo.flows.clean import clean_flow
+from lilo.tasks.config import Settings
+from lilo.tasks.records import RawSource
+from lilo.warehouse import Warehouse
 
 IDS = {"2401.00001": "celerite-scalable-gp", "2401.00002": "deep-gp-pathologies"}
 
@@ -29,7 +29,7 @@ def _sources(tmp_path: Path) -> list[RawSource]:
 
 
 def _bump(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
-    for module in ("tasks.clean", "flows.clean"):
+    for module in ("lilo.tasks.clean", "lilo.flows.clean"):
         monkeypatch.setattr(f"{module}.CLEANER_VERSION", version)
 
 

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
-from flows.cli import main
-from flows.cli._common import CLIError
-from flows.cli._forms import print_address
-from flows.cli.review import _resolve, _short
-from tasks.config import Settings, load_settings
-from tasks.records import QAPair, Sample
-from warehouse import Warehouse
+from lilo.flows.cli import main
+from lilo.flows.cli._common import CLIError
+from lilo.flows.cli._forms import print_address
+from lilo.flows.cli.review import _resolve, _short
+from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.records import QAPair, Sample
+from lilo.warehouse import Warehouse
 
 SURVEY = ["run", "--survey", "2301.00001"]
 
@@ -208,7 +208,7 @@ def test_each_command_lists_only_its_own_options(capsys):
 def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
     tmp_path, monkeypatch, command
 ):
-    import flows.cli.pipeline as pipeline
+    import lilo.flows.cli.pipeline as pipeline
 
     seen: list[Settings] = []
 
@@ -219,9 +219,9 @@ def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
     monkeypatch.setattr(pipeline, "_run", stop)
     if command == "demo":  # no corpus written, no mirror started
         monkeypatch.setattr(
-            "tasks.synthetic.write_corpus", lambda *_, **__: SimpleNamespace(items=[])
+            "lilo.tasks.synthetic.write_corpus", lambda *_, **__: SimpleNamespace(items=[])
         )
-        monkeypatch.setattr("tasks.synthetic.Mirror", _NoMirror)
+        monkeypatch.setattr("lilo.tasks.synthetic.Mirror", _NoMirror)
     argv = [*([command] if command == "demo" else SURVEY), "--data-dir", str(tmp_path / "d")]
     config = tmp_path / "config.toml"
     config.write_text("publish_partial = true\n")
@@ -254,12 +254,12 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code(tmp_path, capsys):
 
 
 def test_each_lilo_error_carries_its_exit_code():
-    from flows._preflight import PreflightError
-    from flows.cli._common import CLIError
-    from flows.cli._main import _explain
-    from tasks.config import ConfigError
-    from tasks.llm import LLMError
-    from warehouse import WarehouseBusy
+    from lilo.flows._preflight import PreflightError
+    from lilo.flows.cli._common import CLIError
+    from lilo.flows.cli._main import _explain
+    from lilo.tasks.config import ConfigError
+    from lilo.tasks.llm import LLMError
+    from lilo.warehouse import WarehouseBusy
 
     assert _explain(ConfigError("bad file")) == ("bad file", 2)
     assert _explain(CLIError("no such sample", code=1)) == ("no such sample", 1)
@@ -298,8 +298,8 @@ def test_a_deployment_run_with_an_unreachable_endpoint_is_failed_in_prefect(
     with the message, and nothing is written."""
     from prefect import get_client
 
-    from flows._preflight import PreflightError
-    from flows.pipeline import lilo_pipeline
+    from lilo.flows._preflight import PreflightError
+    from lilo.flows.pipeline import lilo_pipeline
 
     overrides = {
         "data_dir": str(tmp_path / "data"),

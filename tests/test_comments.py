@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.clean._comments import strip_comments
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
+from lilo.tasks.clean._comments import strip_comments
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
 
 
 def _stripped(text: str) -> str:

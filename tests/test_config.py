@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings, load_settings
 
 
 def test_priority_defaults_file_environment_overrides(tmp_path, monkeypatch):

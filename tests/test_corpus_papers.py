@@ -10,9 +10,9 @@ import re
 import pytest
 from conftest import CORPUS, PAPERS
 
-from tasks.clean.latex import Cleaned, clean_source
-from tasks.config import Settings
-from tasks.text import count_words
+from lilo.tasks.clean.latex import Cleaned, clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.text import count_words
 
 SHOWYOURWORK = "missing input: showyourwork.tex (from showyourwork.sty)"
 GITLINKS = ("missing input: gitlinks.tex", "missing input: tests/tally.tex")

@@ -8,10 +8,10 @@ import pytest
 from llm_server import kernel_samples, seed_samples
 from pydantic import ValidationError
 
-from flows.generate import generate_flow
-from flows.score import score_flow
-from tasks.config import load_settings
-from warehouse import Warehouse
+from lilo.flows.generate import generate_flow
+from lilo.flows.score import score_flow
+from lilo.tasks.config import load_settings
+from lilo.warehouse import Warehouse
 
 SAMPLES = kernel_samples(4)
 

@@ -11,13 +11,13 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OWN = {"flows", "tasks", "warehouse", "expectations"}
+FOLDERS = ("flows", "tasks", "warehouse", "expectations")
 
 
 def _imports() -> dict[str, str]:
     """Top-level module imported -> a file that imports it."""
     found: dict[str, str] = {}
-    for package in sorted(OWN):
+    for package in FOLDERS:
         for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
@@ -28,7 +28,7 @@ def _imports() -> dict[str, str]:
                     continue
                 for name in names:
                     found.setdefault(name.split(".")[0], str(path.relative_to(ROOT)))
-    return {m: f for m, f in found.items() if m not in sys.stdlib_module_names and m not in OWN}
+    return {m: f for m, f in found.items() if m not in sys.stdlib_module_names and m != "lilo"}
 
 
 def _normal(name: str) -> str:

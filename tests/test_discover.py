@@ -10,10 +10,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli import main
-from flows.discover import discover_flow
-from tasks.config import Settings
-from tasks.synthetic import SURVEY_ID, Manifest, Mirror, write_corpus
+from lilo.flows.cli import main
+from lilo.flows.discover import discover_flow
+from lilo.tasks.config import Settings
+from lilo.tasks.synthetic import SURVEY_ID, Manifest, Mirror, write_corpus
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ import pytest
 from conftest import PAPERS
 from llm_server import EMBEDDING_DIM, LLMServer, bag_of_words
 
-from tasks.cache import cache_key
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.embeddings import Embedder, EmbeddingError, _load, resolve_device, token_windows
-from tasks.methods._splitter import split_recursive
+from lilo.tasks.cache import cache_key
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder, EmbeddingError, _load, resolve_device, token_windows
+from lilo.tasks.methods._splitter import split_recursive
 
 MODEL = "all-MiniLM-L6-v2"
 

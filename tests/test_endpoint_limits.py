@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from tasks.llm import limits, make_client, make_judge_client
+from lilo.tasks.llm import limits, make_client, make_judge_client
 from tests.llm_server import LLMServer
 
 
@@ -104,7 +104,7 @@ def test_different_limits_for_one_endpoint_and_model_are_refused(tmp_path):
 
 
 def test_the_refusal_is_one_line_and_exit_2(tmp_path, capsys):
-    from flows.cli import main
+    from lilo.flows.cli import main
 
     options = ["--set", "judge.backend=offline", "--set", "judge.concurrency=1"]
     code = main(["run", "--survey", "2301.00001", "--data-dir", str(tmp_path), *options])

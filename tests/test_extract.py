@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.clean.errors import Quarantined
-from tasks.clean.extract import extract_archive
-from tasks.config import Settings
+from lilo.tasks.clean.errors import Quarantined
+from lilo.tasks.clean.extract import extract_archive
+from lilo.tasks.config import Settings
 
 SETTINGS = Settings()
 

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import pytest
 from llm_server import FAULTS, Faults, LLMServer, kernel_samples, seed_samples
 
-from flows._run import recorded_run
-from flows.generate import generate_flow
-from flows.score import score_flow
-from tasks.synthetic.replies import judge_reply
-from warehouse import Warehouse
+from lilo.flows._run import recorded_run
+from lilo.flows.generate import generate_flow
+from lilo.flows.score import score_flow
+from lilo.tasks.synthetic.replies import judge_reply
+from lilo.warehouse import Warehouse
 
 SAMPLES = kernel_samples(8)
 METHODS, TARGETS = ("single", "agentwrite"), (300,)

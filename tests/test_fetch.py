@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 from conftest import PAPERS
 
-from tasks.clean import clean_paper
-from tasks.config import Settings
-from tasks.fetch import fetch_eprints, fetch_metadata
-from tasks.fetch._http import _Pacer
-from tasks.records import PaperText, Quarantine
-from tasks.synthetic.manifest import Manifest, ManifestItem
-from tasks.synthetic.mirror import DROP, Mirror
+from lilo.tasks.clean import clean_paper
+from lilo.tasks.config import Settings
+from lilo.tasks.fetch import fetch_eprints, fetch_metadata
+from lilo.tasks.fetch._http import _Pacer
+from lilo.tasks.records import PaperText, Quarantine
+from lilo.tasks.synthetic.manifest import Manifest, ManifestItem
+from lilo.tasks.synthetic.mirror import DROP, Mirror
 
 TAR_GZ, TEX_GZ, TAR, PDF = "2102.00007", "astro-ph/9911436", "1204.1664", "2401.99999"
 

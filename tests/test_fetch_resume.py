@@ -10,16 +10,16 @@ import sys
 import time
 from pathlib import Path
 
-from flows.fetch import fetch_flow
-from tasks.config import Settings
-from tasks.synthetic import Mirror, write_corpus
-from tasks.synthetic.corpus import SURVEY_ID
-from warehouse import Warehouse
+from lilo.flows.fetch import fetch_flow
+from lilo.tasks.config import Settings
+from lilo.tasks.synthetic import Mirror, write_corpus
+from lilo.tasks.synthetic.corpus import SURVEY_ID
+from lilo.warehouse import Warehouse
 
 _RUN = """
 import json, sys
-from flows.fetch import fetch_flow
-from tasks.config import Settings
+from lilo.flows.fetch import fetch_flow
+from lilo.tasks.config import Settings
 fetch_flow(Settings().with_overrides(json.loads(sys.argv[1])), "killed")
 """
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.clean import latex_to_text
-from tasks.clean.front import front_matter
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
+from lilo.tasks.clean import latex_to_text
+from lilo.tasks.clean.front import front_matter
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
 
 DOC = "\\documentclass{article}\n%s\n\\begin{document}\n\\maketitle\nBody.\n\\end{document}\n"
 

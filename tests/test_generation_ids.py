@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tasks.config import load_settings
-from tasks.llm import make_client
-from tasks.methods import Unit, get_method
-from tasks.prompts import lilo_pack
-from tasks.records import PaperText, Sample
+from lilo.tasks.config import load_settings
+from lilo.tasks.llm import make_client
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.records import PaperText, Sample
 
 
 def test_generation_id_changes_with_what_changes_the_output(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from tasks.qa.grade_review import GradeVerdict, agreement, grade_items, sample_grades
+from lilo.tasks.qa.grade_review import GradeVerdict, agreement, grade_items, sample_grades
 
 ROWS = [
     {
@@ -77,7 +77,7 @@ def test_agreement_and_kappa_per_judge_by_hand() -> None:
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory, prefect_harness):
     """A demo run whose summaries the judge graded."""
-    from flows.cli import main
+    from lilo.flows.cli import main
 
     data = tmp_path_factory.mktemp("grades") / "data"
     assert (
@@ -111,8 +111,8 @@ def test_grades_from_a_file_and_from_the_prefect_form_land_in_one_table(judged, 
     from prefect import get_client
     from prefect.flow_runs import resume_flow_run
 
-    from flows.cli import main
-    from flows.review import grade_review
+    from lilo.flows.cli import main
+    from lilo.flows.review import grade_review
 
     exported = tmp_path / "grades.jsonl"
     common = ["--data-dir", str(judged)]

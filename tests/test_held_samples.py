@@ -3,12 +3,12 @@ stages) instead of crashing them, and released once the paper is clean again."""
 
 from __future__ import annotations
 
-from flows.generate import generate_flow
-from flows.qa import qa_flow
-from flows.samples import samples_flow
-from tasks.config import load_settings
-from tasks.records import PaperText, Sample
-from warehouse import Warehouse
+from lilo.flows.generate import generate_flow
+from lilo.flows.qa import qa_flow
+from lilo.flows.samples import samples_flow
+from lilo.tasks.config import load_settings
+from lilo.tasks.records import PaperText, Sample
+from lilo.warehouse import Warehouse
 
 IDS = ("2601.00001", "2601.00002", "2601.00003")
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import _server
-from tasks.config import Settings
-from tasks.llm.offline import OfflineEngine
-from tasks.llm.offline._process import _pool
+from lilo.flows.cli import _server
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline import OfflineEngine
+from lilo.tasks.llm.offline._process import _pool
 
 _PROBE = """
 import sys
 from pathlib import Path
 import httpx
-from flows.cli import _server
+from lilo.flows.cli import _server
 _server.start(Path(sys.argv[1]))
 url, log = _server.wait(), _server._LOG
 print(url, httpx.get(url + "/health").json(), log.exists())

@@ -21,17 +21,17 @@ import pytest
 from conftest import PAPERS
 from llm_server import LLMServer
 
-from flows._load import load_papers
-from flows._run import recorded_run
-from flows.clean import clean_flow
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.parallel import map_processes
-from tasks.records import RawSource
-from tasks.redact import configured_secrets, redact
-from warehouse import Warehouse
+from lilo.flows._load import load_papers
+from lilo.flows._run import recorded_run
+from lilo.flows.clean import clean_flow
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.parallel import map_processes
+from lilo.tasks.records import RawSource
+from lilo.tasks.redact import configured_secrets, redact
+from lilo.warehouse import Warehouse
 
-LILO = [sys.executable, "-m", "flows.cli"]
+LILO = [sys.executable, "-m", "lilo.flows.cli"]
 MAX_SECONDS = 30.0
 MAX_MB = 1024.0
 PREAMBLE = "\\documentclass{article}\n\\begin{document}\n"
@@ -334,8 +334,8 @@ def test_a_benchmark_clones_unbounded_files_are_skipped_naming_them(tmp_path: Pa
     the rest of the benchmark is read, quickly."""
     from test_import_benchmark import write_benchmark
 
-    from tasks.benchmark import read_longinoutbench
-    from tasks.benchmark._files import MAX_JSON_BYTES, MAX_PAPER_BYTES
+    from lilo.tasks.benchmark import read_longinoutbench
+    from lilo.tasks.benchmark._files import MAX_JSON_BYTES, MAX_PAPER_BYTES
 
     clone = write_benchmark(tmp_path / "clone", (1, 2, 3, 4))
     ds = clone / "dataset"
@@ -368,8 +368,8 @@ def test_a_probe_clones_unbounded_files_are_refused_naming_them(tmp_path: Path) 
 
     from test_probes import make_clone
 
-    from tasks.probes.clone import MAX_LINE_CHARS, read_clone
-    from tasks.probes.prompts import CLONE_PROMPTS
+    from lilo.tasks.probes.clone import MAX_LINE_CHARS, read_clone
+    from lilo.tasks.probes.prompts import CLONE_PROMPTS
 
     clone = make_clone(tmp_path / "clone")
     kv = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
@@ -516,12 +516,12 @@ def test_a_methods_own_error_that_echoes_the_key_is_recorded_redacted(tmp_path: 
     configuration) is recorded on the Generation with the key redacted."""
     from test_formulas import _papers
 
-    from tasks.embeddings import Embedder
-    from tasks.llm import make_client
-    from tasks.methods import Unit
-    from tasks.methods.base import _Registered
-    from tasks.prompts import lilo_pack
-    from tasks.records import Sample
+    from lilo.tasks.embeddings import Embedder
+    from lilo.tasks.llm import make_client
+    from lilo.tasks.methods import Unit
+    from lilo.tasks.methods.base import _Registered
+    from lilo.tasks.prompts import lilo_pack
+    from lilo.tasks.records import Sample
 
     key = "sk-echoed0123456789abcdef"
     settings = Settings(data_dir=tmp_path, **{"llm": {"api_key": "plain-key-1234"}})

@@ -11,11 +11,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli import main
-from tasks.benchmark import BenchmarkError, header_stripped, read_longinoutbench
-from tasks.prompts import PromptPack
-from tasks.synthetic._prose import ProseWriter
-from tasks.synthetic._topics import TOPICS
+from lilo.flows.cli import main
+from lilo.tasks.benchmark import BenchmarkError, header_stripped, read_longinoutbench
+from lilo.tasks.prompts import PromptPack
+from lilo.tasks.synthetic._prose import ProseWriter
+from lilo.tasks.synthetic._topics import TOPICS
 
 GROUPS = (2, 3, 10)
 ASPECTS = ("instruction", "structure", "data", "relations", "critique", "insight", "reflection")
@@ -371,12 +371,12 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
 def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
     from datetime import datetime
 
-    from flows._stage import StageReport
-    from flows.import_benchmark import _write
-    from tasks.benchmark import build_dataset
-    from tasks.config import load_settings
-    from tasks.validate import validate_papers
-    from warehouse import Warehouse
+    from lilo.flows._stage import StageReport
+    from lilo.flows.import_benchmark import _write
+    from lilo.tasks.benchmark import build_dataset
+    from lilo.tasks.config import load_settings
+    from lilo.tasks.validate import validate_papers
+    from lilo.warehouse import Warehouse
 
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data")})
     bench = read_longinoutbench(write_benchmark(tmp_path / "clone"), "lib")

@@ -14,30 +14,30 @@ PACKAGES = ("flows", "tasks", "warehouse", "expectations")
 
 # Top first; a module is in the layer of the first entry that names it or a package above it.
 LAYERS: list[tuple[str, int]] = [
-    ("flows.cli", 6),
-    ("flows", 5),
-    ("warehouse", 4),
-    ("tasks.llm.types", 0),
-    ("tasks.llm.limits", 0),
-    ("tasks.llm", 2),
-    ("tasks.embeddings", 2),
-    ("tasks.prompts", 2),
-    ("tasks.prompting", 1),
-    ("tasks.parallel", 1),
-    ("tasks.config", 0),
-    ("tasks.records", 0),
-    ("tasks.cache", 0),
-    ("tasks.files", 0),
-    ("tasks.text", 0),
-    ("tasks.tokens", 0),
-    ("tasks.lifetime", 0),
-    ("tasks.arxiv_ids", 0),
-    ("tasks.backoff", 0),
-    ("tasks.errors", 0),
-    ("tasks.registry", 0),
-    ("tasks.redact", 1),  # reads the configured keys (tasks.config)
-    ("expectations", 0),
-    ("tasks", 3),  # the stages' computations: methods, scoring, qa, samples, clean, ...
+    ("lilo.flows.cli", 6),
+    ("lilo.flows", 5),
+    ("lilo.warehouse", 4),
+    ("lilo.tasks.llm.types", 0),
+    ("lilo.tasks.llm.limits", 0),
+    ("lilo.tasks.llm", 2),
+    ("lilo.tasks.embeddings", 2),
+    ("lilo.tasks.prompts", 2),
+    ("lilo.tasks.prompting", 1),
+    ("lilo.tasks.parallel", 1),
+    ("lilo.tasks.config", 0),
+    ("lilo.tasks.records", 0),
+    ("lilo.tasks.cache", 0),
+    ("lilo.tasks.files", 0),
+    ("lilo.tasks.text", 0),
+    ("lilo.tasks.tokens", 0),
+    ("lilo.tasks.lifetime", 0),
+    ("lilo.tasks.arxiv_ids", 0),
+    ("lilo.tasks.backoff", 0),
+    ("lilo.tasks.errors", 0),
+    ("lilo.tasks.registry", 0),
+    ("lilo.tasks.redact", 1),  # reads the configured keys (lilo.tasks.config)
+    ("lilo.expectations", 0),
+    ("lilo.tasks", 3),  # the stages' computations: methods, scoring, qa, samples, clean, ...
 ]
 
 
@@ -48,7 +48,7 @@ def _modules() -> dict[str, Path]:
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            found[".".join(parts)] = path
+            found[".".join(["lilo", *parts])] = path
     return found
 
 
@@ -141,7 +141,11 @@ def test_no_import_from_a_lower_layer_to_a_higher_one():
 def test_the_checks_can_see_a_circle_and_an_upward_import():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(edges) == [["a", "b", "c"]]
-    assert layer("tasks.config") < layer("tasks.methods.base") < layer("flows.cli._common")
+    assert (
+        layer("lilo.tasks.config")
+        < layer("lilo.tasks.methods.base")
+        < layer("lilo.flows.cli._common")
+    )
 
 
 def test_llm_and_methods_faces_only_re_export():

@@ -15,12 +15,12 @@ import jinja2
 import pytest
 from llm_server import LLMServer
 
-from tasks.llm import make_client
-from tasks.prompts import PromptPack, lilo_pack
-from tasks.records import Generation, QAPair, Sample
-from tasks.scoring import ScoreContext, get_scorer
-from tasks.scoring.consistency import SCORE_SCHEMA
-from tasks.scoring.quality import checklist_messages
+from lilo.tasks.llm import make_client
+from lilo.tasks.prompts import PromptPack, lilo_pack
+from lilo.tasks.records import Generation, QAPair, Sample
+from lilo.tasks.scoring import ScoreContext, get_scorer
+from lilo.tasks.scoring.consistency import SCORE_SCHEMA
+from lilo.tasks.scoring.quality import checklist_messages
 
 CHECKLIST_TEMPLATE = (
     "Grade the survey.\n\nThe survey:\n{{ response }}\n\nIt has ended.\n\n"
@@ -159,7 +159,7 @@ def test_response_format_is_part_of_the_cache_key(tmp_path):
 
 
 def test_offline_engine_answers_the_score_schema_with_the_score_only(tmp_path):
-    from tasks.config import Settings
+    from lilo.tasks.config import Settings
 
     settings = Settings(data_dir=tmp_path).with_overrides({"llm.offline.processes": 0})
     llm = make_client(settings)

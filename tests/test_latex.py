@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import PAPERS
 
-from tasks.clean.errors import Quarantined
-from tasks.clean.latex import CLEANER_VERSION, clean_source
-from tasks.config import Settings
+from lilo.tasks.clean.errors import Quarantined
+from lilo.tasks.clean.latex import CLEANER_VERSION, clean_source
+from lilo.tasks.config import Settings
 
 SETTINGS = Settings()
 

@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from flows.cli import main
-from tasks.records import Generation, Sample, ScoreRow
-from warehouse import Warehouse
-from warehouse.results import Expected, materialize_results
+from lilo.flows.cli import main
+from lilo.tasks.records import Generation, Sample, ScoreRow
+from lilo.warehouse import Warehouse
+from lilo.warehouse.results import Expected, materialize_results
 
 LONG = "agentwrite[sees-written-and-a-very-long-variant-name-for-wrapping]"
 # (method, variant, length) -> (S_l, S_c, S_q) of its one sample
@@ -157,8 +157,8 @@ THREE = {
 
 @pytest.fixture(scope="module")
 def three(tmp_path_factory):
-    from flows._statistics import record_statistics
-    from tasks.config import load_settings
+    from lilo.flows._statistics import record_statistics
+    from lilo.tasks.config import load_settings
 
     root = tmp_path_factory.mktemp("three")
     with Warehouse(root / "lilo.duckdb") as wh:
@@ -188,7 +188,7 @@ def three(tmp_path_factory):
 
 
 def _interval(values: list[float]) -> str:
-    from tasks.stats import bootstrap_interval
+    from lilo.tasks.stats import bootstrap_interval
 
     ci = bootstrap_interval(values)
     return f"{ci.mean:.1f} [{ci.low:.1f}, {ci.high:.1f}]"
@@ -240,7 +240,7 @@ def test_a_stacked_table_rules_off_each_method_once():
     last row, not under each Overall row."""
     from rich.console import Console
 
-    from flows.cli.leaderboard import _table
+    from lilo.flows.cli.leaderboard import _table
 
     body = [
         ["single", "4k", "S_l", "+1.0"],

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import pytest
 from llm_server import PAIRS, PAPER, LLMServer
 
-from flows.qa import qa_flow
-from flows.score import score_flow
-from tasks.prompts import lilo_pack
-from tasks.records import Generation, PaperText, QAPair, Sample
-from warehouse import Warehouse
+from lilo.flows.qa import qa_flow
+from lilo.flows.score import score_flow
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.records import Generation, PaperText, QAPair, Sample
+from lilo.warehouse import Warehouse
 
 SAMPLE = Sample("s1", "v1", ("2601.00001",), "Kernels", "2601.00000", 40, "command")
 GENERATION = Generation("g1", "s1", "single", {}, 100, "openai:scripted", "KernelForge: 0.635.", 3)

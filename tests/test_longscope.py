@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tasks.config import load_settings
-from tasks.methods import get_method
-from tasks.methods._convolve import sample_sets, top_k
-from tasks.methods._skeleton import Node, Op, apply_edit, leaves, parse_edit, parse_skeleton
-from tasks.methods.longscope import convolve, judge_score
+from lilo.tasks.config import load_settings
+from lilo.tasks.methods import get_method
+from lilo.tasks.methods._convolve import sample_sets, top_k
+from lilo.tasks.methods._skeleton import Node, Op, apply_edit, leaves, parse_edit, parse_skeleton
+from lilo.tasks.methods.longscope import convolve, judge_score
 
 SKELETON = """# Review
 ## Introduction

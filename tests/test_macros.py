@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.clean._macros import expand_macros, find_macros, remove_layout
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
+from lilo.tasks.clean._macros import expand_macros, find_macros, remove_layout
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
 
 PREAMBLE = r"""
 \newcommand{\method}{RAL-Writer\xspace}

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from tasks.methods._lite import budgets, word_chunks
-from tasks.methods._markov import (
+from lilo.tasks.methods._lite import budgets, word_chunks
+from lilo.tasks.methods._markov import (
     best_path,
     cluster,
     first_appearance,

@@ -9,14 +9,14 @@ import importlib.util
 import pytest
 from test_formulas import _papers
 
-from flows._preflight import PreflightError, check_names
-from tasks.config import load_settings
-from tasks.embeddings import Embedder
-from tasks.errors import UnknownName
-from tasks.llm import make_client
-from tasks.methods import Unit, get_method
-from tasks.prompts import lilo_pack
-from tasks.records import Sample
+from lilo.flows._preflight import PreflightError, check_names
+from lilo.tasks.config import load_settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.errors import UnknownName
+from lilo.tasks.llm import make_client
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.records import Sample
 
 
 def _settings(tmp_path, **overrides):

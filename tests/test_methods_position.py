@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from flows._load import load_generations
-from tasks.config import load_settings
-from tasks.embeddings import Embedder
-from tasks.llm import make_client
-from tasks.methods import Unit, get_method
-from tasks.prompts import lilo_pack
-from tasks.records import Generation, Sample, ScoreRow
-from tasks.synthetic.known_answers import cleaned_triplet, locate, recall_by_bin
-from warehouse import Warehouse
-from warehouse.results import Expected, materialize_results
+from lilo.flows._load import load_generations
+from lilo.tasks.config import load_settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import make_client
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.records import Generation, Sample, ScoreRow
+from lilo.tasks.synthetic.known_answers import cleaned_triplet, locate, recall_by_bin
+from lilo.warehouse import Warehouse
+from lilo.warehouse.results import Expected, materialize_results
 
 NEW = ("markov_cluster", "rapid", "longscope")
 

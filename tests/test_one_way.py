@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tasks.backoff import BAD_REPLY, WAREHOUSE_LOCK, Backoff
-from tasks.tokens import count_word_tokens
+from lilo.tasks.backoff import BAD_REPLY, WAREHOUSE_LOCK, Backoff
+from lilo.tasks.tokens import count_word_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [p for d in ("flows", "tasks", "warehouse") for p in sorted((ROOT / d).rglob("*.py"))]

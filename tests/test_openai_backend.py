@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from llm_server import LLMServer
 
-from tasks.config import Settings
-from tasks.llm import LLMError, make_client
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import LLMError, make_client
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from flows._run import RunFailed
-from flows.pipeline import lilo_pipeline
-from tasks.synthetic import Mirror, write_corpus
+from lilo.flows._run import RunFailed
+from lilo.flows.pipeline import lilo_pipeline
+from lilo.tasks.synthetic import Mirror, write_corpus
 
 STAGE_TABLES = (
     "stg_raw_sources",

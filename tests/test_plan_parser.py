@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.methods.agentwrite import parse_plan
+from lilo.tasks.methods.agentwrite import parse_plan
 
 SHAPES = [
     # (line, main point, words)

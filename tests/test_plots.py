@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from tasks.report import position_curve_png
+from lilo.tasks.report import position_curve_png
 
 METHODS = ["single", "agentwrite", "compress[extractive]", "ral_writer",
            "agentwrite[corrected]", "compress[llmlingua2]", "ral_writer[no-retrieval]"]  # fmt: skip

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import load_settings
-from tasks.embeddings import Embedder
-from tasks.llm import make_client, make_judge_client
-from tasks.methods import Unit, get_method
-from tasks.prompts import lilo_pack
-from tasks.qa import generate_qa
-from tasks.records import PaperText, Sample
-from tasks.scoring import ScoreContext, get_scorer
-from tasks.synthetic.known_answers import cleaned_triplet as build_triplet
+from lilo.tasks.config import load_settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import make_client, make_judge_client
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.qa import generate_qa
+from lilo.tasks.records import PaperText, Sample
+from lilo.tasks.scoring import ScoreContext, get_scorer
+from lilo.tasks.synthetic.known_answers import cleaned_triplet as build_triplet
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.probes import (
+from lilo.tasks.probes import (
     default_positions,
     format_documents,
     format_kv_records,

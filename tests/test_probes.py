@@ -14,12 +14,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows.cli import main
-from tasks.config import Settings
-from tasks.llm.offline import reply
-from tasks.llm.offline.probe_kv import NOT_FOUND
-from tasks.llm.offline.probe_qa import NO_ANSWER
-from tasks.probes import (
+from lilo.flows.cli import main
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline import reply
+from lilo.tasks.llm.offline.probe_kv import NOT_FOUND
+from lilo.tasks.llm.offline.probe_qa import NO_ANSWER
+from lilo.tasks.probes import (
     CLONE_PROMPTS,
     LILO_PROMPTS,
     ProbePrompts,
@@ -28,8 +28,8 @@ from tasks.probes import (
     kv_items,
     mdqa_from_warehouse,
 )
-from tasks.records import PaperText, QAPair
-from warehouse import Warehouse
+from lilo.tasks.records import PaperText, QAPair
+from lilo.warehouse import Warehouse
 
 NAMES = ("Alder", "Birch", "Cedar", "Daisy", "Elm", "Fir", "Gorse", "Hazel", "Iris", "Juniper",
          "Kale", "Larch", "Maple", "Nettle", "Oak", "Poplar", "Quince", "Rowan", "Sage", "Teak",
@@ -190,7 +190,7 @@ def test_kv_probe_offline_follows_the_readers_neglect(tmp_path, capsys, prefect_
 def test_probe_vs_summary_joins_each_backbone(tmp_path):
     """The view beside a summary position curve (rows written as the materialize stage
     writes them) on the same backbone."""
-    from warehouse import Warehouse
+    from lilo.warehouse import Warehouse
 
     backbone = "offline:offline-extractive-v1"
     with Warehouse(tmp_path / "lilo.duckdb") as wh:
@@ -256,7 +256,7 @@ def test_neglect_is_a_property_of_position_in_a_long_prompt():
 
 
 def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness):
-    from flows.probe import lilo_probes
+    from lilo.flows.probe import lilo_probes
 
     overrides = {"data_dir": str(tmp_path), "probe.kv_keys": [8], "probe.examples": 2}
     results = lilo_probes(
@@ -282,7 +282,7 @@ def _paper(paper_id: str, topic: str, sentences: int = 40) -> PaperText:
 
 
 def test_multi_document_qa_from_the_warehouse(tmp_path):
-    from tasks.embeddings import Embedder
+    from lilo.tasks.embeddings import Embedder
 
     papers = {p.paper_id: p for p in (_paper("p1", "glacier"), _paper("p2", "glacier"),
               _paper("p3", "volcano"), _paper("p4", "coral"), _paper("p5", "desert"))}  # fmt: skip
@@ -330,7 +330,7 @@ def test_a_probe_run_with_failed_calls_is_partial_until_a_rerun_answers_them(
     `completed` with a complete version, and clears it."""
     from llm_server import Faults, LLMServer
 
-    from flows.probe import probe_flow
+    from lilo.flows.probe import probe_flow
 
     def run_status(data: Path) -> str:
         with Warehouse(data / "lilo.duckdb") as wh:

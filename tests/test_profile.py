@@ -3,9 +3,9 @@ under every explicitly given setting (file, LILO_* variable, --set, flow overrid
 
 from __future__ import annotations
 
-from flows.cli import _common
-from flows.cli._main import _parser
-from tasks.config import PROFILES, Settings, load_settings
+from lilo.flows.cli import _common
+from lilo.flows.cli._main import _parser
+from lilo.tasks.config import PROFILES, Settings, load_settings
 
 
 def test_paper_profile_sets_the_table_2_setting(tmp_path):

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from llm_server import PAIRS, PAPER, LLMServer
 
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.llm import make_client
-from tasks.qa import (
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import make_client
+from lilo.tasks.qa import (
     QAFormatError,
     ask_json,
     cross_problem,
@@ -21,7 +21,7 @@ from tasks.qa import (
     generate_qa,
     parse_qa_items,
 )
-from tasks.records import PaperText, Sample
+from lilo.tasks.records import PaperText, Sample
 
 KEEP = json.dumps({"keep": True, "reason": "specific and answerable"})
 

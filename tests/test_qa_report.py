@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tasks.config import Settings
-from tasks.qa import decide, quality_report
-from tasks.records import QAPair, Sample
-from tasks.synthetic.manifest import Fact
+from lilo.tasks.config import Settings
+from lilo.tasks.qa import decide, quality_report
+from lilo.tasks.records import QAPair, Sample
+from lilo.tasks.synthetic.manifest import Fact
 
 
 def _pair(qa_id: str, status: str, reason: str = "", quote: str = "", kind: str = "single"):

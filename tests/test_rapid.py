@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tasks.methods._lite import abstract
-from tasks.methods._toposort import topological_order
-from tasks.methods.rapid import parse_dependencies, structures
+from lilo.tasks.methods._lite import abstract
+from lilo.tasks.methods._toposort import topological_order
+from lilo.tasks.methods.rapid import parse_dependencies, structures
 
 
 def test_topological_order_is_stable_in_outline_order():

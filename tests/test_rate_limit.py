@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.llm import limits
-from tasks.llm.limits import RateLimit
+from lilo.tasks.llm import limits
+from lilo.tasks.llm.limits import RateLimit
 
 
 @pytest.fixture

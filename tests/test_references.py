@@ -2,7 +2,7 @@ from pathlib import Path
 
 from conftest import SURVEY
 
-from tasks.samples.references import read_references
+from lilo.tasks.samples.references import read_references
 
 ID_FORMS = r"""
 @article{ads,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import SURVEY
 
-from flows.cli import main
-from tasks.synthetic import Manifest, Mirror, write_corpus
+from lilo.flows.cli import main
+from lilo.tasks.synthetic import Manifest, Mirror, write_corpus
 
 
 def _refs(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, str | None]]:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import load_settings
-from tasks.errors import InputError, LiloError, UnknownName
-from tasks.methods import available_methods, get_method
-from tasks.registry import Registry
-from tasks.scoring import available_scorers, get_scorer
+from lilo.tasks.config import load_settings
+from lilo.tasks.errors import InputError, LiloError, UnknownName
+from lilo.tasks.methods import available_methods, get_method
+from lilo.tasks.registry import Registry
+from lilo.tasks.scoring import available_scorers, get_scorer
 
 METHODS = ["agentwrite", "compress", "longscope", "markov_cluster", "ral_writer", "rapid", "single"]
 
@@ -82,7 +82,7 @@ def test_every_method_takes_typed_parameters_and_gets_them_all(tmp_path):
     settings = load_settings(None, {"data_dir": str(tmp_path)})
     assert [m for m in available_methods() if "[" not in m] == METHODS
     for name in METHODS:
-        factory = getattr(importlib.import_module(f"tasks.methods.{name}"), name)
+        factory = getattr(importlib.import_module(f"lilo.tasks.methods.{name}"), name)
         parameters = inspect.signature(factory).parameters.values()
         assert all(p.kind is not p.VAR_KEYWORD for p in parameters), name
         assert all(p.annotation is not p.empty for p in parameters), name

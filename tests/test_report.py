@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from artifacts import latest_artifacts, read_artifacts
 
-from flows.cli import main
+from lilo.flows.cli import main
 
 DEMO = ["--methods", "single,ral_writer", "--target-words", "1000,2000"]
 

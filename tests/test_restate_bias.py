@@ -4,7 +4,7 @@ that the same relevance without the bias (b = 0) would not pick."""
 
 from __future__ import annotations
 
-from tasks.methods.ral_writer import importance, select_restatements
+from lilo.tasks.methods.ral_writer import importance, select_restatements
 
 # 40 chunks, about a 50k-word input cut into 1,024-token chunks with 256 overlap.
 N = 40

@@ -16,9 +16,9 @@ import duckdb
 import pytest
 from artifacts import read_artifacts
 
-from flows.cli import main
-from tasks.qa import Verdict, apply_verdicts, decide
-from tasks.records import QAPair
+from lilo.flows.cli import main
+from lilo.tasks.qa import Verdict, apply_verdicts, decide
+from lilo.tasks.records import QAPair
 
 DEMO = ["--review", "manual", "--methods", "single", "--target-words", "4000"]
 
@@ -124,7 +124,7 @@ def test_a_decision_made_after_the_pair_was_shown_wins_and_is_named():
 def test_the_ui_form_has_one_required_entry_per_pair():
     from pydantic import ValidationError
 
-    from flows.review import review_form
+    from lilo.flows.review import review_form
 
     form = review_form([_pair(), QAPair(**{**_pair().__dict__, "qa_id": "q2"})], {})
     with pytest.raises(ValidationError):  # an entry missing
@@ -268,7 +268,7 @@ def test_review_flow_form_resumed_like_the_ui(data):
     from prefect import get_client
     from prefect.flow_runs import resume_flow_run
 
-    from flows.review import qa_review
+    from lilo.flows.review import qa_review
 
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     overrides = {"data_dir": str(data), "qa.review_poll_s": 1, "qa.review_batch": 50}
@@ -376,8 +376,8 @@ def test_review_list_refuses_an_unknown_status(data, capsys):
 
 
 def test_the_cli_knows_every_qa_status():
-    from flows.cli.review import _QA_STATUSES
-    from tasks.qa.review import QA_STATUSES
+    from lilo.flows.cli.review import _QA_STATUSES
+    from lilo.tasks.qa.review import QA_STATUSES
 
     assert _QA_STATUSES == QA_STATUSES
 
@@ -417,7 +417,7 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
     from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
     from prefect.flow_runs import resume_flow_run
 
-    from flows.review import qa_review
+    from lilo.flows.review import qa_review
 
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     overrides = {"data_dir": str(data), "qa.review_poll_s": 1, "qa.review_batch": 50}
@@ -501,7 +501,7 @@ def test_a_review_waiting_for_its_reviewer_stops_on_a_signal_in_one_line(data, s
     """`lilo review` stops as `lilo run` does (tasks/lifetime.py): SIGTERM like Ctrl-C, one
     line, exit 128 + the signal; the decisions already made stay."""
     review = subprocess.Popen(
-        [sys.executable, "-m", "flows.cli", "review", "--reviewer", "bob", "--data-dir", data],
+        [sys.executable, "-m", "lilo.flows.cli", "review", "--reviewer", "bob", "--data-dir", data],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -13,12 +13,12 @@ import time
 import duckdb
 import pytest
 
-from flows._run import recorded_run
-from tasks.config import Settings
-from tasks.llm.ledger import CallLog, call_log_path, read_calls
-from tasks.records import Generation, LLMCall, Sample, ScoreRow
-from warehouse import Warehouse, WarehouseBusy, open_warehouse
-from warehouse.results import Expected, materialize_results
+from lilo.flows._run import recorded_run
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.ledger import CallLog, call_log_path, read_calls
+from lilo.tasks.records import Generation, LLMCall, Sample, ScoreRow
+from lilo.warehouse import Warehouse, WarehouseBusy, open_warehouse
+from lilo.warehouse.results import Expected, materialize_results
 
 
 def _dead_pid() -> int:
@@ -148,8 +148,8 @@ def test_a_writer_waits_for_a_reader_of_the_warehouse_and_names_it(tmp_path):
 _FULL_DISK_RUN = """
 import sys
 from pathlib import Path
-from flows._run import recorded_run
-from tasks.config import Settings
+from lilo.flows._run import recorded_run
+from lilo.tasks.config import Settings
 settings = Settings(data_dir=Path(sys.argv[1]))
 with recorded_run(settings, "full-disk"):
     with open(Path(sys.argv[1]) / "filler", "wb") as f:  # the disk fills up mid-run

@@ -25,7 +25,7 @@ def _lilo(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LILO_", "PREFECT_API"))}
     env.update(KEYS, PREFECT_HOME=str(home), PYTHONPATH=os.pathsep.join(sys.path))
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
+        [sys.executable, "-m", "lilo.flows.cli", *args],
         env=env,
         capture_output=True,
         text=True,

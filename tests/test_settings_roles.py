@@ -14,11 +14,11 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from tasks.config import ChatEndpointSettings, Role, Settings, walk_fields
-from tasks.llm import make_client
-from tasks.methods import Unit, available_methods, get_method
-from tasks.prompts import lilo_pack
-from tasks.records import PaperText, Sample
+from lilo.tasks.config import ChatEndpointSettings, Role, Settings, walk_fields
+from lilo.tasks.llm import make_client
+from lilo.tasks.methods import Unit, available_methods, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.records import PaperText, Sample
 
 BASE = Settings().with_overrides({"llm.offline.processes": 0, "judge.offline.processes": 0})
 FIELDS = list(walk_fields(Settings))
@@ -139,7 +139,7 @@ def test_each_pacing_secret_or_place_setting_of_generation_keeps_every_generatio
 
 @pytest.mark.parametrize("name", [n for n, _ in walk_fields(ChatEndpointSettings)])
 def test_the_judge_gets_every_endpoint_setting_it_shares_with_the_backbone(name):
-    from tasks.llm import judge_settings
+    from lilo.tasks.llm import judge_settings
 
     judge = {"judge.backend": "offline", "judge.model": "grader"}
     base = BASE.with_overrides(judge)

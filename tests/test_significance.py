@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tasks.stats import (
+from lilo.tasks.stats import (
     bootstrap_interval,
     exact_agreement,
     paired_comparison,

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from conftest import PAPERS
 
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.methods._splitter import split_recursive, word_tokens
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.methods._splitter import split_recursive, word_tokens
 
 
 # Each count is `len(nltk.word_tokenize(text))` with real punkt data.

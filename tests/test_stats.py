@@ -1,6 +1,6 @@
-from tasks.report._plots import histogram_png
-from tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown
-from tasks.samples.title_search import title_similarity
+from lilo.tasks.report._plots import histogram_png
+from lilo.tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown
+from lilo.tasks.samples.title_search import title_similarity
 
 STATS = DatasetStats(
     dataset_version="v3",

@@ -16,9 +16,9 @@ from pathlib import Path
 import duckdb
 from llm_server import LLMServer, kernel_samples, seed_samples
 
-from warehouse import Warehouse
+from lilo.warehouse import Warehouse
 
-LILO = [sys.executable, "-m", "flows.cli"]
+LILO = [sys.executable, "-m", "lilo.flows.cli"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -179,7 +179,7 @@ def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
 
 _TWICE = """
 import os, signal, sys, time
-from tasks import lifetime
+from lilo.tasks import lifetime
 lifetime.stop_on_signals()
 sig = getattr(signal, sys.argv[1])
 try:

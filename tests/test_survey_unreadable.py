@@ -6,9 +6,9 @@ import io
 import tarfile
 from pathlib import Path
 
-from tasks.config import Settings
-from tasks.records import RawSource
-from tasks.samples.survey import read_survey
+from lilo.tasks.config import Settings
+from lilo.tasks.records import RawSource
+from lilo.tasks.samples.survey import read_survey
 
 BODY = "\\section{Intro}\n" + "Related work is surveyed here. " * 60
 

@@ -12,9 +12,9 @@ import pytest
 from test_benchmark_run import TEMPLATES
 from test_import_benchmark import write_benchmark
 
-from flows.cli import main
-from tasks.config import load_settings
-from tasks.sweep import SweepError, method_variants, parse_sweep, sweep_points
+from lilo.flows.cli import main
+from lilo.tasks.config import load_settings
+from lilo.tasks.sweep import SweepError, method_variants, parse_sweep, sweep_points
 
 
 def test_parse_and_points() -> None:
@@ -146,8 +146,8 @@ def test_judge_repeats_are_cached_each_under_its_own_key(swept: Path) -> None:
 
 
 def test_judge_agreement_from_a_reviewed_file(swept: Path, capsys) -> None:
-    from tasks.scoring._judge import TIERS
-    from tasks.stats import weighted_kappa
+    from lilo.tasks.scoring._judge import TIERS
+    from lilo.tasks.stats import weighted_kappa
 
     data = ["--data-dir", str(swept), "--set", "dataset_version=longinoutbench"]
     exported = swept / "grades.jsonl"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.synthetic import SURVEY_ID, Manifest, load_manifest, write_corpus
-from tasks.text import count_words, split_sentences
+from lilo.tasks.synthetic import SURVEY_ID, Manifest, load_manifest, write_corpus
+from lilo.tasks.text import count_words, split_sentences
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from flows.fetch import fetch_flow
-from tasks.config import Settings
-from tasks.samples import title_search
-from tasks.samples.references import Reference
-from tasks.samples.title_search import resolve_titles, retry_due
-from tasks.synthetic import Mirror, write_corpus
-from tasks.synthetic.corpus import SURVEY_ID
-from warehouse import Warehouse
+from lilo.flows.fetch import fetch_flow
+from lilo.tasks.config import Settings
+from lilo.tasks.samples import title_search
+from lilo.tasks.samples.references import Reference
+from lilo.tasks.samples.title_search import resolve_titles, retry_due
+from lilo.tasks.synthetic import Mirror, write_corpus
+from lilo.tasks.synthetic.corpus import SURVEY_ID
+from lilo.warehouse import Warehouse
 
 T0 = datetime(2026, 1, 1, 2, 0)
 SETTINGS = Settings().with_overrides({"arxiv.api_url": "http://127.0.0.1:9/api/query"})

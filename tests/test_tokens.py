@@ -8,7 +8,7 @@ import importlib.resources
 
 import pytest
 
-from tasks.tokens import _encoding, count_gpt4o_tokens
+from lilo.tasks.tokens import _encoding, count_gpt4o_tokens
 
 # tiktoken pins this sha256 for the o200k_base file it downloads (tiktoken_ext/openai_public).
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"

@@ -3,14 +3,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.clean.extract import extract_archive
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.records import PaperText, Sample, content_id
-from tasks.samples.citations import CitationGroup, citation_groups, find_citations
-from tasks.samples.references import read_references
-from tasks.samples.triplets import build_samples
-from tasks.synthetic.corpus import SURVEY_ID, write_corpus
+from lilo.tasks.clean.extract import extract_archive
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, Sample, content_id
+from lilo.tasks.samples.citations import CitationGroup, citation_groups, find_citations
+from lilo.tasks.samples.references import read_references
+from lilo.tasks.samples.triplets import build_samples
+from lilo.tasks.synthetic.corpus import SURVEY_ID, write_corpus
 
 SETTINGS = Settings()
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from conftest import PAPERS
 
-from expectations import SUITES_DIR
-from tasks.clean import clean_folder
-from tasks.config import Settings
-from tasks.records import PaperText, RawSource
-from tasks.text import count_words
-from tasks.tokens import count_word_tokens
-from tasks.validate import SUITE_FILE, markup_density, validate_papers
+from lilo.expectations import SUITES_DIR
+from lilo.tasks.clean import clean_folder
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, RawSource
+from lilo.tasks.text import count_words
+from lilo.tasks.tokens import count_word_tokens
+from lilo.tasks.validate import SUITE_FILE, markup_density, validate_papers
 
 SETTINGS = Settings()
 NOT_MATCH = "expect_column_values_to_not_match_regex:text"

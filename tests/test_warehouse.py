@@ -6,9 +6,9 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.records import Generation, Quarantine, Sample, ScoreRow
-from warehouse import Warehouse
-from warehouse.results import Expected, materialize_results
+from lilo.tasks.records import Generation, Quarantine, Sample, ScoreRow
+from lilo.warehouse import Warehouse
+from lilo.warehouse.results import Expected, materialize_results
 
 ROOT = Path(__file__).resolve().parent.parent
 

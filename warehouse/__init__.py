@@ -1,5 +1,5 @@
 """The DuckDB warehouse: schema (migrations/), analyst views (models/), the one writer (db)."""
 
-from warehouse.db import Warehouse, WarehouseBusy, open_warehouse
+from lilo.warehouse.db import Warehouse, WarehouseBusy, open_warehouse
 
 __all__ = ["Warehouse", "WarehouseBusy", "open_warehouse"]

@@ -25,8 +25,8 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from tasks.backoff import WAREHOUSE_LOCK
-from tasks.errors import Unavailable
+from lilo.tasks.backoff import WAREHOUSE_LOCK
+from lilo.tasks.errors import Unavailable
 
 __all__ = [
     "Warehouse",
@@ -46,7 +46,7 @@ def model_statements() -> list[str]:
     """The analyst views and shared macros of warehouse/models/, each file's text, in the
     order they can be created: a file comes after every file whose view or macro its SQL
     names (read from the text, so a new model needs no list to be kept)."""
-    models = resources.files("warehouse") / "models"
+    models = resources.files(__package__) / "models"
     texts = {e.name: e.read_text() for e in models.iterdir() if e.name.endswith(".sql")}
     made = {name: file for file, sql in texts.items() for name in _CREATES.findall(sql)}
     graph = {}
@@ -97,7 +97,7 @@ class Warehouse:
             "(version VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT now())"
         )
         done = {r[0] for r in self.con.execute("SELECT version FROM schema_migrations").fetchall()}
-        migrations = resources.files("warehouse") / "migrations"
+        migrations = resources.files(__package__) / "migrations"
         for entry in sorted(migrations.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".sql") and entry.name not in done:
                 with self.transaction():

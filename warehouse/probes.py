@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from warehouse.db import Warehouse
+from lilo.warehouse.db import Warehouse
 
 __all__ = ["ProbeVersion", "materialize_probes"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from warehouse.db import Warehouse
+from lilo.warehouse.db import Warehouse
 
 __all__ = ["Expected", "ResultVersion", "materialize_results"]
 

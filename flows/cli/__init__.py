@@ -5,6 +5,6 @@ Each module in this package is one group of commands with a `register(subparsers
 function; adding a command is adding a module.
 """
 
-from flows.cli._main import main
+from lilo.flows.cli._main import main
 
 __all__ = ["main"]

@@ -1,4 +1,4 @@
-from flows.cli import main
+from lilo.flows.cli import main
 
 if __name__ == "__main__":  # not when a spawned worker process imports this module
     raise SystemExit(main())

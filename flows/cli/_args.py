@@ -128,7 +128,7 @@ def _names(value: str) -> list[str]:
 
 
 def _sweep(item: str) -> tuple[str, list[Any]]:
-    from tasks.sweep import SweepError, parse_sweep
+    from lilo.tasks.sweep import SweepError, parse_sweep
 
     try:
         return parse_sweep(item)

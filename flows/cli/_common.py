@@ -3,19 +3,19 @@
 copy (`_warehouse`), Prefect (`_prefect`), the pipeline run and its summary
 (`_pipeline_run`), the progress bar (`_progress_bar`)."""
 
-from flows.cli._args import (
+from lilo.flows.cli._args import (
     Parser,
     add_common_args,
     add_pipeline_args,
     add_publish_args,
     add_renamed_arg,
 )
-from flows.cli._errors import CLIError
-from flows.cli._pipeline_run import print_leaderboard, print_summary, run_pipeline_flow
-from flows.cli._prefect import running_flows, start_prefect_early
-from flows.cli._progress_bar import progress
-from flows.cli._settings import check_names, settings_from_args
-from flows.cli._warehouse import published_results, require_warehouse
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._pipeline_run import print_leaderboard, print_summary, run_pipeline_flow
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._progress_bar import progress
+from lilo.flows.cli._settings import check_names, settings_from_args
+from lilo.flows.cli._warehouse import published_results, require_warehouse
 
 __all__ = [
     "CLIError",

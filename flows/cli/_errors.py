@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.errors import LiloError
+from lilo.tasks.errors import LiloError
 
 __all__ = ["CLIError"]
 

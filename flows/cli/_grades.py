@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     require_warehouse,
@@ -24,8 +24,8 @@ __all__ = ["register_grades"]
 
 
 def _items(settings: Any) -> list[dict[str, Any]]:
-    from flows._stage import open_warehouse
-    from flows.review import judged_items
+    from lilo.flows._stage import open_warehouse
+    from lilo.flows.review import judged_items
 
     require_warehouse(settings)
     with open_warehouse(settings) as wh:
@@ -33,7 +33,7 @@ def _items(settings: Any) -> list[dict[str, Any]]:
 
 
 def cmd_grades_export(args: argparse.Namespace) -> int:
-    from tasks.qa.grade_review import sample_grades
+    from lilo.tasks.qa.grade_review import sample_grades
 
     settings = settings_from_args(args)
     items = sample_grades(_items(settings), args.n, args.seed)
@@ -56,8 +56,8 @@ def cmd_grades_export(args: argparse.Namespace) -> int:
 def cmd_grades_import(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from flows.review import record_grades
-    from tasks.qa.grade_review import GradeVerdict
+    from lilo.flows.review import record_grades
+    from lilo.tasks.qa.grade_review import GradeVerdict
 
     path = Path(args.file)
     if not path.is_file():
@@ -83,8 +83,8 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
 
 
 def cmd_grades_ui(args: argparse.Namespace) -> int:
-    from flows.cli._forms import print_address, require_api
-    from flows.review import grade_review
+    from lilo.flows.cli._forms import print_address, require_api
+    from lilo.flows.review import grade_review
 
     require_api()
     settings = settings_from_args(args)
@@ -103,9 +103,9 @@ def cmd_grades_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from flows._stage import open_warehouse
-    from tasks.qa.grade_review import agreement
-    from warehouse.queries.grades import grade_reviews
+    from lilo.flows._stage import open_warehouse
+    from lilo.tasks.qa.grade_review import agreement
+    from lilo.warehouse.queries.grades import grade_reviews
 
     settings = settings_from_args(args)
     require_warehouse(settings)

@@ -10,9 +10,9 @@ import sys
 import traceback
 from typing import Any
 
-from flows.cli._common import Parser
-from tasks.errors import LiloError
-from tasks.registry import import_modules
+from lilo.flows.cli._common import Parser
+from lilo.tasks.errors import LiloError
+from lilo.tasks.registry import import_modules
 
 __all__ = ["main"]
 
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
-        from tasks.redact import redact
+        from lilo.tasks.redact import redact
 
         message, code = _explain(exc)
         print(f"lilo: {' '.join(redact(message).split())}", file=sys.stderr)

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._prefect import running_flows
-from tasks.config import Settings
+from lilo.flows.cli._prefect import running_flows
+from lilo.tasks.config import Settings
 
 __all__ = ["print_leaderboard", "print_summary", "run_pipeline_flow"]
 
@@ -17,10 +17,10 @@ def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[st
     """Run the pipeline flow (or, with `dataset`, the run on an existing dataset version),
     after a quick look at the endpoints it needs: an unreachable one fails here at once,
     before Prefect starts (the flow checks again, for deployment runs)."""
-    from flows._preflight import check_endpoints
+    from lilo.flows._preflight import check_endpoints
 
     check_endpoints(settings, arxiv=not dataset)
-    from flows.pipeline import lilo_pipeline, lilo_run_dataset  # while the server starts
+    from lilo.flows.pipeline import lilo_pipeline, lilo_run_dataset  # while the server starts
 
     with running_flows(debug):
         if dataset:
@@ -31,7 +31,7 @@ def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[st
 def print_leaderboard(published: Path) -> bool:
     """The default leaderboard as the paper's Table 2 (flows/cli/leaderboard.py); False,
     printing nothing, when nothing is published."""
-    from flows.cli.leaderboard import print_published
+    from lilo.flows.cli.leaderboard import print_published
 
     return print_published(published)
 
@@ -71,7 +71,7 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
         console.print(
             f"Published copy for analysts (read-only, safe during runs): {published.resolve()}"
         )
-        from warehouse.queries.results import query_program
+        from lilo.warehouse.queries.results import query_program
 
         program = query_program(published.resolve())
         hint = f"{shlex.quote(sys.executable)} -c {shlex.quote(program)}"
@@ -83,7 +83,7 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
 def _print_review_hint(console: Any, result: dict[str, Any]) -> None:
     """How many QA pairs wait for a reviewer, and the command that reviews them
     (docs/design.md §6)."""
-    from flows.review import pending_count
+    from lilo.flows.review import pending_count
 
     db_path = Path(result["db_path"])
     waiting = pending_count(db_path, result["dataset_version"])

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flows.cli._errors import CLIError
-from tasks.config import Settings
+from lilo.flows.cli._errors import CLIError
+from lilo.tasks.config import Settings
 
 __all__ = ["running_flows", "start_prefect_early"]
 
@@ -22,7 +22,7 @@ def start_prefect_early(settings: Settings) -> None:
     `running_flows` waits for it. On a new warehouse every stage has work, so the libraries
     the clean and samples stages load (Great Expectations, the local embedding model: about
     4 s) load meanwhile on a thread; a warehouse with results may need neither."""
-    from flows.cli._server import start
+    from lilo.flows.cli._server import start
 
     start(settings.data_dir)
     if not settings.db_path.exists():
@@ -35,7 +35,7 @@ def _warm_up(settings: Settings) -> None:
         import great_expectations  # noqa: F401
 
         if settings.embedding.backend == "local":
-            from tasks.embeddings import Embedder
+            from lilo.tasks.embeddings import Embedder
 
             Embedder(settings).label  # noqa: B018 (loads the model)
 
@@ -52,7 +52,7 @@ def running_flows(debug: bool) -> Iterator[None]:
         temporary_settings,
     )
 
-    from flows.cli._server import wait
+    from lilo.flows.cli._server import wait
 
     try:
         api_url = wait()

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from flows.cli._errors import CLIError
-from tasks.config import Settings, load_settings
+from lilo.flows.cli._errors import CLIError
+from lilo.tasks.config import Settings, load_settings
 
 __all__ = ["check_names", "settings_from_args"]
 
@@ -35,8 +35,8 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
 
 def check_names(settings: Settings) -> None:
     """The methods the settings name exist: a typo fails here, not at the generate stage."""
-    from flows._preflight import PreflightError
-    from flows._preflight import check_names as check
+    from lilo.flows._preflight import PreflightError
+    from lilo.flows._preflight import check_names as check
 
     try:
         check(settings)

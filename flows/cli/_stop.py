@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from flows.cli import _server
+from lilo.flows.cli import _server
 
 __all__ = ["stoppable"]
 
@@ -24,7 +24,7 @@ def stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argpars
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
-        from tasks import lifetime
+        from lilo.tasks import lifetime
 
         lifetime.stop_on_signals()
         lifetime.on_stop(_quiet_console)

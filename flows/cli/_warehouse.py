@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flows.cli._errors import CLIError
-from tasks.config import Settings
+from lilo.flows.cli._errors import CLIError
+from lilo.tasks.config import Settings
 
 __all__ = ["published_results", "require_warehouse"]
 

@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_common_args, settings_from_args
+from lilo.flows.cli._common import add_common_args, settings_from_args
 
 __all__ = ["register"]
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from tasks.clean import clean_folder, clean_paper
-    from tasks.records import PaperText, RawSource
+    from lilo.tasks.clean import clean_folder, clean_paper
+    from lilo.tasks.records import PaperText, RawSource
 
     path = Path(args.path)
     if not path.exists():
@@ -32,8 +32,8 @@ def cmd_clean(args: argparse.Namespace) -> int:
         raw = RawSource(path.name, "", str(path), 0, "folder")
         result = clean_folder(path, raw, settings)
     else:
-        from tasks.fetch import detect_format
-        from tasks.files import FileTooLarge, read_bounded
+        from lilo.tasks.fetch import detect_format
+        from lilo.tasks.files import FileTooLarge, read_bounded
 
         try:
             data = read_bounded(path, settings.arxiv.max_eprint_bytes)
@@ -42,7 +42,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
             return 2
         sha = hashlib.sha256(data).hexdigest()
         raw = RawSource(path.name, sha, str(path), len(data), detect_format(data))
-        from tasks.files import temp_dir
+        from lilo.tasks.files import temp_dir
 
         with temp_dir(settings.data_dir, "clean") as work:
             result = clean_paper(raw, Path(work), settings)

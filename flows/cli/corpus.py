@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_common_args, settings_from_args
+from lilo.flows.cli._common import add_common_args, settings_from_args
 
 __all__ = ["register"]
 
@@ -17,7 +17,7 @@ def _corpus(args: argparse.Namespace, given: str | None) -> Path:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
-    from tasks.synthetic import write_corpus
+    from lilo.tasks.synthetic import write_corpus
 
     out = _corpus(args, args.out)
     manifest = write_corpus(out)
@@ -26,7 +26,7 @@ def cmd_corpus(args: argparse.Namespace) -> int:
 
 
 def cmd_mirror(args: argparse.Namespace) -> int:
-    from tasks.synthetic import serve_forever, write_corpus
+    from lilo.tasks.synthetic import serve_forever, write_corpus
 
     corpus = _corpus(args, args.corpus)
     if not (corpus / "manifest.json").exists():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     add_pipeline_args,
@@ -16,7 +16,7 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
-from flows.cli._stop import stoppable
+from lilo.flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
@@ -26,7 +26,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     require_warehouse(settings)
     import duckdb
 
-    from flows.samples import load_dataset_stats
+    from lilo.flows.samples import load_dataset_stats
 
     version = args.dataset_version or settings.dataset_version
     # The warehouse if no run holds it, else the published copy (docs/design.md §10).
@@ -92,7 +92,7 @@ def _print_stats(stats: Any) -> None:
 
 @stoppable
 def cmd_discover(args: argparse.Namespace) -> int:
-    from flows.discover import discover_flow
+    from lilo.flows.discover import discover_flow
 
     if not (args.survey or args.query):
         raise CLIError("give --survey ARXIV_ID (repeatable) or --query 'arXiv query'")

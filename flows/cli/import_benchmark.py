@@ -9,22 +9,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     add_common_args,
     running_flows,
     settings_from_args,
     start_prefect_early,
 )
-from flows.cli._imports import print_import_outcome
-from flows.cli._stop import stoppable
+from lilo.flows.cli._imports import print_import_outcome
+from lilo.flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
 
 @stoppable
 def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
-    from flows.import_benchmark import import_benchmark_flow
-    from tasks.benchmark import BenchmarkError, locate_dataset
+    from lilo.flows.import_benchmark import import_benchmark_flow
+    from lilo.tasks.benchmark import BenchmarkError, locate_dataset
 
     path = Path(args.path)
     try:
@@ -92,6 +92,6 @@ def register(sub: Any) -> None:
     )
     add_common_args(bench)
     bench.set_defaults(func=cmd_import_longinoutbench)
-    from flows.cli.probe import add_import_parser
+    from lilo.flows.cli.probe import add_import_parser
 
     add_import_parser(kinds)

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._args import add_common_args, add_renamed_arg
-from flows.cli._errors import CLIError
-from flows.cli._settings import settings_from_args
-from flows.cli._warehouse import require_warehouse
-from tasks.leaderboard import Board
-from warehouse.queries.results import read_board
+from lilo.flows.cli._args import add_common_args, add_renamed_arg
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._settings import settings_from_args
+from lilo.flows.cli._warehouse import require_warehouse
+from lilo.tasks.leaderboard import Board
+from lilo.warehouse.queries.results import read_board
 
 __all__ = ["print_board", "register"]
 

@@ -7,7 +7,7 @@ import argparse
 import time
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     add_pipeline_args,
@@ -20,14 +20,14 @@ from flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
-from flows.cli._stop import stoppable
+from lilo.flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
 
 @stoppable
 def cmd_demo(args: argparse.Namespace) -> int:
-    from tasks.synthetic import Mirror, write_corpus
+    from lilo.tasks.synthetic import Mirror, write_corpus
 
     settings = settings_from_args(args)
     check_names(settings)
@@ -95,7 +95,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
     """Every failed generation or score of the published results, and every sample they
     expected that waits for review (its method and length `-`: all of them), with the reason;
     then the count. All on stdout: it is the command's result."""
-    from warehouse.queries.failures import failure_rows
+    from lilo.warehouse.queries.failures import failure_rows
 
     with published_results(settings_from_args(args)) as con:
         rows = failure_rows(con)

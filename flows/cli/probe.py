@@ -9,15 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     running_flows,
     settings_from_args,
     start_prefect_early,
 )
-from flows.cli._imports import print_import_outcome
-from flows.cli._stop import stoppable
+from lilo.flows.cli._imports import print_import_outcome
+from lilo.flows.cli._stop import stoppable
 
 __all__ = ["add_import_parser", "register"]
 
@@ -35,7 +35,7 @@ def _numbers(value: str) -> list[int]:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from flows.probe import ProbeDataError, probe_flow
+    from lilo.flows.probe import ProbeDataError, probe_flow
 
     sizes = "probe.kv_keys" if args.task == "kv" else "probe.mdqa_docs"
     given: dict[str, Any] = {
@@ -120,8 +120,8 @@ def _print_probe(result: Any) -> None:
 
 @stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
-    from flows.probe import import_probes_flow
-    from tasks.probes import CloneError, locate_clone
+    from lilo.flows.probe import import_probes_flow
+    from lilo.tasks.probes import CloneError, locate_clone
 
     path = Path(args.path)
     try:

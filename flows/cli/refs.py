@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import add_common_args, settings_from_args
+from lilo.flows.cli._common import add_common_args, settings_from_args
 
 __all__ = ["register"]
 
@@ -32,8 +32,8 @@ _FIELDS = (
 def cmd_refs(args: argparse.Namespace) -> int:
     """0 with the entries printed; 1 when the survey or its bibliography cannot be read (the
     message names the files looked for); 2 when PATH does not exist."""
-    from tasks.clean.errors import Quarantined
-    from tasks.samples.survey import survey_references
+    from lilo.tasks.clean.errors import Quarantined
+    from lilo.tasks.samples.survey import survey_references
 
     path = Path(args.path)
     if not path.exists():

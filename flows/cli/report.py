@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     add_renamed_arg,
@@ -18,8 +18,8 @@ __all__ = ["register"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from flows._report import write_report
-    from tasks.report import cache_figures
+    from lilo.flows._report import write_report
+    from lilo.tasks.report import cache_figures
 
     settings = settings_from_args(args)
     cache_figures(settings.cache_dir / "figures")

@@ -7,8 +7,8 @@ import argparse
 import time
 from typing import Any
 
-from flows.cli._args import lengths
-from flows.cli._common import (
+from lilo.flows.cli._args import lengths
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     check_names,
@@ -22,8 +22,8 @@ __all__ = ["register"]
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from flows.reproduce import estimate_rows, plan_reproduction, reproduce_ral_writer
-    from tasks.paper.plan import PAPER_LENGTHS
+    from lilo.flows.reproduce import estimate_rows, plan_reproduction, reproduce_ral_writer
+    from lilo.tasks.paper.plan import PAPER_LENGTHS
 
     extra: dict[str, Any] = {}
     if args.dataset:

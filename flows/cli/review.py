@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flows.cli._common import (
+from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     progress,
@@ -28,7 +28,7 @@ from flows.cli._common import (
     running_flows,
     settings_from_args,
 )
-from flows.cli._stop import stoppable
+from lilo.flows.cli._stop import stoppable
 
 __all__ = ["register"]
 
@@ -48,8 +48,8 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def _known(settings: Any) -> tuple[list[str], list[str]]:
     """The dataset version's sample ids and QA pair ids."""
-    from flows._stage import open_warehouse
-    from warehouse.queries.reviews import review_ids
+    from lilo.flows._stage import open_warehouse
+    from lilo.warehouse.queries.reviews import review_ids
 
     with open_warehouse(settings) as wh:
         return review_ids(wh, settings.dataset_version)
@@ -99,8 +99,8 @@ def _short(ids: list[str]) -> dict[str, str]:
 
 
 def _pairs(args: argparse.Namespace, settings: Any, statuses: tuple[str, ...]) -> list[Any]:
-    from flows._stage import open_warehouse
-    from flows.review import reviewable_pairs
+    from lilo.flows._stage import open_warehouse
+    from lilo.flows.review import reviewable_pairs
 
     sample = _sample(args, settings)
     with open_warehouse(settings) as wh:
@@ -112,7 +112,7 @@ def _record(
 ) -> int:
     """Write verdicts; print what became of each: recorded, already so, or not recorded and
     why (a conflict names the decision it contradicts). 1 if any was not recorded."""
-    from flows.review import record_verdicts
+    from lilo.flows.review import record_verdicts
 
     applied = record_verdicts(settings, verdicts, args.reviewer, channel)
     for d in applied.decisions:
@@ -152,7 +152,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_approve(args: argparse.Namespace) -> int:
-    from tasks.qa import Verdict
+    from lilo.tasks.qa import Verdict
 
     if not args.qa_ids and not args.sample:
         raise CLIError("name the pairs to approve (QA_ID ...) or a sample (--sample S)")
@@ -166,7 +166,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_reject(args: argparse.Namespace) -> int:
-    from tasks.qa import Verdict
+    from lilo.tasks.qa import Verdict
 
     settings = _settings(args)
     verdicts = [
@@ -178,7 +178,7 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_edit(args: argparse.Namespace) -> int:
-    from tasks.qa import Verdict
+    from lilo.tasks.qa import Verdict
 
     settings = _settings(args)
     verdict = Verdict(
@@ -192,7 +192,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tasks.qa import export_record
+    from lilo.tasks.qa import export_record
 
     settings = _settings(args)
     pairs = _pairs(args, settings, tuple(args.status.split(",")))
@@ -218,8 +218,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     verdict) is skipped with its file:line; the others are recorded."""
     from pydantic import ValidationError
 
-    from tasks.files import FileTooLarge, read_bounded
-    from tasks.qa import FileVerdict
+    from lilo.tasks.files import FileTooLarge, read_bounded
+    from lilo.tasks.qa import FileVerdict
 
     path = Path(args.file)
     hint = "give the JSONL file `lilo review export` wrote"
@@ -269,9 +269,9 @@ def cmd_interactive(args: argparse.Namespace) -> int:
     from rich.panel import Panel
     from rich.prompt import Prompt
 
-    from flows._stage import open_warehouse
-    from flows.review import paper_titles
-    from tasks.qa import Verdict
+    from lilo.flows._stage import open_warehouse
+    from lilo.flows.review import paper_titles
+    from lilo.tasks.qa import Verdict
 
     console = Console()
     settings = _settings(args)
@@ -328,11 +328,11 @@ def cmd_interactive(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from flows._load import load_qa, load_samples
-    from flows._stage import open_warehouse
-    from tasks.qa import quality_report
-    from tasks.synthetic import load_manifest
-    from warehouse.queries.reviews import load_decisions
+    from lilo.flows._load import load_qa, load_samples
+    from lilo.flows._stage import open_warehouse
+    from lilo.tasks.qa import quality_report
+    from lilo.tasks.synthetic import load_manifest
+    from lilo.warehouse.queries.reviews import load_decisions
 
     settings = _settings(args)
     corpus = Path(args.corpus) if args.corpus else settings.data_dir / "demo-corpus"
@@ -351,8 +351,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_ui(args: argparse.Namespace) -> int:
-    from flows.cli._forms import print_address, require_api
-    from flows.review import qa_review
+    from lilo.flows.cli._forms import print_address, require_api
+    from lilo.flows.review import qa_review
 
     require_api()
     settings = _settings(args)
@@ -429,7 +429,7 @@ def register(sub: Any) -> None:
     )
     report.set_defaults(func=cmd_report)
 
-    from flows.cli._grades import register_grades
+    from lilo.flows.cli._grades import register_grades
 
     register_grades(action)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
+from lilo.flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
 
 __all__ = ["register"]
 
@@ -18,8 +18,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from rich.panel import Panel
     from rich.table import Table
 
-    from warehouse.queries.details import read_details, version_samples
-    from warehouse.queries.results import default_version
+    from lilo.warehouse.queries.details import read_details, version_samples
+    from lilo.warehouse.queries.results import default_version
 
     with published_results(settings_from_args(args)) as con:
         version = default_version(con)  # the version the `leaderboard` view shows

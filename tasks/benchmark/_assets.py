@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import jinja2
 from jinja2 import meta
 
-from tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
-from tasks.prompts import parse_checklist
-from tasks.records import Quarantine
+from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
+from lilo.tasks.prompts import parse_checklist
+from lilo.tasks.records import Quarantine
 
 __all__ = ["Asset", "make_asset", "read_assets"]
 

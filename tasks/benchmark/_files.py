@@ -12,10 +12,10 @@ from typing import Any
 
 from pylatexenc.latex2text import LatexNodes2Text
 
-from tasks.files import FileTooLarge, read_bounded
-from tasks.records import PaperText, Quarantine
-from tasks.text import count_words
-from tasks.tokens import count_word_tokens
+from lilo.tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.records import PaperText, Quarantine
+from lilo.tasks.text import count_words
+from lilo.tasks.tokens import count_word_tokens
 
 __all__ = [
     "MAX_JSON_BYTES",

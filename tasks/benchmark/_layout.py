@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.benchmark._assets import Asset, make_asset
-from tasks.benchmark._files import MAX_JSON_BYTES, PAPERS_DIR, Files, problem
-from tasks.benchmark._questions import QUESTION_FOLDERS
-from tasks.files import read_bounded
-from tasks.records import Quarantine
+from lilo.tasks.benchmark._assets import Asset, make_asset
+from lilo.tasks.benchmark._files import MAX_JSON_BYTES, PAPERS_DIR, Files, problem
+from lilo.tasks.benchmark._questions import QUESTION_FOLDERS
+from lilo.tasks.files import read_bounded
+from lilo.tasks.records import Quarantine
 
 __all__ = ["DESCRIPTION_FILE", "group_folders", "read_descriptions", "report_orphans"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.benchmark._files import Files, paper_id_of, problem
-from tasks.records import QAPair, Quarantine, content_id
+from lilo.tasks.benchmark._files import Files, paper_id_of, problem
+from lilo.tasks.records import QAPair, Quarantine, content_id
 
 __all__ = ["QUESTION_FOLDERS", "Question", "qa_pair", "read_questions"]
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import jinja2
 from jinja2 import meta
 
-from tasks.benchmark._assets import Asset, make_asset
-from tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
-from tasks.files import FileTooLarge, read_bounded
-from tasks.prompts import METHOD_TEMPLATES
-from tasks.records import Quarantine
+from lilo.tasks.benchmark._assets import Asset, make_asset
+from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
+from lilo.tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.prompts import METHOD_TEMPLATES
+from lilo.tasks.records import Quarantine
 
 __all__ = ["read_method_assets"]
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from tasks.benchmark._assets import Asset, read_assets
-from tasks.benchmark._files import PAPERS_DIR, Files, locate_dataset, paper_id_of, problem
-from tasks.benchmark._layout import group_folders, read_descriptions, report_orphans
-from tasks.benchmark._questions import Question, qa_pair, read_questions
-from tasks.benchmark._scripts import read_method_assets
-from tasks.benchmark._warnings import warning_kinds
-from tasks.qa.review import QADecision, approval
-from tasks.records import PaperText, QAPair, Quarantine, Sample
+from lilo.tasks.benchmark._assets import Asset, read_assets
+from lilo.tasks.benchmark._files import PAPERS_DIR, Files, locate_dataset, paper_id_of, problem
+from lilo.tasks.benchmark._layout import group_folders, read_descriptions, report_orphans
+from lilo.tasks.benchmark._questions import Question, qa_pair, read_questions
+from lilo.tasks.benchmark._scripts import read_method_assets
+from lilo.tasks.benchmark._warnings import warning_kinds
+from lilo.tasks.qa.review import QADecision, approval
+from lilo.tasks.records import PaperText, QAPair, Quarantine, Sample
 
 __all__ = [
     "Benchmark",

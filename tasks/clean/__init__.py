@@ -8,16 +8,16 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tasks.clean._inputs import inlined_source
-from tasks.clean.errors import Quarantined
-from tasks.clean.extract import extract_archive
-from tasks.clean.front import FrontMatter
-from tasks.clean.latex import CLEANER_VERSION, Cleaned, clean_source
-from tasks.clean.plain import latex_to_text
-from tasks.config import Settings
-from tasks.records import PaperText, Quarantine, RawSource
-from tasks.text import count_words
-from tasks.tokens import count_word_tokens
+from lilo.tasks.clean._inputs import inlined_source
+from lilo.tasks.clean.errors import Quarantined
+from lilo.tasks.clean.extract import extract_archive
+from lilo.tasks.clean.front import FrontMatter
+from lilo.tasks.clean.latex import CLEANER_VERSION, Cleaned, clean_source
+from lilo.tasks.clean.plain import latex_to_text
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, Quarantine, RawSource
+from lilo.tasks.text import count_words
+from lilo.tasks.tokens import count_word_tokens
 
 __all__ = [
     "CLEANER_VERSION",

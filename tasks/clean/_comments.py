@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tasks.clean._tex import cut, environment_spans, nbytes
+from lilo.tasks.clean._tex import cut, environment_spans, nbytes
 
 __all__ = ["remove_environments", "strip_comments"]
 

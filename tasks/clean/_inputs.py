@@ -17,11 +17,11 @@ import os
 import re
 from pathlib import Path
 
-from tasks.clean._comments import remove_environments, strip_comments
-from tasks.clean._tex import decode_tex
-from tasks.clean.errors import Quarantined
-from tasks.config import CleanSettings
-from tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.clean._comments import remove_environments, strip_comments
+from lilo.tasks.clean._tex import decode_tex
+from lilo.tasks.clean.errors import Quarantined
+from lilo.tasks.config import CleanSettings
+from lilo.tasks.files import FileTooLarge, read_bounded
 
 __all__ = [
     "BEGIN_DOCUMENT",

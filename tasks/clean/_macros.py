@@ -15,8 +15,8 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 
-from tasks.clean._tex import argument_span, command_spans, cut
-from tasks.clean.errors import Quarantined
+from lilo.tasks.clean._tex import argument_span, command_spans, cut
+from lilo.tasks.clean.errors import Quarantined
 
 __all__ = ["expand_macros", "find_macros", "remove_layout"]
 

@@ -16,8 +16,8 @@ import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO
 
-from tasks.clean.errors import Quarantined
-from tasks.config import CleanSettings, Settings
+from lilo.tasks.clean.errors import Quarantined
+from lilo.tasks.config import CleanSettings, Settings
 
 __all__ = ["extract_archive"]
 

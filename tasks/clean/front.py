@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from tasks.clean._macros import expand_macros
-from tasks.clean._tex import argument_span, environment_spans
-from tasks.clean.plain import latex_to_text
+from lilo.tasks.clean._macros import expand_macros
+from lilo.tasks.clean._tex import argument_span, environment_spans
+from lilo.tasks.clean.plain import latex_to_text
 
 __all__ = ["FrontMatter", "front_matter"]
 

@@ -16,17 +16,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tasks.clean._inputs import BEGIN_DOCUMENT, END_DOCUMENT, Inliner, find_main
-from tasks.clean._macros import expand_macros, find_macros, remove_layout
-from tasks.clean._tex import (
+from lilo.tasks.clean._inputs import BEGIN_DOCUMENT, END_DOCUMENT, Inliner, find_main
+from lilo.tasks.clean._macros import expand_macros, find_macros, remove_layout
+from lilo.tasks.clean._tex import (
     cut,
     environment_spans,
     nbytes,
     remove_commands,
     remove_definitions,
 )
-from tasks.clean.front import FrontMatter, front_matter
-from tasks.config import Settings
+from lilo.tasks.clean.front import FrontMatter, front_matter
+from lilo.tasks.config import Settings
 
 __all__ = ["CLEANER_VERSION", "Cleaned", "clean_source"]
 

@@ -1,8 +1,8 @@
 """Fetching from arXiv (docs/design.md §3): metadata through the `arxiv` client, e-prints with
 `requests` into a content-addressed store. Both endpoints are configuration."""
 
-from tasks.fetch.eprint import detect_format, fetch_eprints
-from tasks.fetch.metadata import PaperMeta, fetch_metadata, search, strip_version
+from lilo.tasks.fetch.eprint import detect_format, fetch_eprints
+from lilo.tasks.fetch.metadata import PaperMeta, fetch_metadata, search, strip_version
 
 __all__ = [
     "PaperMeta",

@@ -12,9 +12,9 @@ from typing import TypeVar
 
 import requests
 
-from tasks.backoff import Backoff
-from tasks.config import ArxivSettings
-from tasks.errors import LiloError
+from lilo.tasks.backoff import Backoff
+from lilo.tasks.config import ArxivSettings
+from lilo.tasks.errors import LiloError
 
 __all__ = ["FetchError", "RetryableStatus", "check_retryable", "polite"]
 

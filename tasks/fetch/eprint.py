@@ -13,11 +13,11 @@ from pathlib import Path
 
 import requests
 
-from tasks.config import ArxivSettings, Settings
-from tasks.fetch._http import FetchError, check_retryable, polite
-from tasks.fetch.metadata import PaperMeta, strip_version
-from tasks.files import write_atomic
-from tasks.records import Quarantine, RawSource
+from lilo.tasks.config import ArxivSettings, Settings
+from lilo.tasks.fetch._http import FetchError, check_retryable, polite
+from lilo.tasks.fetch.metadata import PaperMeta, strip_version
+from lilo.tasks.files import write_atomic
+from lilo.tasks.records import Quarantine, RawSource
 
 __all__ = ["detect_format", "fetch_eprints"]
 

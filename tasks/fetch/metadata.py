@@ -10,8 +10,8 @@ from typing import Any
 import arxiv
 import requests
 
-from tasks.config import ArxivSettings, Settings
-from tasks.fetch._http import check_retryable, polite
+from lilo.tasks.config import ArxivSettings, Settings
+from lilo.tasks.fetch._http import check_retryable, polite
 
 __all__ = ["PaperMeta", "fetch_metadata", "search", "strip_version"]
 

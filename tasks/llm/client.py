@@ -16,15 +16,15 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
-from tasks.cache import DiskCache, cache_key, canonical_json
-from tasks.config import ChatEndpointSettings, Settings
-from tasks.lifetime import raise_if_stopping
-from tasks.llm.ledger import CallLog
-from tasks.llm.limits import Limits, limits_for
-from tasks.llm.types import Backend, Completion, LLMError, Message, ResponseFormatUnsupported
-from tasks.records import LLMCall
-from tasks.redact import configured_secrets, redact
-from tasks.tokens import count_word_tokens
+from lilo.tasks.cache import DiskCache, cache_key, canonical_json
+from lilo.tasks.config import ChatEndpointSettings, Settings
+from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.llm.ledger import CallLog
+from lilo.tasks.llm.limits import Limits, limits_for
+from lilo.tasks.llm.types import Backend, Completion, LLMError, Message, ResponseFormatUnsupported
+from lilo.tasks.records import LLMCall
+from lilo.tasks.redact import configured_secrets, redact
+from lilo.tasks.tokens import count_word_tokens
 
 __all__ = ["LLMClient", "judge_settings", "make_client", "make_judge_client"]
 
@@ -238,11 +238,11 @@ def make_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
     """The configured backend behind the shared cache; its calls appended to `log`."""
     backend: Backend
     if settings.llm.backend == "offline":
-        from tasks.llm.offline import OfflineEngine
+        from lilo.tasks.llm.offline import OfflineEngine
 
         backend = OfflineEngine(settings)
     else:
-        from tasks.llm.openai_backend import OpenAIBackend
+        from lilo.tasks.llm.openai_backend import OpenAIBackend
 
         backend = OpenAIBackend(settings)
     return LLMClient(backend, DiskCache(settings.cache_dir / "llm"), settings, log)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.records import LLMCall
+from lilo.tasks.records import LLMCall
 
 __all__ = [
     "CallLog",

@@ -7,9 +7,9 @@ import os
 import time
 from typing import Any
 
-from tasks.backoff import BAD_REPLY
-from tasks.config import Settings
-from tasks.llm.types import Completion, Message, ResponseFormatUnsupported
+from lilo.tasks.backoff import BAD_REPLY
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.types import Completion, Message, ResponseFormatUnsupported
 
 __all__ = ["OpenAIBackend"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tasks.errors import LiloError
+from lilo.tasks.errors import LiloError
 
 __all__ = ["Backend", "Completion", "LLMError", "Message", "ResponseFormatUnsupported"]
 

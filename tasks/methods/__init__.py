@@ -1,6 +1,6 @@
 """Generation methods (docs/design.md §7): Single, AgentWrite, Compress, RAL-Writer, as plug-ins."""
 
-from tasks.methods.base import (
+from lilo.tasks.methods.base import (
     Draft,
     Method,
     MethodError,

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.methods._prompts import _template, task_instruction
-from tasks.methods.base import Run
-from tasks.text import count_words
+from lilo.tasks.methods._prompts import _template, task_instruction
+from lilo.tasks.methods.base import Run
+from lilo.tasks.text import count_words
 
 __all__ = [
     "Chunk",

@@ -19,7 +19,7 @@ from importlib import resources
 
 import jinja2
 
-from tasks.prompts import PromptPack
+from lilo.tasks.prompts import PromptPack
 
 __all__ = [
     "PLAN_ASK",
@@ -37,7 +37,7 @@ RESTATE_SEPARATOR = "\n\n---\n\n"
 
 @functools.cache
 def _template(name: str) -> jinja2.Template:
-    source = (resources.files("tasks.methods") / "templates" / f"{name}.jinja").read_text()
+    source = (resources.files(__package__) / "templates" / f"{name}.jinja").read_text()
     return jinja2.Environment(
         autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False
     ).from_string(source)

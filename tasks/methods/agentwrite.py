@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.config import Settings
-from tasks.methods._prompts import MethodPrompts, task_instruction
-from tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.config import Settings
+from lilo.tasks.methods._prompts import MethodPrompts, task_instruction
+from lilo.tasks.methods.base import Draft, Run, Writer, method
 
 __all__ = [
     "Plan",

@@ -15,15 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.errors import UnknownName
-from tasks.llm import LLMClient
-from tasks.prompts import PromptPack
-from tasks.records import Generation, LLMCall, PaperText, Sample, content_id
-from tasks.redact import redacted
-from tasks.registry import Registry
-from tasks.text import count_words
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.errors import UnknownName
+from lilo.tasks.llm import LLMClient
+from lilo.tasks.prompts import PromptPack
+from lilo.tasks.records import Generation, LLMCall, PaperText, Sample, content_id
+from lilo.tasks.redact import redacted
+from lilo.tasks.registry import Registry
+from lilo.tasks.text import count_words
 
 __all__ = [
     "Draft",

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write
-from tasks.methods.base import Draft, Run, Writer, method
-from tasks.text import split_sentences
-from tasks.tokens import count_word_tokens
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write
+from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.text import split_sentences
+from lilo.tasks.tokens import count_word_tokens
 
 __all__ = ["compress", "compress_extractive"]
 

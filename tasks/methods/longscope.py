@@ -13,11 +13,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tasks.config import Settings, output_values
-from tasks.methods._convolve import sample_sets, top_k
-from tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
-from tasks.methods._lite import write_section as _write_section
-from tasks.methods._skeleton import (
+from lilo.tasks.config import Settings, output_values
+from lilo.tasks.methods._convolve import sample_sets, top_k
+from lilo.tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
+from lilo.tasks.methods._lite import write_section as _write_section
+from lilo.tasks.methods._skeleton import (
     Node,
     Op,
     apply_edit,
@@ -27,7 +27,7 @@ from tasks.methods._skeleton import (
     parse_skeleton,
     render,
 )
-from tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, Run, Writer, method
 
 __all__ = ["QUICK", "edit_text", "judge_score", "longscope"]
 

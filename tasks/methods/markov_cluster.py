@@ -11,16 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import Settings, output_values
-from tasks.methods._lite import brief, budgets, evidence, prompt, word_chunks, write_section
-from tasks.methods._markov import (
+from lilo.tasks.config import Settings, output_values
+from lilo.tasks.methods._lite import brief, budgets, evidence, prompt, word_chunks, write_section
+from lilo.tasks.methods._markov import (
     best_path,
     cluster,
     first_appearance,
     kendall_tau,
     transition_matrix,
 )
-from tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, Run, Writer, method
 
 __all__ = ["markov_cluster"]
 

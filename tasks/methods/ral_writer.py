@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import RALSettings, Settings, output_values
-from tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
-from tasks.methods._splitter import split_recursive
-from tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
-from tasks.methods.base import Draft, Run, Writer, method
-from tasks.prompts import key_requirements
-from tasks.tokens import count_gpt4o_tokens
+from lilo.tasks.config import RALSettings, Settings, output_values
+from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
+from lilo.tasks.methods._splitter import split_recursive
+from lilo.tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
+from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.prompts import key_requirements
+from lilo.tasks.tokens import count_gpt4o_tokens
 
 __all__ = ["importance", "position_bias", "ral_writer", "select_restatements"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from tasks.config import Settings, output_values
-from tasks.methods._lite import (
+from lilo.tasks.config import Settings, output_values
+from lilo.tasks.methods._lite import (
     abstract,
     brief,
     budgets,
@@ -22,10 +22,10 @@ from tasks.methods._lite import (
     word_chunks,
     write_section,
 )
-from tasks.methods._skeleton import Node, parse_skeleton, render
-from tasks.methods._toposort import topological_order
-from tasks.methods.base import Draft, Run, Writer, method
-from tasks.prompting import paper_blocks
+from lilo.tasks.methods._skeleton import Node, parse_skeleton, render
+from lilo.tasks.methods._toposort import topological_order
+from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.prompting import paper_blocks
 
 __all__ = ["parse_dependencies", "rapid", "structures"]
 

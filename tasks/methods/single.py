@@ -7,9 +7,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from tasks.config import Settings
-from tasks.methods._prompts import task_instruction
-from tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.config import Settings
+from lilo.tasks.methods._prompts import task_instruction
+from lilo.tasks.methods.base import Draft, Run, Writer, method
 
 
 def _args(settings: Settings) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def _rows(df: pd.DataFrame, marked: str) -> list[dict[str, Any]]:
 
 def render_page(page: PaperPage) -> str:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("tasks.paper", "templates"),
+        loader=jinja2.PackageLoader(__package__, "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )

@@ -16,7 +16,7 @@ __all__ = ["beside_published", "published_numbers"]
 
 def published_numbers() -> pd.DataFrame:
     """Columns: table, backbone, method, target_words (0: Overall), metric, value, source."""
-    text = (resources.files("tasks.paper") / "published.csv").read_text()
+    text = (resources.files(__package__) / "published.csv").read_text()
     return pd.read_csv(io.StringIO(text))
 
 

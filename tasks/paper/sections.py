@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tasks.methods._splitter import split_recursive
-from tasks.paper.published import beside_published
-from tasks.paper.significance import OVERALL
+from lilo.tasks.methods._splitter import split_recursive
+from lilo.tasks.paper.published import beside_published
+from lilo.tasks.paper.significance import OVERALL
 
 __all__ = ["restated_chunks", "table2", "table2_published", "table4", "table4_published"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.stats import bootstrap_interval, paired_comparison
+from lilo.tasks.stats import bootstrap_interval, paired_comparison
 
 __all__ = ["HEADLINE", "OVERALL", "cell_statistics", "paired_statistics"]
 

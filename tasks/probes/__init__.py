@@ -3,18 +3,18 @@ multi-document QA with the gold item at a chosen position (docs/design.md §17;
 docs/reference.md). Pure: the data (read from the user's clone or made by lilo), the
 prompts, the gold placement, one unit's answer and the metric."""
 
-from tasks.probes.ask import MAX_NEW_TOKENS, ask, build_prompt, units_for
-from tasks.probes.build import (
+from lilo.tasks.probes.ask import MAX_NEW_TOKENS, ask, build_prompt, units_for
+from lilo.tasks.probes.build import (
     kv_items,
     mdqa_from_oracle,
     mdqa_from_warehouse,
     passages,
     variant_of,
 )
-from tasks.probes.clone import STAGE, ClonedProbes, CloneError, locate_clone, read_clone
-from tasks.probes.metric import kv_correct, normalize_answer, qa_correct
-from tasks.probes.placement import PAPER_POSITIONS, default_positions, place_gold, place_kv
-from tasks.probes.prompts import (
+from lilo.tasks.probes.clone import STAGE, ClonedProbes, CloneError, locate_clone, read_clone
+from lilo.tasks.probes.metric import kv_correct, normalize_answer, qa_correct
+from lilo.tasks.probes.placement import PAPER_POSITIONS, default_positions, place_gold, place_kv
+from lilo.tasks.probes.prompts import (
     CLONE_PROMPTS,
     LILO_PROMPTS,
     PROMPTS_DATASET,
@@ -22,7 +22,7 @@ from tasks.probes.prompts import (
     format_documents,
     format_kv_records,
 )
-from tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit
+from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit
 
 __all__ = [
     "CLONE_PROMPTS",

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tasks.llm import LLMClient, LLMError
-from tasks.probes.metric import kv_correct, qa_correct
-from tasks.probes.placement import place_gold, place_kv
-from tasks.probes.prompts import ProbePrompts
-from tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
+from lilo.tasks.llm import LLMClient, LLMError
+from lilo.tasks.probes.metric import kv_correct, qa_correct
+from lilo.tasks.probes.placement import place_gold, place_kv
+from lilo.tasks.probes.prompts import ProbePrompts
+from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
 
 __all__ = ["MAX_NEW_TOKENS", "ask", "build_prompt", "units_for"]
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tasks.probes.metric import normalize_answer
-from tasks.probes.records import Document, ProbeItem
-from tasks.records import PaperText, QAPair
-from tasks.text import count_words, split_sentences
+from lilo.tasks.probes.metric import normalize_answer
+from lilo.tasks.probes.records import Document, ProbeItem
+from lilo.tasks.records import PaperText, QAPair
+from lilo.tasks.text import count_words, split_sentences
 
 __all__ = [
     "PASSAGE_WORDS",

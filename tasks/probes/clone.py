@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.probes.prompts import read_clone_prompts
-from tasks.probes.records import Document, ProbeItem
-from tasks.records import Quarantine
+from lilo.tasks.probes.prompts import read_clone_prompts
+from lilo.tasks.probes.records import Document, ProbeItem
+from lilo.tasks.records import Quarantine
 
 __all__ = ["STAGE", "ClonedProbes", "CloneError", "locate_clone", "read_clone"]
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.files import FileTooLarge, read_bounded
-from tasks.probes.records import Document
+from lilo.tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.probes.records import Document
 
 __all__ = [
     "CLONE_PROMPTS",

@@ -12,8 +12,8 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from tasks.report._html import data_uri
-from tasks.reporting import markdown_table
+from lilo.tasks.report._html import data_uri
+from lilo.tasks.reporting import markdown_table
 
 __all__ = ["create_probe_artifacts", "probe_curve_png", "render_probe_report"]
 

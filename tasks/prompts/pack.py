@@ -194,7 +194,7 @@ def _compile(source: str) -> jinja2.Template:
 @functools.cache
 def lilo_pack() -> PromptPack:
     """lilo's own templates and checklist (`tasks/prompts/lilo/`)."""
-    folder = resources.files("tasks.prompts") / "lilo"
+    folder = resources.files(__package__) / "lilo"
     assets = {t: (folder / f"{t}.jinja").read_text(encoding="utf-8") for t in TEMPLATES}
     checklist = parse_checklist(
         json.loads((folder / CHECKLIST).read_text(encoding="utf-8")), f"lilo/{CHECKLIST}"

@@ -1,23 +1,23 @@
 """QA pairs for samples (docs/design.md §6): generation, checks, filter, dedup and the quota
 loop."""
 
-from tasks.qa.checks import (
+from lilo.tasks.qa.checks import (
     cross_problem,
     evidence_problem,
     filter_pair,
     near_duplicates,
     normalise_whitespace,
 )
-from tasks.qa.generate import (
+from lilo.tasks.qa.generate import (
     PROMPT_VERSION,
     QAResult,
     generate_qa,
     is_ready,
     waiting_for_review,
 )
-from tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_items
-from tasks.qa.report import QualityReport, fact_coverage, quality_report
-from tasks.qa.review import (
+from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply, parse_qa_items
+from lilo.tasks.qa.report import QualityReport, fact_coverage, quality_report
+from lilo.tasks.qa.review import (
     REVIEWABLE,
     Applied,
     FileVerdict,

@@ -7,11 +7,11 @@ import re
 
 import numpy as np
 
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.llm import LLMClient
-from tasks.qa.parse import Verdict, ask_json, load_json_reply, parse_reply
-from tasks.qa.prompts import filter_messages
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import LLMClient
+from lilo.tasks.qa.parse import Verdict, ask_json, load_json_reply, parse_reply
+from lilo.tasks.qa.prompts import filter_messages
 
 __all__ = [
     "cross_problem",

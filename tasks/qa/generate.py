@@ -13,19 +13,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 
-from tasks.config import Settings
-from tasks.embeddings import Embedder
-from tasks.llm import LLMClient, LLMError
-from tasks.qa.checks import (
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import LLMClient, LLMError
+from lilo.tasks.qa.checks import (
     cross_problem,
     evidence_problem,
     filter_pair,
     near_duplicates,
     normalise_whitespace,
 )
-from tasks.qa.parse import ask_json, parse_qa_items
-from tasks.qa.prompts import PROMPT_VERSION, generate_messages
-from tasks.records import PaperText, QAPair, Sample, content_id
+from lilo.tasks.qa.parse import ask_json, parse_qa_items
+from lilo.tasks.qa.prompts import PROMPT_VERSION, generate_messages
+from lilo.tasks.records import PaperText, QAPair, Sample, content_id
 
 __all__ = ["PROMPT_VERSION", "QAResult", "generate_qa", "is_ready", "waiting_for_review"]
 

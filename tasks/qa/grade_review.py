@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from tasks.scoring._judge import TIERS
-from tasks.stats import exact_agreement, weighted_kappa
+from lilo.tasks.scoring._judge import TIERS
+from lilo.tasks.stats import exact_agreement, weighted_kappa
 
 __all__ = [
     "GradeEntry",

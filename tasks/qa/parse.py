@@ -23,8 +23,8 @@ from pydantic import (
     field_validator,
 )
 
-from tasks.errors import LiloError
-from tasks.llm import LLMClient, Message
+from lilo.tasks.errors import LiloError
+from lilo.tasks.llm import LLMClient, Message
 
 __all__ = [
     "Evidence",

@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tasks.config import Settings
-from tasks.qa.checks import normalise_whitespace
-from tasks.qa.generate import is_ready
-from tasks.qa.review import QADecision
-from tasks.records import QAPair, Sample
+from lilo.tasks.config import Settings
+from lilo.tasks.qa.checks import normalise_whitespace
+from lilo.tasks.qa.generate import is_ready
+from lilo.tasks.qa.review import QADecision
+from lilo.tasks.records import QAPair, Sample
 
 __all__ = ["PlantedFact", "QualityReport", "fact_coverage", "quality_report"]
 

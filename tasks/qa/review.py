@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from tasks.records import QAPair, content_id
+from lilo.tasks.records import QAPair, content_id
 
 __all__ = [
     "QA_STATUSES",

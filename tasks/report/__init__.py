@@ -1,16 +1,16 @@
 """What people look at: one result version as a static HTML page, and a run's Prefect
 artifacts, both from the same `ReportData`."""
 
-from tasks.report._artifacts import (
+from lilo.tasks.report._artifacts import (
     create_markdown_artifact,
     create_run_artifacts,
     create_stats_artifacts,
     create_table_artifact,
 )
-from tasks.report._data import ReportData
-from tasks.report._drill import HEADLINE, Answer, SummaryDetail
-from tasks.report._html import render_html, render_pages
-from tasks.report._plots import cache_figures, position_curve_png
+from lilo.tasks.report._data import ReportData
+from lilo.tasks.report._drill import HEADLINE, Answer, SummaryDetail
+from lilo.tasks.report._html import render_html, render_pages
+from lilo.tasks.report._plots import cache_figures, position_curve_png
 
 __all__ = [
     "HEADLINE",

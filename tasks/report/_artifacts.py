@@ -22,11 +22,11 @@ from prefect.artifacts import MarkdownArtifact, TableArtifact
 from prefect.runtime import flow_run
 from prefect.settings import PREFECT_UI_URL
 
-from tasks.report._data import ReportData
-from tasks.report._html import data_uri
-from tasks.report._plots import histogram_png, position_curve_png
-from tasks.reporting import markdown_table
-from tasks.samples.stats import DatasetStats, stats_markdown
+from lilo.tasks.report._data import ReportData
+from lilo.tasks.report._html import data_uri
+from lilo.tasks.report._plots import histogram_png, position_curve_png
+from lilo.tasks.reporting import markdown_table
+from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
 __all__ = [
     "create_markdown_artifact",

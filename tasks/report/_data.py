@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from tasks.samples.stats import DatasetStats
+from lilo.tasks.samples.stats import DatasetStats
 
 __all__ = ["ReportData"]
 

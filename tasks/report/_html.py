@@ -21,10 +21,10 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from tasks.leaderboard import comparison
-from tasks.report._data import ReportData
-from tasks.report._drill import SummaryDetail
-from tasks.report._plots import (
+from lilo.tasks.leaderboard import comparison
+from lilo.tasks.report._data import ReportData
+from lilo.tasks.report._drill import SummaryDetail
+from lilo.tasks.report._plots import (
     consistency_png,
     cost_png,
     histogram_png,
@@ -38,7 +38,7 @@ __all__ = ["cell_page", "data_uri", "render_html", "render_pages", "sample_page"
 @cache
 def _env() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("tasks.report", "templates"),
+        loader=jinja2.PackageLoader(__package__, "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

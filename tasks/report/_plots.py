@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from tasks.cache import DiskCache, cache_key
-from tasks.samples.stats import DatasetStats
+from lilo.tasks.cache import DiskCache, cache_key
+from lilo.tasks.samples.stats import DatasetStats
 
 __all__ = [
     "cache_figures",

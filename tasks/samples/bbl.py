@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tasks.clean.plain import latex_to_text
+from lilo.tasks.clean.plain import latex_to_text
 
 __all__ = ["BblEntry", "parse_bbl"]
 

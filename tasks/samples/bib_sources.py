@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.clean import inlined_source
-from tasks.clean._tex import environment_spans
+from lilo.tasks.clean import inlined_source
+from lilo.tasks.clean._tex import environment_spans
 
 __all__ = ["BibSources", "find_bib_sources"]
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from pylatexenc.latex2text import LatexNodes2Text
 
-from tasks.clean._tex import argument_span
-from tasks.clean.plain import strip_markup
-from tasks.records import content_id
+from lilo.tasks.clean._tex import argument_span
+from lilo.tasks.clean.plain import strip_markup
+from lilo.tasks.records import content_id
 
 __all__ = ["Citation", "CitationGroup", "GROUP_KINDS", "citation_groups", "find_citations"]
 

@@ -20,12 +20,12 @@ from pathlib import Path
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
-from tasks.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
-from tasks.clean import latex_to_text
-from tasks.config import CleanSettings
-from tasks.files import FileTooLarge, read_bounded
-from tasks.samples.bbl import BblEntry, parse_bbl
-from tasks.samples.bib_sources import BibSources, find_bib_sources
+from lilo.tasks.arxiv_ids import ARXIV_ID, find_arxiv_id, normalize_arxiv_id
+from lilo.tasks.clean import latex_to_text
+from lilo.tasks.config import CleanSettings
+from lilo.tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.samples.bbl import BblEntry, parse_bbl
+from lilo.tasks.samples.bib_sources import BibSources, find_bib_sources
 
 __all__ = ["Bibliography", "Reference", "read_bibliography", "read_references"]
 

@@ -9,15 +9,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tasks.clean.errors import Quarantined
-from tasks.clean.extract import extract_archive
-from tasks.clean.latex import clean_source
-from tasks.config import Settings
-from tasks.files import temp_dir
-from tasks.records import Quarantine, RawSource
-from tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
-from tasks.samples.references import Reference, read_bibliography
-from tasks.samples.title_search import resolve_titles
+from lilo.tasks.clean.errors import Quarantined
+from lilo.tasks.clean.extract import extract_archive
+from lilo.tasks.clean.latex import clean_source
+from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_dir
+from lilo.tasks.records import Quarantine, RawSource
+from lilo.tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
+from lilo.tasks.samples.references import Reference, read_bibliography
+from lilo.tasks.samples.title_search import resolve_titles
 
 __all__ = ["SurveyRead", "read_survey", "survey_references"]
 

@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from tasks.clean import latex_to_text
-from tasks.config import Settings
-from tasks.fetch.metadata import search
-from tasks.samples.references import Reference
+from lilo.tasks.clean import latex_to_text
+from lilo.tasks.config import Settings
+from lilo.tasks.fetch.metadata import search
+from lilo.tasks.samples.references import Reference
 
 __all__ = ["resolve_titles", "retry_due", "title_similarity"]
 

@@ -13,9 +13,9 @@ import itertools
 
 import numpy as np
 
-from tasks.config import Settings
-from tasks.records import PaperText, Sample, content_id
-from tasks.samples.citations import GROUP_KINDS, CitationGroup
+from lilo.tasks.config import Settings
+from lilo.tasks.records import PaperText, Sample, content_id
+from lilo.tasks.samples.citations import GROUP_KINDS, CitationGroup
 
 __all__ = ["build_samples"]
 

@@ -1,9 +1,16 @@
 """Scores (docs/design.md §8) as plug-ins: `get_scorer(name)(ScoreContext(...)) -> Scored`."""
 
-from tasks.scoring.base import ScoreContext, Scored, Scorer, available_scorers, get_scorer, scorer
-from tasks.scoring.consistency import consistency_score
-from tasks.scoring.length import length_score
-from tasks.scoring.quality import quality_score
+from lilo.tasks.scoring.base import (
+    ScoreContext,
+    Scored,
+    Scorer,
+    available_scorers,
+    get_scorer,
+    scorer,
+)
+from lilo.tasks.scoring.consistency import consistency_score
+from lilo.tasks.scoring.length import length_score
+from lilo.tasks.scoring.quality import quality_score
 
 __all__ = [
     "ScoreContext",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.qa.parse import QAFormatError
+from lilo.tasks.qa.parse import QAFormatError
 
 __all__ = ["TIERS", "tier_value"]
 

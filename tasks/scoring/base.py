@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tasks.config import Settings
-from tasks.llm import LLMClient
-from tasks.prompts import PromptPack
-from tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
-from tasks.registry import Registry
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import LLMClient
+from lilo.tasks.prompts import PromptPack
+from lilo.tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
+from lilo.tasks.registry import Registry
 
 __all__ = ["ScoreContext", "Scored", "Scorer", "available_scorers", "get_scorer", "scorer"]
 

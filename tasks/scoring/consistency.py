@@ -17,12 +17,12 @@ from functools import partial
 from statistics import mean
 from typing import Any
 
-from tasks.llm import Message, ResponseFormatUnsupported
-from tasks.prompts import PromptPack
-from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
-from tasks.records import QAPair, ScoreRow
-from tasks.scoring._judge import tier_value
-from tasks.scoring.base import ScoreContext, Scored, scorer
+from lilo.tasks.llm import Message, ResponseFormatUnsupported
+from lilo.tasks.prompts import PromptPack
+from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from lilo.tasks.records import QAPair, ScoreRow
+from lilo.tasks.scoring._judge import tier_value
+from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["SCORE_SCHEMA", "consistency", "consistency_score"]
 

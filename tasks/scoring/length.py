@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tasks.records import ScoreRow
-from tasks.scoring.base import ScoreContext, Scored, scorer
-from tasks.text import count_words
+from lilo.tasks.records import ScoreRow
+from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
+from lilo.tasks.text import count_words
 
 __all__ = ["length", "length_score"]
 

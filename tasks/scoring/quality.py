@@ -20,12 +20,12 @@ from functools import partial
 from statistics import mean
 from typing import Any
 
-from tasks.llm import Message
-from tasks.prompts import ChecklistItem, PromptPack
-from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
-from tasks.records import ScoreRow
-from tasks.scoring._judge import tier_value
-from tasks.scoring.base import ScoreContext, Scored, scorer
+from lilo.tasks.llm import Message
+from lilo.tasks.prompts import ChecklistItem, PromptPack
+from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from lilo.tasks.records import ScoreRow
+from lilo.tasks.scoring._judge import tier_value
+from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["checklist_messages", "quality", "quality_score"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.config import Settings
-from tasks.llm import LLMClient
-from tasks.prompts import ChecklistItem, PromptPack
-from tasks.qa.parse import QAFormatError, ask_json, load_json_reply
-from tasks.records import Generation
-from tasks.scoring.quality import checklist_messages
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import LLMClient
+from lilo.tasks.prompts import ChecklistItem, PromptPack
+from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from lilo.tasks.records import Generation
+from lilo.tasks.scoring.quality import checklist_messages
 
 __all__ = ["judge_pair", "parse_verdicts"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape, quoteattr
 
-from tasks.synthetic.manifest import ManifestItem
+from lilo.tasks.synthetic.manifest import ManifestItem
 
 __all__ = ["feed", "matches"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tasks.synthetic._prose import ProseWriter
-from tasks.synthetic._topics import Method, Topic
+from lilo.tasks.synthetic._prose import ProseWriter
+from lilo.tasks.synthetic._topics import Method, Topic
 
 _AND = " \\and "
 

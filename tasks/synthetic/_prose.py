@@ -8,8 +8,8 @@ import random
 import re
 from collections.abc import Sequence
 
-from tasks.synthetic._topics import Method, Topic
-from tasks.text import count_words
+from lilo.tasks.synthetic._topics import Method, Topic
+from lilo.tasks.text import count_words
 
 __all__ = ["ProseWriter"]
 

@@ -12,10 +12,10 @@ import random
 import tarfile
 from pathlib import Path
 
-from tasks.synthetic._paper import BuiltPaper, build_paper, format_value
-from tasks.synthetic._survey import FURTHER, SURVEY_TITLE, Cited, build_survey
-from tasks.synthetic._topics import TOPICS, Method, Topic
-from tasks.synthetic.manifest import MANIFEST_NAME, Fact, Manifest, ManifestItem
+from lilo.tasks.synthetic._paper import BuiltPaper, build_paper, format_value
+from lilo.tasks.synthetic._survey import FURTHER, SURVEY_TITLE, Cited, build_survey
+from lilo.tasks.synthetic._topics import TOPICS, Method, Topic
+from lilo.tasks.synthetic.manifest import MANIFEST_NAME, Fact, Manifest, ManifestItem
 
 __all__ = ["SURVEY_ID", "write_corpus"]
 

@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.clean import clean_paper
-from tasks.config import load_settings
-from tasks.records import PaperText, RawSource
-from tasks.synthetic.corpus import write_corpus
-from tasks.synthetic.manifest import Fact
-from tasks.text import split_sentences
+from lilo.tasks.clean import clean_paper
+from lilo.tasks.config import load_settings
+from lilo.tasks.records import PaperText, RawSource
+from lilo.tasks.synthetic.corpus import write_corpus
+from lilo.tasks.synthetic.manifest import Fact
+from lilo.tasks.text import split_sentences
 
 __all__ = ["BINS", "Located", "cleaned_triplet", "locate", "recall_by_bin", "recalled"]
 

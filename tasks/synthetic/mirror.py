@@ -16,8 +16,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tasks.synthetic._atom import feed, matches
-from tasks.synthetic.manifest import Manifest, ManifestItem, load_manifest
+from lilo.tasks.synthetic._atom import feed, matches
+from lilo.tasks.synthetic.manifest import Manifest, ManifestItem, load_manifest
 
 __all__ = ["Mirror", "serve_forever"]
 

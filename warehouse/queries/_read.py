@@ -7,7 +7,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from warehouse.db import Warehouse
+from lilo.warehouse.db import Warehouse
 
 Source = Warehouse | duckdb.DuckDBPyConnection
 

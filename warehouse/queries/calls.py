@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from warehouse.queries._read import Source, frame, tuples
+from lilo.warehouse.queries._read import Source, frame, tuples
 
 __all__ = ["generation_history", "judge_cost", "run_calls"]
 

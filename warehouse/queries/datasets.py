@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tasks.records import QAPair, Sample
-from tasks.samples.stats import DatasetStats, SurveyStats
-from warehouse.queries._read import Source, rows, scalar, tuples
+from lilo.tasks.records import QAPair, Sample
+from lilo.tasks.samples.stats import DatasetStats, SurveyStats
+from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = [
     "approved_single_pairs",

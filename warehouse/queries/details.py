@@ -7,7 +7,7 @@ import json
 
 import duckdb
 
-from tasks.report import HEADLINE, Answer, SummaryDetail
+from lilo.tasks.report import HEADLINE, Answer, SummaryDetail
 
 __all__ = ["read_details", "version_samples"]
 

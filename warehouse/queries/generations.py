@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tasks.records import Generation
-from warehouse.queries._read import Source, rows, tuples
+from lilo.tasks.records import Generation
+from lilo.warehouse.queries._read import Source, rows, tuples
 
 __all__ = [
     "judge_repeats_done",

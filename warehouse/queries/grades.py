@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from warehouse.queries._read import Source, rows
+from lilo.warehouse.queries._read import Source, rows
 
 __all__ = ["grade_reviews", "judged_consistency"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tasks.records import PaperText, RawSource
-from warehouse.queries._read import Source, rows, tuples
+from lilo.tasks.records import PaperText, RawSource
+from lilo.warehouse.queries._read import Source, rows, tuples
 
 __all__ = [
     "clean_paper_ids",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warehouse.queries._read import Source, tuples
+from lilo.warehouse.queries._read import Source, tuples
 
 __all__ = ["fetch_failures", "quarantined", "quarantined_under"]
 

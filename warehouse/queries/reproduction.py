@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from warehouse.queries._read import Source, frame, tuples
+from lilo.warehouse.queries._read import Source, frame, tuples
 
 __all__ = ["REPRODUCTION_VIEWS", "reproduction_views", "score_means"]
 

@@ -9,9 +9,9 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from tasks.leaderboard import Board
-from tasks.report import ReportData
-from warehouse.queries._read import Source, frame, scalar, tuples
+from lilo.tasks.leaderboard import Board
+from lilo.tasks.report import ReportData
+from lilo.warehouse.queries._read import Source, frame, scalar, tuples
 
 __all__ = [
     "ANALYST_VIEWS",

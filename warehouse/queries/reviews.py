@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tasks.qa.review import QADecision
-from warehouse.queries._read import Source, rows, scalar, tuples
+from lilo.tasks.qa.review import QADecision
+from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = ["load_decisions", "titles_of", "pending_count", "review_ids"]
 

@@ -3,7 +3,7 @@ run ended."""
 
 from __future__ import annotations
 
-from warehouse.queries._read import Source, _con, tuples
+from lilo.warehouse.queries._read import Source, _con, tuples
 
 __all__ = ["mark_run", "run_failures", "running_runs"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.samples.citations import CitationGroup
-from warehouse.queries._read import Source, rows, scalar, tuples
+from lilo.tasks.samples.citations import CitationGroup
+from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = [
     "cited_papers",

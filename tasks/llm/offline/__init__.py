@@ -14,7 +14,7 @@ real endpoint runs apart from its client: in lilo's process the engine would hol
 interpreter lock that the methods, the embedder and the writes need.
 """
 
-from tasks.llm.offline._engine import ENGINE_VERSION, OfflineEngine
-from tasks.llm.offline._reply import reply
+from lilo.tasks.llm.offline._engine import ENGINE_VERSION, OfflineEngine
+from lilo.tasks.llm.offline._reply import reply
 
 __all__ = ["ENGINE_VERSION", "OfflineEngine", "reply"]

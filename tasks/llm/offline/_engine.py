@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tasks.config import Settings
-from tasks.llm.offline._process import complete as complete_in_workers
-from tasks.llm.offline._reply import reply
-from tasks.llm.types import Completion, Message
-from tasks.tokens import count_word_tokens
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._process import complete as complete_in_workers
+from lilo.tasks.llm.offline._reply import reply
+from lilo.tasks.llm.types import Completion, Message
+from lilo.tasks.tokens import count_word_tokens
 
 __all__ = ["ENGINE_VERSION", "OfflineEngine"]
 

@@ -19,10 +19,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tasks.config import OfflineSettings
-from tasks.llm.offline._reader import reader
-from tasks.prompting import parse_paper_blocks
-from tasks.text import count_words, split_sentences, words
+from lilo.tasks.config import OfflineSettings
+from lilo.tasks.llm.offline._reader import reader
+from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.text import count_words, split_sentences, words
 
 __all__ = [
     "Candidate",

@@ -12,8 +12,8 @@ import functools
 import json
 import re
 
-from tasks.llm.offline._overlap import between, numbers
-from tasks.text import count_words, split_sentences, words
+from lilo.tasks.llm.offline._overlap import between, numbers
+from lilo.tasks.text import count_words, split_sentences, words
 
 __all__ = ["checklist_items", "feature_for", "features", "responses"]
 

@@ -8,10 +8,10 @@ its word count) when that is more."""
 
 from __future__ import annotations
 
-from tasks.config import OfflineSettings
-from tasks.llm.offline._reader import Reader, reader
-from tasks.text import count_words
-from tasks.tokens import count_gpt4o_tokens
+from lilo.tasks.config import OfflineSettings
+from lilo.tasks.llm.offline._reader import Reader, reader
+from lilo.tasks.text import count_words
+from lilo.tasks.tokens import count_gpt4o_tokens
 
 __all__ = ["WORDS_PER_TOKEN", "probe_reader"]
 

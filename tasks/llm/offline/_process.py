@@ -13,9 +13,9 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from tasks.config import Settings
-from tasks.lifetime import end_with_parent, on_stop, raise_if_stopping
-from tasks.llm.types import Completion, Message
+from lilo.tasks.config import Settings
+from lilo.tasks.lifetime import end_with_parent, on_stop, raise_if_stopping
+from lilo.tasks.llm.types import Completion, Message
 
 __all__ = ["complete"]
 
@@ -33,7 +33,7 @@ def complete(settings: Settings, settings_json: str, messages: list[Message]) ->
         except BrokenProcessPool:  # a worker was killed: the next call starts a new pool
             _drop(pool)
             raise_if_stopping()  # ended by a stopping run: no reply computed here either
-    from tasks.llm.offline._reply import reply
+    from lilo.tasks.llm.offline._reply import reply
 
     return reply(messages, settings)
 
@@ -77,6 +77,6 @@ def _settings(settings_json: str) -> Settings:
 
 
 def _reply(settings_json: str, messages: list[Message]) -> Completion:
-    from tasks.llm.offline._reply import reply
+    from lilo.tasks.llm.offline._reply import reply
 
     return reply(messages, _settings(settings_json))

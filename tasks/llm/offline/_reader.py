@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from tasks.config import OfflineSettings
-from tasks.text import count_words
+from lilo.tasks.config import OfflineSettings
+from lilo.tasks.text import count_words
 
 __all__ = ["Reader", "reader", "weight"]
 

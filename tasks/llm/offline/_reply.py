@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
-from tasks.config import Settings
-from tasks.llm.types import Completion, Message
-from tasks.registry import import_modules
-from tasks.tokens import count_word_tokens
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.types import Completion, Message
+from lilo.tasks.registry import import_modules
+from lilo.tasks.tokens import count_word_tokens
 
 __all__ = ["reply"]
 

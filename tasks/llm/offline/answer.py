@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._overlap import key_tokens
-from tasks.llm.offline._reader import reader
-from tasks.llm.types import Message
-from tasks.text import split_sentences
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._overlap import key_tokens
+from lilo.tasks.llm.offline._reader import reader
+from lilo.tasks.llm.types import Message
+from lilo.tasks.text import split_sentences
 
 __all__ = ["NO_ANSWER", "matches", "respond"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._overlap import between
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.types import Message
 
 SIGNATURE = "List the atomic aspects the summary must cover"
 

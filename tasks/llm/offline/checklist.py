@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from tasks.config import Settings
-from tasks.llm.offline._features import checklist_items, feature_for, features, responses
-from tasks.llm.offline._overlap import tier
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._features import checklist_items, feature_for, features, responses
+from lilo.tasks.llm.offline._overlap import tier
+from lilo.tasks.llm.types import Message
 
 __all__ = ["matches", "respond"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import candidates, keywords, query_terms, select
-from tasks.llm.types import Message
-from tasks.prompting import parse_paper_blocks
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms, select
+from lilo.tasks.llm.types import Message
+from lilo.tasks.prompting import parse_paper_blocks
 
 SIGNATURE = "Summarise the common thread of the passages below"
 

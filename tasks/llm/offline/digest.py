@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
-from tasks.llm.offline._overlap import between
-from tasks.llm.offline._tree import leaves, read_tree
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline._tree import leaves, read_tree
+from lilo.tasks.llm.types import Message
 
 SIGNATURE = "Digest the paper below along the skeleton"
 

@@ -4,12 +4,12 @@ a combination keeps the distinct operations of the edits shown, at most three.""
 
 from __future__ import annotations
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import candidates, keywords, query_terms
-from tasks.llm.offline._overlap import between
-from tasks.llm.offline._tree import key, read_edits
-from tasks.llm.offline.skeleton import guide
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline._tree import key, read_edits
+from lilo.tasks.llm.offline.skeleton import guide
+from lilo.tasks.llm.types import Message
 
 PROPOSE = "Propose edits to the skeleton below that the papers call for"
 COMBINE = "Combine the proposed edits below into one edit"

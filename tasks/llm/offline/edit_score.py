@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from tasks.config import Settings
-from tasks.llm.offline._overlap import between
-from tasks.llm.offline._tree import key, read_tree
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline._tree import key, read_tree
+from lilo.tasks.llm.types import Message
 
 SIGNATURE = "Rate the skeleton below on two scales from 0 to 10"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from tasks.config import Settings
-from tasks.llm.offline._overlap import between, overlap, tier
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._overlap import between, overlap, tier
+from lilo.tasks.llm.types import Message
 
 __all__ = ["matches", "respond"]
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import keywords, query_terms
-from tasks.llm.offline._overlap import between
-from tasks.llm.types import Message
-from tasks.text import split_sentences
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import keywords, query_terms
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.types import Message
+from lilo.tasks.text import split_sentences
 
 DRAFT = "Draft the outline of the summary as Markdown headings"
 EDIT = "Revise the outline below given what the papers hold"

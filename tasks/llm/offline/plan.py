@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import keywords, paper_sentences, target_words
-from tasks.llm.types import Message
-from tasks.prompting import parse_paper_blocks
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import keywords, paper_sentences, target_words
+from lilo.tasks.llm.types import Message
+from lilo.tasks.prompting import parse_paper_blocks
 
 SIGNATURE = "break the writing task below into numbered paragraph steps"
 

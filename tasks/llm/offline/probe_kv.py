@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.client import Message
-from tasks.llm.offline._probe_reader import probe_reader
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.client import Message
+from lilo.tasks.llm.offline._probe_reader import probe_reader
 
 __all__ = ["NOT_FOUND", "matches", "respond"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.client import Message
-from tasks.llm.offline._overlap import key_tokens
-from tasks.llm.offline._probe_reader import probe_reader
-from tasks.text import split_sentences
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.client import Message
+from lilo.tasks.llm.offline._overlap import key_tokens
+from lilo.tasks.llm.offline._probe_reader import probe_reader
+from lilo.tasks.text import split_sentences
 
 __all__ = ["NO_ANSWER", "matches", "respond"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-from tasks.config import Settings
-from tasks.llm.offline._overlap import between, numbers
-from tasks.llm.types import Message
-from tasks.prompting import parse_paper_blocks
-from tasks.text import count_words
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._overlap import between, numbers
+from lilo.tasks.llm.types import Message
+from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.text import count_words
 
 __all__ = ["SIGNATURE", "matches", "respond"]
 

@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass
 from itertools import cycle
 
-from tasks.config import Settings
-from tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
-from tasks.llm.types import Message
-from tasks.prompting import parse_paper_blocks
-from tasks.text import count_words, split_sentences
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
+from lilo.tasks.llm.types import Message
+from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.text import count_words, split_sentences
 
 __all__ = ["SIGNATURE", "matches", "respond"]
 

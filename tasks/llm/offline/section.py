@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
-from tasks.llm.offline._overlap import between
-from tasks.llm.types import Message
-from tasks.text import count_words, split_sentences
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.types import Message
+from lilo.tasks.text import count_words, split_sentences
 
 SIGNATURE = "Write the section of the summary described below"
 

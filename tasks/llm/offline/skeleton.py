@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import candidates, keywords
-from tasks.llm.offline._overlap import between
-from tasks.llm.offline._tree import Heading, apply, key, read_edits, read_tree, write
-from tasks.llm.types import Message
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import candidates, keywords
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline._tree import Heading, apply, key, read_edits, read_tree, write
+from lilo.tasks.llm.types import Message
 
 LOCAL = "Propose a skeleton for the summary from the passages below"
 MERGE = "Merge the skeletons below into one skeleton"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import (
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import (
     candidates,
     comparison_table,
     focus_papers,
@@ -18,10 +18,10 @@ from tasks.llm.offline._extract import (
     target_words,
     title,
 )
-from tasks.llm.offline._overlap import between
-from tasks.llm.types import Message
-from tasks.prompting import parse_paper_blocks
-from tasks.text import count_words
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.types import Message
+from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.text import count_words
 
 SIGNATURE = "Now write only the next paragraph, for this step of the plan:"
 

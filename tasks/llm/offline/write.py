@@ -6,8 +6,8 @@ before 8k-16k words: that is why Single scores low on length for long targets.""
 
 from __future__ import annotations
 
-from tasks.config import Settings
-from tasks.llm.offline._extract import (
+from lilo.tasks.config import Settings
+from lilo.tasks.llm.offline._extract import (
     candidates,
     comparison_table,
     keywords,
@@ -19,9 +19,9 @@ from tasks.llm.offline._extract import (
     target_words,
     title,
 )
-from tasks.llm.types import Message
-from tasks.prompting import parse_paper_blocks
-from tasks.text import count_words
+from lilo.tasks.llm.types import Message
+from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.text import count_words
 
 PRIORITY = 9
 

@@ -1,0 +1,57 @@
+"""lilo installs under one import name: the repository's folders (flows/, tasks/,
+warehouse/, expectations/) are the packages lilo.flows, lilo.tasks, lilo.warehouse and
+lilo.expectations, so that no other package (nor a user's own `tasks.py`) can clash with them."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = ("flows", "tasks", "warehouse", "expectations")
+
+
+def test_every_folder_with_code_is_an_installed_package():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {
+        ".".join(("lilo", *path.relative_to(ROOT).parts))
+        for top in FOLDERS
+        for path in [ROOT / top, *(ROOT / top).rglob("*")]
+        if path.is_dir() and any(path.glob("*.py"))
+    }
+    assert sorted(declared["packages"]) == sorted(folders)
+    assert declared["package-dir"] == {f"lilo.{top}": top for top in FOLDERS}
+
+
+def test_no_module_imports_the_folders_by_their_bare_names():
+    bare = []
+    for top in (*FOLDERS, "bench", "tests"):
+        for path in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                elif isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                else:
+                    continue
+                bare += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} {name}"
+                    for name in names
+                    if name.split(".")[0] in FOLDERS
+                ]
+    assert bare == []
+
+
+def test_the_command_loads_only_lilo_names(tmp_path):
+    """From a folder other than the repository (where the folders are not on sys.path)."""
+    code = (
+        "import sys, lilo.flows.cli, lilo.flows.pipeline; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(FOLDERS)!r}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.cache import DiskCache, cache_key
 from lilo.tasks.config import EmbeddingSettings, Settings
 from lilo.tasks.errors import LiloError
@@ -194,12 +195,15 @@ class _OpenAI:
         self.label = f"openai:{cfg.model}@{cfg.base_url}"
         self._dimension = 0
         self._api_key = cfg.key()
-        # The client retries 408/409/429/5xx and connection errors with backoff.
+        # The client retries 408/409/429/5xx and connection errors with backoff; its requests
+        # are bounded in time and size (tasks/bounded_http.py).
+        bounds = Bounds(cfg.timeout_s, cfg.max_reply_bytes, "embedding.max_reply_bytes")
         self._client = openai.OpenAI(
             base_url=cfg.base_url,
             api_key=self._api_key or "not-needed",
             max_retries=cfg.retries,
             timeout=cfg.timeout_s,
+            http_client=bounded_client(bounds, limits=openai.DEFAULT_CONNECTION_LIMITS),
         )
 
     def key(self) -> dict[str, object]:
@@ -216,6 +220,8 @@ class _OpenAI:
                 response = self._client.embeddings.create(
                     model=self.model_name, input=batch, encoding_format="float"
                 )
+            except ReplyRefused as exc:
+                raise EmbeddingError(f"{self.label} failed: {exc}") from None
             except openai.APIError as exc:
                 why = redact(str(exc), [*configured_secrets(), *filter(None, [self._api_key])])
                 raise EmbeddingError(

@@ -17,6 +17,7 @@ backend, model, the pooling scheme (local) or the endpoint (openai), and the tex
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from concurrent.futures import Future
@@ -31,6 +32,11 @@ from lilo.tasks.errors import LiloError
 from lilo.tasks.redact import configured_secrets, redact
 
 __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
+
+log = logging.getLogger(__name__)
+
+# The largest cached vector read: 65,536 float32 dimensions, more than any model's.
+_MOST_VECTOR_BYTES = 4 * 65_536
 
 # The local pooling scheme in cache keys: a change here must not reuse older vectors
 # (before it, a long text's vector came from its first max_seq_length word pieces only).
@@ -236,8 +242,14 @@ class _OpenAI:
                     "is LILO_EMBEDDING__BASE_URL an embeddings server?"
                 )
             rows.extend(d.embedding for d in data)
-        self._dimension = len(rows[0]) if rows else self._dimension
-        return np.asarray(rows, dtype=np.float32)
+        vectors = _finite_rows(rows)
+        if vectors is None:
+            raise EmbeddingError(
+                f"{self.label} returned vectors that are not rows of finite numbers of one "
+                "length: is LILO_EMBEDDING__BASE_URL an embeddings server?"
+            )
+        self._dimension = vectors.shape[1] if rows else self._dimension
+        return vectors
 
     def dimension(self) -> int:
         return self._dimension
@@ -272,11 +284,11 @@ class Embedder:
         for key, text in zip(keys, texts, strict=True):
             if key in vectors or key in missing:
                 continue
-            data = self.cache.get_bytes(key, ".f32")
-            if data is None:
+            vector = self._cached(key)
+            if vector is None:
                 missing[key] = text
             else:
-                vectors[key] = np.frombuffer(data, dtype=np.float32)
+                vectors[key] = vector
         computed = 0
         if missing:
             fresh, computed = self._compute(missing)
@@ -286,6 +298,20 @@ class Embedder:
         if not texts:
             return np.zeros((0, self._backend.dimension()), dtype=np.float32)
         return np.stack([vectors[key] for key in keys])
+
+    def _cached(self, key: str) -> np.ndarray | None:
+        """The vector cached under `key`; None when there is none or it is no vector lilo
+        wrote (damaged, or made from a reply of non-finite numbers): made again."""
+        data = self.cache.get_bytes(key, ".f32", _MOST_VECTOR_BYTES)
+        if data is None:
+            return None
+        vector = np.frombuffer(data, dtype=np.float32) if len(data) % 4 == 0 else None
+        if vector is not None and len(vector) and np.isfinite(vector).all():
+            norm = float(np.linalg.norm(vector))
+            if norm == 0 or abs(norm - 1) < 1e-3:
+                return vector
+        log.warning("cache entry %s is no unit vector: made again", key)
+        return None
 
     def _compute(self, missing: dict[str, str]) -> tuple[dict[str, np.ndarray], int]:
         """Vectors for texts the cache lacked, and how many this call computed: a text
@@ -305,11 +331,11 @@ class Embedder:
         todo: dict[str, str] = {}
         try:
             for key in mine:
-                data = self.cache.get_bytes(key, ".f32")
-                if data is None:
+                vector = self._cached(key)
+                if vector is None:
                     todo[key] = missing[key]
                 else:
-                    vectors[key] = np.frombuffer(data, dtype=np.float32)
+                    vectors[key] = vector
             if todo:
                 fresh = _normalise(self._backend.encode(list(todo.values())))
                 for key, vector in zip(todo, fresh, strict=True):
@@ -328,6 +354,20 @@ class Embedder:
         for key, future in theirs.items():
             vectors[key] = future.result()
         return vectors, len(todo)
+
+
+def _finite_rows(rows: list[Any]) -> np.ndarray | None:
+    """`rows` as a float32 matrix, or None unless they are lists of finite numbers, all of
+    one length (a server's reply: anything may be in it)."""
+    try:
+        with np.errstate(over="ignore"):  # a number past float32's range is inf: refused
+            vectors = np.asarray(rows, dtype=np.float32)
+    except (TypeError, ValueError):  # ragged, or not numbers
+        return None
+    if not rows:
+        return vectors
+    usable = vectors.ndim == 2 and vectors.shape[1] > 0 and np.isfinite(vectors).all()
+    return vectors if usable else None
 
 
 def _normalise(rows: np.ndarray) -> np.ndarray:

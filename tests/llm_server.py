@@ -12,8 +12,9 @@ how many times that same request came before, so a run's faults do not depend on
 its threads send them. `answered` counts the chat requests answered with a completion.
 A request's `response_format` (structured output) is recorded with it; with
 `rejects_response_format` set the server refuses it with a 400, as endpoints without
-structured output do. `reply_bytes`, `gzip_replies` and `drip_s` make every reply a hostile
-one: huge, a gzip bomb, or dripped a byte at a time."""
+structured output do. `reply_bytes`, `gzip_replies`, `drip_s`, `usage` and `embed` make every
+reply a hostile one: huge, a gzip bomb, dripped a byte at a time, with usage counts no model
+reports, or with vectors of no numbers."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""Replies lilo did not make are bounded (docs/design.md §3, §9), against real loopback
-servers: a huge or gzip-bombed reply fails its call while it is read, a reply dripped a byte
-at a time gives up at the request's deadline (chat, embeddings, the arXiv feed and
-e-prints), and nothing of it is cached."""
+"""Replies lilo did not make are bounded and checked (docs/design.md §3, §9), against real
+loopback servers: a huge or gzip-bombed reply fails its call while it is read, a reply
+dripped a byte at a time gives up at the request's deadline (chat, embeddings, the arXiv feed
+and e-prints), usage counts no model reports are recorded as unknown, and nothing of it is
+cached; a cache entry that cannot be trusted is a miss, made again and replaced."""
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -15,14 +17,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from llm_server import LLMServer
+from llm_server import LLMServer, kernel_samples, seed_samples
 
+from lilo.flows._run import recorded_run
+from lilo.flows.generate import generate_flow
+from lilo.tasks.cache import DiskCache
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder, EmbeddingError
 from lilo.tasks.fetch import fetch_eprints, fetch_metadata
 from lilo.tasks.fetch._http import FetchError
 from lilo.tasks.llm import LLMError, make_client
+from lilo.tasks.synthetic.replies import judge_reply
+from lilo.warehouse import Warehouse
 
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -121,6 +129,76 @@ def test_a_dripped_reply_gives_up_at_the_deadline(tmp_path, server):
     assert _entries(_chat_settings(tmp_path, server)) == []
 
 
+@pytest.mark.parametrize("bad", ["NaN", "-Infinity", "1e30", "-5", "2.5"])
+def test_usage_that_is_no_token_count_is_recorded_as_unknown(tmp_path, server, caplog, bad):
+    server.usage = f'{{"prompt_tokens": {bad}, "completion_tokens": 7, "total_tokens": 3}}'
+    settings = _chat_settings(tmp_path, server)
+    llm = make_client(settings)
+    assert llm.chat(HELLO, purpose="t") == "echo: hello"
+    [call] = llm.take_calls()
+    assert (call.tokens_in, call.tokens_out) == (0, 7)
+    assert "prompt_tokens" in caplog.text and "recorded as 0" in caplog.text
+    [entry] = _entries(settings)
+    assert json.loads(entry.read_text())["tokens_in"] == 0
+
+
+def _model(prompt: str, n: int) -> str:
+    return judge_reply(prompt) or "KernelForge0 reaches a test RMSE of 0.635 on Kin40k. " * 20
+
+
+def test_a_run_with_nan_usage_completes(prefect_harness, tmp_path, server):
+    server.respond = _model
+    server.usage = '{"prompt_tokens": NaN, "completion_tokens": Infinity, "total_tokens": 1e30}'
+    settings = server.settings(
+        tmp_path,
+        **{
+            "llm.retries": 0,
+            "qa.quota_single": 2,
+            "qa.quota_cross": 0,
+            "generate.methods": ["single"],
+            "generate.target_words": [300],
+            "winrate_against": "",
+        },
+    )
+    seed_samples(settings, kernel_samples(1))
+    with recorded_run(settings, "nan-usage") as run:  # lilo before: TransactionException
+        run.stage(generate_flow)
+    assert run.row["status"] == "completed"
+    with Warehouse(settings.db_path) as wh:
+        rows = wh.rows("SELECT tokens_in, tokens_out, error FROM fct_generations")
+    assert rows == [{"tokens_in": 0, "tokens_out": 0, "error": ""}]
+
+
+def _poison(path: Path, how: str) -> None:
+    entry = json.loads(path.read_text())
+    if how == "too_large":
+        entry["text"] = "a" * 17_000_000
+    elif how == "cut_short":
+        path.write_text(path.read_text()[:20])
+        return
+    elif how == "not_a_completion":
+        entry = ["echo: hello"]
+    else:
+        entry["tokens_in"] = {"nan": math.nan, "negative": -5, "huge": 1e30}[how]
+    path.write_text(json.dumps(entry))
+
+
+@pytest.mark.parametrize("how", ["too_large", "cut_short", "not_a_completion", "nan", "negative"])
+def test_an_untrusted_cache_entry_is_a_miss_and_replaced(tmp_path, server, how):
+    settings = _chat_settings(tmp_path, server)
+    make_client(settings).chat(HELLO, purpose="t")
+    [entry] = _entries(settings)
+    _poison(entry, how)
+    llm = make_client(settings)
+    assert llm.chat(HELLO, purpose="t") == "echo: hello"
+    [call] = llm.take_calls()
+    assert not call.cached and (call.tokens_in, call.tokens_out) == (11, 3)
+    assert len(server.requests) == 2
+    assert json.loads(entry.read_text())["tokens_in"] == 11  # replaced
+    assert make_client(settings).chat(HELLO, purpose="t") == "echo: hello"
+    assert len(server.requests) == 2
+
+
 def _embedder(tmp_path: Path, server: LLMServer, **embedding: object) -> Embedder:
     section = {"backend": "openai", "base_url": server.base_url, "model": "bge", "retries": 0}
     return Embedder(Settings(data_dir=tmp_path).with_overrides({"embedding": section | embedding}))
@@ -138,6 +216,30 @@ def test_a_dripped_embedding_reply_gives_up_at_the_deadline(tmp_path, server):
     embedder = _embedder(tmp_path, server, timeout_s=2.0)
     error, took = _within(20, lambda: embedder.embed(["a text"]))
     assert isinstance(error, EmbeddingError) and took < 5.0
+
+
+@pytest.mark.parametrize("vector", [[math.nan] * 8, [1e39] * 8, [1.0, [2.0]], ["x"] * 8])
+def test_vectors_of_no_finite_numbers_fail_and_are_not_cached(tmp_path, server, vector):
+    server.embed = lambda text: vector
+    with pytest.raises(EmbeddingError, match="not rows of finite numbers"):
+        _embedder(tmp_path, server).embed(["a text"])
+    assert list((tmp_path / "cache").rglob("*.f32")) == []
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [np.full(64, np.nan, np.float32).tobytes(), b"\x00\x00\x80", np.ones(64, np.float32).tobytes(),
+     np.zeros(70_000, np.float32).tobytes()],
+    ids=["nan", "cut_short", "not_unit", "too_large"],
+)  # fmt: skip
+def test_an_untrusted_cached_vector_is_a_miss_and_replaced(tmp_path, server, stored):
+    embedder = _embedder(tmp_path, server)
+    good = embedder.embed(["a text"])
+    [entry] = list((tmp_path / "cache").rglob("*.f32"))
+    entry.write_bytes(stored)
+    again = _embedder(tmp_path, server).embed(["a text"])
+    assert np.array_equal(again, good) and len(server.requests) == 2
+    assert entry.read_bytes() == good[0].tobytes()
 
 
 class _Drip(BaseHTTPRequestHandler):
@@ -183,3 +285,10 @@ def test_a_dripped_e_print_gives_up_at_the_deadline(dripping_arxiv):
 def test_a_dripped_feed_gives_up_at_the_deadline(dripping_arxiv):
     error, took = _within(20, lambda: fetch_metadata(["2401.00001"], dripping_arxiv))
     assert isinstance(error, FetchError) and took < 5.0
+
+
+def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):
+    cache = DiskCache(tmp_path)
+    cache.put_bytes("ab" * 32, b"x" * 100)
+    assert cache.get_bytes("ab" * 32, max_bytes=99) is None
+    assert cache.get_bytes("ab" * 32, max_bytes=100) == b"x" * 100

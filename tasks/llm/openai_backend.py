@@ -10,6 +10,7 @@ from typing import Any
 from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.bounded_http import Bounds, bounded_client
 from lilo.tasks.config import Settings
+from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.types import Completion, Message, ResponseFormatUnsupported
 
 __all__ = ["OpenAIBackend"]
@@ -118,12 +119,8 @@ class OpenAIBackend:
         text = choices[0].message.content or ""
         if not text.strip():
             raise BadReply("empty reply")
-        usage = response.usage
-        return Completion(
-            text=text,
-            tokens_in=usage.prompt_tokens if usage else 0,
-            tokens_out=usage.completion_tokens if usage else 0,
-        )
+        tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
+        return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out)
 
 
 def _names_response_format(exc: Exception) -> bool:

@@ -151,6 +151,7 @@ class Model:
     window: int
     kind: str = "vllm"
     slots: int = 0
+    says: bool = True  # False: the window is named nowhere (only its rejections tell)
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:
@@ -206,6 +207,7 @@ class LLMServer(ThreadingHTTPServer):
         self.compute_s = 0.0  # how long each chat reply takes
         self.busy = 0  # chat requests being computed now
         self.peak = 0  # the most at once
+        self.usage: Counter[str] = Counter()  # the `usage` of every completion answered
 
     @property
     def prompts(self) -> list[list[dict[str, str]]]:
@@ -313,6 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not fault:
             with server.lock:
                 server.answered += 1
+                server.usage.update(usage)
         self._send(200, payload)
 
     def _about(self, body: dict[str, Any] | None) -> None:
@@ -322,18 +325,19 @@ class _Handler(BaseHTTPRequestHandler):
         with server.lock:
             server.asked.append(f"{self.command} {self.path}")
         kind = model.kind if model else "openai"
+        says = model is not None and model.says
         found: dict[str, Any] | None = None
         if self.path == "/v1/models":
             entry: dict[str, Any] = {"id": "scripted", "object": "model"}
-            if model and kind == "vllm":
+            if model and says and kind == "vllm":
                 entry["max_model_len"] = model.window
             found = {"object": "list", "data": [entry]}
-        elif self.path == "/props" and model and kind == "llama.cpp":
+        elif self.path == "/props" and model and says and kind == "llama.cpp":
             found = {
                 "default_generation_settings": {"n_ctx": model.window},
                 "total_slots": model.slots or 1,
             }
-        elif self.path == "/api/show" and model and kind == "ollama":
+        elif self.path == "/api/show" and model and says and kind == "ollama":
             found = {"model_info": {"gemma3.context_length": model.window}, "parameters": ""}
         elif self.path == "/tokenize" and body and kind == "vllm":
             found = {"count": prompt_tokens(body["messages"])}

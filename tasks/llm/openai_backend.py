@@ -81,7 +81,8 @@ class OpenAIBackend:
     def facts(self) -> EndpointFacts:
         """The window, slots and tokenizer the server names: vLLM in `/v1/models`,
         llama-server in `/props`, Ollama in `/api/show`; llama-cpp-python's server names
-        none but counts tokens at `/extras/tokenize/count`. Asked once per process."""
+        no window but counts tokens at `/extras/tokenize/count`, and computes one request
+        at a time. Asked once per process."""
         import httpx
 
         where = (self.base_url, self.model)
@@ -108,7 +109,8 @@ class OpenAIBackend:
             return EndpointFacts(window=_ollama_window(shown))
         counted = self._ask("POST", "/extras/tokenize/count", {"input": "a", "model": self.model})
         if isinstance(counted, dict) and _count(counted.get("count")):
-            return EndpointFacts(tokenizer="llama-cpp-python")
+            # Its server computes one request at a time (one model behind one lock).
+            return EndpointFacts(slots=1, tokenizer="llama-cpp-python")
         return EndpointFacts()
 
     def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:

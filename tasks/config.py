@@ -215,12 +215,22 @@ class ChatEndpointSettings(EndpointSettings):
     rpm: Annotated[int, PACING] = Field(0, ge=0)
     tpm: Annotated[int, PACING] = Field(0, ge=0)
     offline: OfflineSettings = OfflineSettings()
+    # The model's context window at this endpoint in tokens (prompt and reply together),
+    # for a server that does not say it; 0: unknown. The smallest of what the server says,
+    # this and what its rejection said applies (tasks/llm/window.py). A fact of the
+    # endpoint, as its address is.
+    context_window: Annotated[int, PLACE] = Field(0, ge=0)
+    # max_tokens cut to what the window leaves after the prompt, and a prompt that cannot
+    # fit failed as `context_exceeded` without a call; off: every request sent as asked, as
+    # the reference sends it (docs/reference.md), the server's rejection recorded.
+    fit_max_tokens: bool = True
 
 
 class LLMSettings(ChatEndpointSettings):
     backend: Literal["offline", "openai"] = "offline"
     temperature: float = Field(0.3, ge=0.0, le=2.0)
-    max_tokens: int = Field(8192, gt=0)
+    # The output budget of a call that names none; 0: no max_tokens sent (the server's own).
+    max_tokens: int = Field(8192, ge=0)
 
 
 class JudgeSettings(ChatEndpointSettings):
@@ -231,6 +241,14 @@ class JudgeSettings(ChatEndpointSettings):
 
     backend: Literal["offline", "openai"] | None = None
     checklist_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    # Output tokens (max_tokens) each judgment asks for, sized to its reply: a QA answer
+    # (asked in 50-200 characters), a QA grade ({"reason", "score"}), one checklist
+    # aspect's grades or win-rate verdicts (five items, a reason each); 0: none sent (the
+    # server's own limit, as the reference's scripts send none).
+    answer_max_tokens: int = Field(256, ge=0)
+    grade_max_tokens: int = Field(512, ge=0)
+    checklist_max_tokens: int = Field(2048, ge=0)
+    winrate_max_tokens: int = Field(2048, ge=0)
 
 
 class EmbeddingSettings(EndpointSettings):
@@ -277,6 +295,11 @@ class QASettings(_Section):
     review_batch: Annotated[int, PACING] = Field(10, ge=1)
     review_timeout_s: Annotated[int, PACING] = Field(86_400, gt=0)
     review_poll_s: Annotated[int, PACING] = Field(10, gt=0)
+    # Output tokens (max_tokens) a QA generation call and a filter verdict ask for: six
+    # pairs with their quotes take under a thousand, a verdict under a hundred; 0: none
+    # sent (the server's own limit). A reply cut at its budget is `truncated`, not parsed.
+    generate_max_tokens: int = Field(2048, ge=0)
+    filter_max_tokens: int = Field(512, ge=0)
 
 
 class RALSettings(_Section):
@@ -361,6 +384,10 @@ class GenerateSettings(_Section):
     # call, each AgentWrite/RAL-Writer step for up to 8,192 (docs/design.md §7).
     single_max_tokens: int = Field(32_768, gt=0)
     step_max_tokens: int = Field(8192, gt=0)
+    # The planner's budget on lilo's own datasets: a plan for 16,000 words (32 steps) takes
+    # about 1,100 tokens (on a benchmark the planner asks step_max_tokens, as the
+    # reference); 0: none sent.
+    plan_max_tokens: int = Field(4096, ge=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order

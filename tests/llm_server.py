@@ -12,7 +12,23 @@ how many times that same request came before, so a run's faults do not depend on
 its threads send them. `answered` counts the chat requests answered with a completion.
 A request's `response_format` (structured output) is recorded with it; with
 `rejects_response_format` set the server refuses it with a 400, as endpoints without
-structured output do. `reply_bytes`, `gzip_replies`, `drip_s`, `usage` and `embed` make every
+structured output do.
+
+`Model` makes it a server with a context window, which it names or not as `kind` does:
+vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
+(`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
+(`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
+(nothing said); with `says` off it names no window. A token is a whitespace-separated
+word, and each message adds 4 (its template). A prompt past the window gets the 400 that
+kind of server answers ("maximum context length is N tokens", or llama-server's
+`exceed_context_size_error`); a reply longer than `max_tokens` words is cut there with
+`finish_reason` "length", in every mode; with a model, a reply's `usage` counts both and
+the server sums what it answered in `usage`. llama-cpp-python's server answers a
+`json_schema` response_format with its 500. Requests to the endpoints other than chat and
+embeddings go to `asked`, not `requests`; `peak` is the most chat requests computed at
+once, each taking `compute_s`.
+
+`reply_bytes`, `gzip_replies`, `drip_s`, `usage_text` and `embed` make every
 reply a hostile one: huge, a gzip bomb, dripped a byte at a time, with usage counts no model
 reports, or with vectors of no numbers."""
 
@@ -35,12 +51,21 @@ from lilo.tasks.config import Settings
 from lilo.tasks.records import PaperText, QAPair, Sample
 from lilo.warehouse import Warehouse
 
-__all__ = ["EMBEDDING_DIM", "FAULTS", "PAIRS", "PAPER", "Faults", "LLMServer", "bag_of_words"]
+__all__ = [
+    "EMBEDDING_DIM",
+    "FAULTS",
+    "PAIRS",
+    "PAPER",
+    "Faults",
+    "LLMServer",
+    "Model",
+    "bag_of_words",
+    "prompt_tokens",
+]
 
 FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
 
 EMBEDDING_DIM = 64
-_USAGE = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
 
 
 def bag_of_words(text: str) -> list[float]:
@@ -132,6 +157,50 @@ def _gzipped(parts: Iterable[bytes]) -> Iterator[bytes]:
     yield gzip.flush()
 
 
+@dataclass
+class Model:
+    """A served model with a context window (see the module's docstring): `kind` is one of
+    vllm, llama.cpp, llama-cpp-python, ollama, openai; `slots` what llama-server says it
+    computes at once."""
+
+    window: int
+    kind: str = "vllm"
+    slots: int = 0
+    says: bool = True  # False: the window is named nowhere (only its rejections tell)
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """The fake tokenizer: words of every message, and 4 for each message's template."""
+    return sum(len(m["content"].split()) + 4 for m in messages)
+
+
+def _context_error(model: Model, prompt: int, budget: int | None) -> dict[str, Any] | None:
+    """The 400 body a server of `model.kind` answers for a prompt past its window, or None.
+    vLLM and OpenAI count the budget asked for; llama.cpp servers only the prompt."""
+    asked = prompt + (budget or 0)
+    # llama.cpp's servers cut the budget to the room the prompt leaves.
+    fits = asked <= model.window if model.kind in ("vllm", "openai") else prompt < model.window
+    if fits or model.kind == "ollama":  # Ollama cuts the prompt silently
+        return None
+    if model.kind == "llama.cpp":
+        return {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": prompt,
+            "n_ctx": model.window,
+        }
+    message = f"This model's maximum context length is {model.window} tokens. "
+    if budget or model.kind == "llama-cpp-python":
+        message += (
+            f"However, you requested {asked} tokens ({prompt} in the messages, {budget} in "
+            "the completion). Please reduce the length of the messages or completion."
+        )
+    else:
+        message += f"However, your messages resulted in {prompt} tokens."
+    return {"message": message, "type": "invalid_request_error", "param": "messages"}
+
+
 class LLMServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -150,15 +219,21 @@ class LLMServer(ThreadingHTTPServer):
         # to that many bytes (a chat reply's content, an embedding reply's whitespace), written
         # in 1 MiB pieces and never held whole; `gzip_replies` compresses it (a bomb, padded);
         # `drip_s` sends the whole reply, status line first, one byte every `drip_s` seconds;
-        # `usage` is the raw JSON text of a chat reply's usage (NaN, Infinity and 1e30 are
-        # what Python's json writes and reads); `embed` makes an embedding request's vectors.
+        # `usage_text` is the raw JSON text of a chat reply's usage (NaN, Infinity and 1e30
+        # are what Python's json writes and reads); `embed` makes an embedding request's vectors.
         self.reply_bytes = 0
         self.gzip_replies = False
         self.drip_s = 0.0
-        self.usage = json.dumps(_USAGE)
+        self.usage_text: str | None = None
         self.embed: Callable[[str], list[float]] = bag_of_words
         self.lock = threading.Lock()
         self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+        self.model: Model | None = None  # a context window, and the endpoints naming it
+        self.asked: list[str] = []  # "GET /props" and the like, in order
+        self.compute_s = 0.0  # how long each chat reply takes
+        self.busy = 0  # chat requests being computed now
+        self.peak = 0  # the most at once
+        self.usage: Counter[str] = Counter()  # the `usage` of every completion answered
 
     @property
     def prompts(self) -> list[list[dict[str, str]]]:
@@ -189,9 +264,15 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self._about(None)
+
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         body = json.loads(raw)
+        if not self.path.startswith(("/v1/chat/", "/v1/embeddings")):
+            self._about(body)
+            return
         server = self.server
         with server.lock:
             server.requests.append(
@@ -214,30 +295,88 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault and self._fault(fault):
             return
+        model = server.model
+        budget = body.get("max_tokens")
+        wanted = body.get("response_format") or {}
+        if model and model.kind == "llama-cpp-python" and wanted.get("type") == "json_schema":
+            message = "Input should be 'text' or 'json_object' ('body', 'response_format', 'type')"
+            self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
+            return
+        if model and (error := _context_error(model, prompt_tokens(body["messages"]), budget)):
+            self._send(400, {"error": error})
+            return
+        with server.lock:
+            server.busy += 1
+            server.peak = max(server.peak, server.busy)
+        time.sleep(server.compute_s)
         content = (
             ""
             if fault == "empty"
             else server.respond(body["messages"][-1]["content"], len(body["messages"]))
         )
+        with server.lock:
+            server.busy -= 1
+        finish = "stop"
+        if budget is not None and len(content.split()) > budget:
+            content, finish = " ".join(content.split()[:budget]), "length"
         message = {"role": "assistant", "content": content}
+        usage = {"prompt_tokens": 11, "completion_tokens": 3}
+        if model:
+            usage = {
+                "prompt_tokens": prompt_tokens(body["messages"]),
+                "completion_tokens": len(content.split()),
+            }
         payload = {
             "id": "chatcmpl-1",
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": _USAGE,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {**usage, "total_tokens": sum(usage.values())},
         }
-        data = (
-            json.dumps(payload).encode().replace(json.dumps(_USAGE).encode(), server.usage.encode())
-        )
+        data = json.dumps(payload).encode()
+        if server.usage_text is not None:
+            data = data.replace(json.dumps(payload["usage"]).encode(), server.usage_text.encode())
         if fault == "truncated":
             self._send_bytes(200, data[: len(data) // 2], "application/json")
             return
         if not fault:
             with server.lock:
                 server.answered += 1
+                server.usage.update(usage)
         self._hostile(data, data.index(b'"}, "finish_reason"'), b"a")
+
+    def _about(self, body: dict[str, Any] | None) -> None:
+        """The endpoints a server of `model.kind` has beside chat: what it says about the
+        model and its tokenizer; 404 for the others."""
+        server, model = self.server, self.server.model
+        with server.lock:
+            server.asked.append(f"{self.command} {self.path}")
+        kind = model.kind if model else "openai"
+        says = model is not None and model.says
+        found: dict[str, Any] | None = None
+        if self.path == "/v1/models":
+            entry: dict[str, Any] = {"id": "scripted", "object": "model"}
+            if model and says and kind == "vllm":
+                entry["max_model_len"] = model.window
+            found = {"object": "list", "data": [entry]}
+        elif self.path == "/props" and model and says and kind == "llama.cpp":
+            found = {
+                "default_generation_settings": {"n_ctx": model.window},
+                "total_slots": model.slots or 1,
+            }
+        elif self.path == "/api/show" and model and says and kind == "ollama":
+            found = {"model_info": {"gemma3.context_length": model.window}, "parameters": ""}
+        elif self.path == "/tokenize" and body and kind == "vllm":
+            found = {"count": prompt_tokens(body["messages"])}
+        elif self.path == "/tokenize" and body and kind == "llama.cpp":
+            found = {"tokens": list(range(len(body["content"].split())))}
+        elif self.path == "/extras/tokenize/count" and body and kind == "llama-cpp-python":
+            found = {"count": len(body["input"].split())}
+        if found is None:
+            self._send(404, {"detail": "Not Found"})
+        else:
+            self._send(200, found)
 
     def _fault(self, kind: str) -> bool:
         """Serve a fault that replaces the whole reply; False for those that shape it."""

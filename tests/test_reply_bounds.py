@@ -131,7 +131,7 @@ def test_a_dripped_reply_gives_up_at_the_deadline(tmp_path, server):
 
 @pytest.mark.parametrize("bad", ["NaN", "-Infinity", "1e30", "-5", "2.5"])
 def test_usage_that_is_no_token_count_is_recorded_as_unknown(tmp_path, server, caplog, bad):
-    server.usage = f'{{"prompt_tokens": {bad}, "completion_tokens": 7, "total_tokens": 3}}'
+    server.usage_text = f'{{"prompt_tokens": {bad}, "completion_tokens": 7, "total_tokens": 3}}'
     settings = _chat_settings(tmp_path, server)
     llm = make_client(settings)
     assert llm.chat(HELLO, purpose="t") == "echo: hello"
@@ -148,7 +148,9 @@ def _model(prompt: str, n: int) -> str:
 
 def test_a_run_with_nan_usage_completes(prefect_harness, tmp_path, server):
     server.respond = _model
-    server.usage = '{"prompt_tokens": NaN, "completion_tokens": Infinity, "total_tokens": 1e30}'
+    server.usage_text = (
+        '{"prompt_tokens": NaN, "completion_tokens": Infinity, "total_tokens": 1e30}'
+    )
     settings = server.settings(
         tmp_path,
         **{

@@ -55,13 +55,16 @@ def cached_completion(
     if isinstance(entry, dict):
         text, latency = entry.get("text"), entry.get("latency_s")
         tokens = [_count(entry.get(name)) for name in ("tokens_in", "tokens_out")]
+        # Entries written before `finish_reason` was kept: "stop".
+        finish = entry.get("finish_reason", "stop")
         if (
             isinstance(text, str)
             and None not in tokens
             and isinstance(latency, int | float)
             and math.isfinite(latency)
             and latency >= 0
+            and isinstance(finish, str)
         ):
-            return Completion(text, tokens[0] or 0, tokens[1] or 0), float(latency)
+            return Completion(text, tokens[0] or 0, tokens[1] or 0, finish), float(latency)
     log.warning("cache entry %s is not a completion lilo wrote: made again", key)
     return None

@@ -2,22 +2,40 @@
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import os
+import re
 import time
+from collections.abc import Callable
 from typing import Any
 
+import httpx2
+
 from lilo.tasks.backoff import BAD_REPLY
-from lilo.tasks.bounded_http import Bounds, bounded_client
+from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.llm.checks import usage_counts
-from lilo.tasks.llm.types import Completion, Message, ResponseFormatUnsupported
+from lilo.tasks.llm.types import (
+    Completion,
+    ContextRejected,
+    EndpointFacts,
+    Message,
+    ResponseFormatUnsupported,
+)
+from lilo.tasks.llm.window import PER_MESSAGE_TOKENS
 
 __all__ = ["OpenAIBackend"]
 
 
 @functools.cache
-def _client(base_url: str, api_key: str, retries: int, timeout_s: float, max_bytes: int) -> Any:
+def _asking() -> httpx2.Client:
+    """The client that asks endpoints about themselves, shared by every endpoint."""
+    return bounded_client(_ASK_BOUNDS)
+
+
+@functools.cache
+def _client(base_url: str, api_key: str, timeout_s: float, max_bytes: int) -> Any:
     """One `openai.OpenAI` per endpoint and process: each new one sets up its connections
     again (TLS included, about 120 ms), and one is safe to share between threads. Its
     requests are bounded in time and size (tasks/bounded_http.py)."""
@@ -25,10 +43,11 @@ def _client(base_url: str, api_key: str, retries: int, timeout_s: float, max_byt
 
     bounds = Bounds(timeout_s, max_bytes, "max_reply_bytes")
     http = bounded_client(bounds, limits=openai.DEFAULT_CONNECTION_LIMITS)
-    # It retries 408/409/429/5xx and connection errors with backoff, honouring Retry-After;
-    # lilo only sets how many times.
+    # lilo asks again itself (`OpenAIBackend.complete`): each request sent is one the
+    # ledger counts, and a request that timed out, which the server may still be
+    # computing, is not sent again.
     return openai.OpenAI(
-        base_url=base_url, api_key=api_key, max_retries=retries, timeout=timeout_s, http_client=http
+        base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s, http_client=http
     )
 
 
@@ -39,6 +58,13 @@ class BadReply(RuntimeError):
 
 # Endpoints (base URL, model) that rejected `response_format` in this process: not asked again.
 _NO_RESPONSE_FORMAT: set[tuple[str, str]] = set()
+# What each endpoint (base URL, model) said about itself, asked once per process.
+_FACTS: dict[tuple[str, str], EndpointFacts] = {}
+
+# An endpoint's own words about itself (`facts`, `count_tokens`): within 10 s, at most 1 MB.
+_ASK_BOUNDS = Bounds(10.0, 1_000_000, "the endpoint's self-description")
+# The longest Retry-After honoured, as the openai client does.
+_MAX_RETRY_AFTER_S = 60.0
 
 
 class OpenAIBackend:
@@ -57,59 +83,147 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
-        self._client = _client(
-            self.base_url, api_key or "not-needed", cfg.retries, cfg.timeout_s, cfg.max_reply_bytes
-        )
+        self.fit_max_tokens = cfg.fit_max_tokens
+        self._key = api_key or "not-needed"
+        self._client = _client(self.base_url, self._key, cfg.timeout_s, cfg.max_reply_bytes)
 
     def fingerprint(self) -> dict[str, object]:
-        """Two servers may serve different weights under one model name."""
-        return {"base_url": self.base_url}
+        """Two servers may serve different weights under one model name; `max_tokens`
+        sent as asked, past the window, is another request than the fitted one."""
+        kept = {} if self.fit_max_tokens else {"max_tokens": "as asked"}
+        return {"base_url": self.base_url, **kept}
+
+    def facts(self) -> EndpointFacts:
+        """The window, slots and tokenizer the server names: vLLM in `/v1/models`,
+        llama-server in `/props`, Ollama in `/api/show`; llama-cpp-python's server names
+        no window but counts tokens at `/extras/tokenize/count`, and computes one request
+        at a time. Asked once per process."""
+        where = (self.base_url, self.model)
+        if where not in _FACTS:
+            try:
+                _FACTS[where] = self._facts()
+            except (httpx2.TransportError, ReplyRefused):  # the request itself will say so
+                _FACTS[where] = EndpointFacts()
+        return _FACTS[where]
+
+    def _facts(self) -> EndpointFacts:
+        models = self._ask("GET", "/v1/models")
+        for entry in _entries(models):
+            if entry.get("id") == self.model and _count(entry.get("max_model_len")):
+                return EndpointFacts(window=_count(entry["max_model_len"]), tokenizer="vllm")
+        props = self._ask("GET", "/props")
+        if isinstance(props, dict) and "default_generation_settings" in props:
+            settings = props["default_generation_settings"]
+            window = _count(settings.get("n_ctx")) if isinstance(settings, dict) else 0
+            slots = _count(props.get("total_slots"))
+            return EndpointFacts(window=window, slots=slots, tokenizer="llama.cpp")
+        shown = self._ask("POST", "/api/show", {"model": self.model, "name": self.model})
+        if isinstance(shown, dict) and isinstance(shown.get("model_info"), dict):
+            return EndpointFacts(window=_ollama_window(shown))
+        counted = self._ask("POST", "/extras/tokenize/count", {"input": "a", "model": self.model})
+        if isinstance(counted, dict) and _count(counted.get("count")):
+            # Its server computes one request at a time (one model behind one lock).
+            return EndpointFacts(slots=1, tokenizer="llama-cpp-python")
+        return EndpointFacts()
+
+    def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
+        """vLLM counts the messages as its chat template renders them; llama-server and
+        llama-cpp-python count text, to which the template's tokens per message are added."""
+        try:
+            return self._count_tokens(messages, tokenizer)
+        except (httpx2.TransportError, ReplyRefused):
+            return None
+
+    def _count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
+        text = "\n".join(m.get("content", "") for m in messages)
+        template = PER_MESSAGE_TOKENS * len(messages)
+        if tokenizer == "vllm":
+            body = {"model": self.model, "messages": messages, "add_generation_prompt": True}
+            return _count((self._ask("POST", "/tokenize", body) or {}).get("count")) or None
+        if tokenizer == "llama.cpp":
+            tokens = (self._ask("POST", "/tokenize", {"content": text}) or {}).get("tokens")
+            return len(tokens) + template if isinstance(tokens, list) else None
+        if tokenizer == "llama-cpp-python":
+            body = {"input": text, "model": self.model}
+            counted = _count((self._ask("POST", "/extras/tokenize/count", body) or {}).get("count"))
+            return counted + template if counted else None
+        return None
+
+    def _ask(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON the server answers at `path` (beside `/v1`), None for any other answer;
+        httpx2.TransportError where the server cannot be reached in time, ReplyRefused for
+        a reply past `_ASK_BYTES`."""
+
+        root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
+        response = _asking().request(
+            method,
+            root + path,
+            json=body,
+            headers={"Authorization": f"Bearer {self._key}"},
+        )
+        try:
+            return response.json() if response.status_code == 200 else None
+        except ValueError:
+            return None
 
     def complete(
         self,
         messages: list[Message],
         *,
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
+        sending: Callable[[], None] | None = None,
     ) -> Completion:
-        """The reply; a bad one (see `BadReply`) is asked for again up to `retries` times,
-        waiting as `BAD_REPLY` says (0.5 s doubling, at most 8 s). An endpoint that rejects
+        """The reply. A 408/409/429/5xx, a dropped connection or a bad reply (see
+        `BadReply`) is asked again up to `retries` times, after the server's Retry-After
+        or as `BAD_REPLY` says (0.5 s doubling, at most 8 s); a request that timed out is
+        not (the server may be computing it still). An endpoint that rejects
         `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
-        in this process."""
+        in this process; one that rejects the prompt's length raises ContextRejected."""
+        import openai
+
         if response_format is not None and (self.base_url, self.model) in _NO_RESPONSE_FORMAT:
             raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
         for attempt in range(self.retries + 1):
+            if sending is not None:
+                sending()
             try:
                 return self._complete(messages, temperature, max_tokens, response_format)
-            except BadReply:
-                if attempt == self.retries:
+            except (BadReply, openai.APIStatusError, openai.APIConnectionError) as exc:
+                wait = _retry_wait(exc, attempt)
+                if wait is None or attempt == self.retries:
                     raise
-                time.sleep(BAD_REPLY.wait_s(attempt))
+                time.sleep(wait)
         raise AssertionError("unreachable")
 
     def _complete(
         self,
         messages: list[Message],
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         response_format: dict[str, Any] | None,
     ) -> Completion:
         import openai
 
-        options = {} if response_format is None else {"response_format": response_format}
+        options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        if response_format is not None:
+            options["response_format"] = self._response_format(response_format)
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
-                max_tokens=max_tokens,
                 **options,
             )
-        except openai.BadRequestError as exc:
+        except openai.APIStatusError as exc:
+            # Refused as a 400, a 422 or (llama-cpp-python) a 500 naming it.
             if response_format is not None and _names_response_format(exc):
                 _NO_RESPONSE_FORMAT.add((self.base_url, self.model))
                 raise ResponseFormatUnsupported(str(exc)) from exc
+            rejected = _context_rejection(exc) if exc.status_code == 400 else None
+            if rejected is not None:
+                raise rejected from exc
             raise
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
             raise BadReply(f"unreadable reply: {exc}") from exc
@@ -120,9 +234,104 @@ class OpenAIBackend:
         if not text.strip():
             raise BadReply("empty reply")
         tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
-        return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out)
+        return Completion(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            finish_reason=choices[0].finish_reason or "stop",
+        )
+
+    def _response_format(self, response_format: dict[str, Any]) -> dict[str, Any]:
+        """`response_format` as the server takes it: llama-cpp-python's server knows no
+        `json_schema` type, but takes the schema with `json_object`."""
+        facts = _FACTS.get((self.base_url, self.model), EndpointFacts())
+        if facts.tokenizer == "llama-cpp-python" and response_format["type"] == "json_schema":
+            return {"type": "json_object", "schema": response_format["json_schema"]["schema"]}
+        return response_format
+
+
+def _retry_wait(exc: Exception, attempt: int) -> float | None:
+    """Seconds to wait before asking again, or None for a failure not worth asking again."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return None
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
+            return None
+        after = _retry_after(exc.response.headers)
+        if after is not None:
+            return after
+    return BAD_REPLY.wait_s(attempt)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """The server's Retry-After (seconds or an HTTP date; `retry-after-ms` first), if it
+    gave one up to a minute."""
+    try:
+        if "retry-after-ms" in headers:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif "retry-after" in headers:
+            value = headers["retry-after"]
+            try:
+                seconds = float(value)
+            except ValueError:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        else:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds <= _MAX_RETRY_AFTER_S else None
 
 
 def _names_response_format(exc: Exception) -> bool:
     text = str(exc).lower()
     return "response_format" in text or "json_schema" in text
+
+
+# The window and the prompt's tokens as vLLM, OpenAI and llama-cpp-python word a rejection.
+_WINDOW_RE = re.compile(r"maximum context length is (\d{1,9}) tokens")
+_PROMPT_RES = [
+    re.compile(r"\b(\d{1,9}) in the messages"),  # vLLM, OpenAI, llama-cpp-python
+    re.compile(r"messages resulted in (\d{1,9}) tokens"),  # OpenAI
+    re.compile(r"request has (\d{1,9}) input tokens"),  # vLLM, newer wording
+]
+_NUM_CTX_RE = re.compile(r"^num_ctx\s+(\d{1,9})\b", re.M)  # an Ollama Modelfile's
+
+
+def _context_rejection(exc: Any) -> ContextRejected | None:
+    """The 400 of a prompt past the window, as ContextRejected; None for any other 400.
+    llama-server says it in its error's fields (`exceed_context_size_error`)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    text = str(exc)
+    window, prompt = _count(body.get("n_ctx")), _count(body.get("n_prompt_tokens"))
+    if not window and (found := _WINDOW_RE.search(text)):
+        window = _count(int(found.group(1)))
+    if not window:
+        return None
+    for pattern in _PROMPT_RES:
+        if not prompt and (found := pattern.search(text)):
+            prompt = _count(int(found.group(1)))
+    return ContextRejected(text, window, prompt)
+
+
+def _count(value: object) -> int:
+    """A positive token count as a server states it (at most 100M), else 0: what a server
+    says is untrusted."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000
+    return value if ok else 0  # type: ignore[return-value]
+
+
+def _entries(models: Any) -> list[dict[str, Any]]:
+    data = models.get("data") if isinstance(models, dict) else None
+    return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+
+def _ollama_window(shown: dict[str, Any]) -> int:
+    """Ollama's window: the model's `num_ctx` parameter where its Modelfile sets one, else
+    the context length in its model_info."""
+    parameters = shown.get("parameters")
+    if isinstance(parameters, str) and (found := _NUM_CTX_RE.search(parameters)):
+        return _count(int(found.group(1)))
+    lengths = [v for k, v in shown["model_info"].items() if k.endswith(".context_length")]
+    return _count(lengths[0]) if lengths else 0

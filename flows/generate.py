@@ -140,7 +140,9 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), sum(bool(g.error) for g in generations))
 
-        with StageProgress(report, len(work)) as progress:
+        with StageProgress(
+            report, len(work), line_every_s=settings.runner.progress_every_s
+        ) as progress:
             if settings.runner.kind == "dask":
                 counts = run_batches(
                     generate_batch, work, settings, writer.log, finished, pack=pack

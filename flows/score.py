@@ -165,7 +165,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), len(failed))
 
-        with StageProgress(report, len(work)) as progress:
+        with StageProgress(
+            report, len(work), line_every_s=settings.runner.progress_every_s
+        ) as progress:
             if work and settings.runner.kind == "dask":
                 run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
             elif work:

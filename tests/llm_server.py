@@ -5,6 +5,9 @@ echo by default) and an embedding request gets `bag_of_words(text)` per input, u
 and listed last input first (the API orders by `index`, not by position).
 `PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it.
 
+A scripted reply that is a `Refusal` is an error: its status, its message in the error body
+OpenAI's API sends.
+
 `Faults` makes it a misbehaving endpoint: a share of chat requests gets one of `FAULTS`
 (429 with Retry-After, 500, 503, a stall past the client's timeout, a dropped connection,
 JSON cut short, empty content, an HTML page), chosen by a seeded hash of the request and
@@ -31,7 +34,16 @@ from lilo.tasks.config import Settings
 from lilo.tasks.records import PaperText, QAPair, Sample
 from lilo.warehouse import Warehouse
 
-__all__ = ["EMBEDDING_DIM", "FAULTS", "PAIRS", "PAPER", "Faults", "LLMServer", "bag_of_words"]
+__all__ = [
+    "EMBEDDING_DIM",
+    "FAULTS",
+    "PAIRS",
+    "PAPER",
+    "Faults",
+    "LLMServer",
+    "Refusal",
+    "bag_of_words",
+]
 
 FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
 
@@ -95,6 +107,14 @@ def seed_samples(settings: Settings, samples: list[Sample], repeat: int = 1) -> 
         wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A scripted reply that is an error: `status` with `message`."""
+
+    status: int
+    message: str
+
+
 @dataclass
 class Faults:
     """A share `rate` of chat requests gets one of `kinds`, decided by `seed`; a stall
@@ -136,7 +156,7 @@ class LLMServer(ThreadingHTTPServer):
         # gets a 400 naming it, as such OpenAI-compatible servers answer.
         self.rejects_response_format = False
         self.lock = threading.Lock()
-        self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+        self.respond: Callable[[str, int], str | Refusal] = lambda prompt, n: f"echo: {prompt}"
 
     @property
     def prompts(self) -> list[list[dict[str, str]]]:
@@ -197,6 +217,9 @@ class _Handler(BaseHTTPRequestHandler):
             if fault == "empty"
             else server.respond(body["messages"][-1]["content"], len(body["messages"]))
         )
+        if isinstance(content, Refusal):
+            self._send(content.status, {"error": {"message": content.message}})
+            return
         message = {"role": "assistant", "content": content}
         payload = {
             "id": "chatcmpl-1",

@@ -42,9 +42,11 @@ def _warm_up(settings: Settings) -> None:
 
 @contextmanager
 def running_flows(debug: bool) -> Iterator[None]:
-    """Flows run from a terminal: heartbeats off (fine for one-off runs, docs/design.md §13) and,
-    unless `debug`, no tracebacks on the console: a failure is the one line `main` prints,
-    and its traceback still reaches the run's logs in the Prefect UI."""
+    """Flows run from a terminal: heartbeats off (fine for one-off runs, docs/design.md §13);
+    on the console lilo's own lines, each printable (tasks/printable.py), and Prefect's
+    warnings; with `debug` Prefect's lines too and tracebacks, else no traceback: a failure is
+    the one line `main` prints, and its traceback still reaches the run's logs in the Prefect
+    UI. Links to Prefect's temporary server are left out: it is gone when the command ends."""
     from prefect.logging.configuration import ensure_logging_setup
     from prefect.settings import (
         PREFECT_API_URL,
@@ -52,7 +54,9 @@ def running_flows(debug: bool) -> Iterator[None]:
         temporary_settings,
     )
 
+    from lilo.flows.cli._main import lilo_defaults
     from lilo.flows.cli._server import wait
+    from lilo.tasks.printable import PrintableRecords
 
     try:
         api_url = wait()
@@ -62,18 +66,33 @@ def running_flows(debug: bool) -> Iterator[None]:
     if api_url:
         updates[PREFECT_API_URL] = api_url
     ensure_logging_setup()
-    quiet = _NoTraceback()
-    handlers = [] if debug else list(logging.getLogger().handlers)
+    if debug and "PREFECT_LOGGING_LEVEL" in lilo_defaults():
+        logging.getLogger("prefect").setLevel(logging.INFO)
+    filters: list[logging.Filter] = [PrintableRecords()]
+    if api_url:  # lilo's temporary server: its address answers only while the command runs
+        filters.append(_NoLinks())
+    if not debug:
+        filters.append(_NoTraceback())
+    handlers = list(logging.getLogger().handlers)
     for handler in handlers:
-        handler.addFilter(quiet)
+        for f in filters:
+            handler.addFilter(f)
     try:
         with temporary_settings(updates=updates):
             yield
     finally:
         for handler in handlers:
-            handler.removeFilter(quiet)
+            for f in filters:
+                handler.removeFilter(f)
 
 
 class _NoTraceback(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return record.exc_info is None
+
+
+class _NoLinks(logging.Filter):
+    """Prefect's `View at http://...` lines, whose address is gone with the temporary server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("View at ")

@@ -110,6 +110,24 @@ def test_80_columns_never_cut_a_number(capsys, monkeypatch, data_dir):
     assert LONG in "".join(methods)
 
 
+def test_50_columns_keep_every_method_name_and_number(capsys, monkeypatch, data_dir):
+    """Too narrow for any table with a method column: each method's name on its own line,
+    over a row per score; nothing cut, the same numbers as at 250 columns."""
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
+    wide = capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", "50")
+    assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 50
+    assert "…" not in out
+    lines = [line.strip() for line in out.splitlines()]
+    assert "single" in lines and "ral_writer" in lines  # names whole, on their own lines
+    assert LONG in "".join(lines)  # wrapped, all there
+    numbers = re.compile(r"[+-]?\d+\.\d|\d+/\d+")
+    assert sorted(numbers.findall(out)) == sorted(numbers.findall(wide))
+
+
 def test_wide_terminal_shows_table_2_layout(capsys, monkeypatch, data_dir):
     monkeypatch.setenv("COLUMNS", "250")
     assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
@@ -121,6 +139,7 @@ def test_dataset_version_and_formats(capsys, monkeypatch, data_dir):
     out = _cli(capsys, monkeypatch, data_dir, "--dataset", "other", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 6 and {r["dataset_version"] for r in rows} == {"other"}
+    assert {r["partial"] for r in rows} == {"true", "false"}  # not Python's True/False
     assert {"overall_s_l", "overall_s_c", "overall_s_q", "judge"} <= set(rows[0])
     doc = json.loads(
         _cli(capsys, monkeypatch, data_dir, "--result-version", "1", "--format", "json")

@@ -307,15 +307,25 @@ def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
     summaries = _summaries(demo)
     chosen = next(s for s in summaries if (s["method"], s["target_words"]) == ("ral_writer", 1000))
     prefix = chosen["sample_id"][:8]
-    common = ["--data-dir", str(demo), "--method", "ral_writer", "--words", "1000"]
+    common = ["--data-dir", str(demo), "--method", "ral_writer", "--target-words", "1000"]
     assert main(["show", prefix, *common]) == 0
     out = " ".join(capsys.readouterr().out.split())
+    # A cross-paper pair is about no one position: it says so, not "position 0".
+    assert "(cross-paper)" in out and "position 0" not in out and "paper 0" not in out
     assert f"ral_writer, 1000 words · sample {chosen['sample_id']}" in out
     at = 0
     for q in chosen["consistency"]["questions"]:  # in order, after the summary
         asked = out.index(" ".join(q["question"].split()), at)
         at = out.index(f"given: {' '.join(q['answer'].split())}", asked)
     assert all(a in out for a in chosen["quality"]["aspects"])
+    # Without --method or --target-words: a line per summary and how to see one whole.
+    assert main(["show", prefix, "--data-dir", str(demo)]) == 0
+    overview = capsys.readouterr().out
+    assert len(overview.splitlines()) < 20 and chosen["consistency"]["questions"][0][
+        "question"
+    ] not in " ".join(overview.split())
+    rows = [line for line in overview.splitlines() if line.startswith("│")]
+    assert len(rows) == 4 and "--method single --target-words 1000" in overview  # 2 x 2
     assert main(["show", "nosuchsample", "--data-dir", str(demo)]) == 2
     assert "sample nosuchsample has no summaries in result version" in capsys.readouterr().err
 

@@ -522,3 +522,31 @@ def test_a_review_waiting_for_its_reviewer_stops_on_a_signal_in_one_line(data, s
         "`interrupted`, its finished work kept; run the same command again to resume"
     ]
     assert _sql(data, "SELECT count(*) FROM fct_qa_decisions") == [(1,)]
+
+
+def test_review_ui_fills_in_the_reviewer_it_is_given(data):
+    """`lilo review ui --reviewer carol`: the form's name is carol's until changed, so the
+    form opens without a missing name; the reason says when it is needed."""
+    from prefect import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    argv = ["review", "ui", "--reviewer", "carol", "--sample", sample, "--data-dir", str(data),
+            "--set", "qa.review_poll_s=1", "--set", "qa.review_batch=50"]  # fmt: skip
+    codes: list[int] = []
+    runner = threading.Thread(target=lambda: codes.append(main(argv)))
+    runner.start()
+    with get_client(sync_client=True) as client:
+        paused = _paused_run(client)
+        key = paused.state.state_details.run_input_keyset
+        schema = json.loads(client.read_flow_run_input(paused.id, key["schema"]))
+    assert schema["properties"]["reviewer"]["default"] == "carol"
+    assert "reviewer" not in schema["required"]
+    reason = schema["definitions"]["Pair01"]["properties"]["reason"]
+    assert reason["title"] == "Reason" and "reject" in reason["description"]
+    pairs = [k for k in schema["properties"] if k.startswith("pair_")]
+    resume_flow_run(paused.id, run_input={k: {"decision": "approve"} for k in pairs})
+    runner.join(timeout=120)
+    assert codes == [0]
+    decided = "SELECT DISTINCT reviewer FROM fct_qa_decisions WHERE channel = 'ui'"
+    assert _sql(data, decided) == [("carol",)]

@@ -30,6 +30,7 @@ from lilo.tasks.prompts import PromptPack
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Generation
 from lilo.tasks.sweep import Point, method_variants
+from lilo.tasks.text import counted
 from lilo.warehouse.queries.generations import succeeded_generations
 
 __all__ = ["generate_flow"]
@@ -153,7 +154,8 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             report.embeddings_cached = sum(cached for _, cached in counts)
             writer.flush(final=True)
         report.note(
-            f"{len(work)} generations ({failed} failed) for {len(ready)} ready samples, "
+            f"{counted(len(work), 'generation')} ({failed} failed) for {len(ready)} ready "
+            f"sample{'' if len(ready) == 1 else 's'}, "
             f"prompts: {pack.name}"
         )
     return report

@@ -17,6 +17,7 @@ from lilo.flows.cli._common import (
     start_prefect_early,
 )
 from lilo.flows.cli._stop import stoppable
+from lilo.tasks.text import counted
 
 __all__ = ["register"]
 
@@ -121,8 +122,8 @@ def _print_stats(stats: Any) -> None:
     console = Console()
     number = f" (#{stats.number})" if stats.number is not None else ""
     console.print(
-        f"Dataset {stats.dataset_version}{number}: {_n(stats.samples, 'sample')}, "
-        f"{_n(stats.papers, 'paper')}, {_n(len(stats.surveys), 'survey')}",
+        f"Dataset {stats.dataset_version}{number}: {counted(stats.samples, 'sample')}, "
+        f"{counted(stats.papers, 'paper')}, {counted(len(stats.surveys), 'survey')}",
         markup=False,
     )
     words = Table(title="Input words per sample")
@@ -170,19 +171,14 @@ def cmd_discover(args: argparse.Namespace) -> int:
     with running_flows(args.debug):
         found = discover_flow(settings, surveys, args.query)
     print(
-        f"dataset {found.dataset_version}: {_n(found.samples, 'sample')} (target "
-        f"{found.target}) from {_n(len(found.kept), 'survey')}: {' '.join(found.kept) or '-'}"
+        f"dataset {found.dataset_version}: {counted(found.samples, 'sample')} (target "
+        f"{found.target}) from {counted(len(found.kept), 'survey')}: {' '.join(found.kept) or '-'}"
     )
     for survey_id, why in found.skipped.items():  # why may quote arXiv or a paper
         print(f"  skipped {survey_id}: {printable(why, one_line=True)}")
     if found.kept:
         print("continue with: lilo run " + " ".join(f"--survey {s}" for s in found.kept))
     return 0 if found.samples else 1
-
-
-def _n(count: int, noun: str) -> str:
-    """`1 survey`, `2 surveys`."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def register(sub: Any) -> None:

@@ -17,6 +17,7 @@ from lilo.flows.cli._common import (
 )
 from lilo.flows.cli._imports import print_import_outcome
 from lilo.flows.cli._stop import stoppable
+from lilo.tasks.text import counted
 
 __all__ = ["register"]
 
@@ -49,7 +50,10 @@ def _print_result(result: Any, path: Path) -> None:
 
     name = result.name
     print(f"LongInOutBench at {path} -> dataset {name} (run {result.run_id})")
-    print(f"  groups:   {result.group_folders} folders, {result.samples} samples")
+    print(
+        f"  groups:   {counted(result.group_folders, 'folder')}, "
+        f"{counted(result.samples, 'sample')}"
+    )
     print(f"  papers:   {result.papers} read, {result.papers_kept} distinct papers kept")
     print(
         f"  QA pairs: {result.qa_single} single, {result.qa_cross} cross "

@@ -29,6 +29,7 @@ from lilo.flows.cli._common import (
     settings_from_args,
 )
 from lilo.flows.cli._stop import stoppable
+from lilo.tasks.text import counted
 
 __all__ = ["register", "review_settings"]
 
@@ -136,7 +137,7 @@ def _record(
     for problem in applied.problems:
         print(f"not recorded: {printable(problem, one_line=True)}", file=sys.stderr)
     print(
-        f"{_n(len(applied.decisions), 'decision')} recorded, {len(applied.problems)} not "
+        f"{counted(len(applied.decisions), 'decision')} recorded, {len(applied.problems)} not "
         "recorded" + (f", {len(applied.unchanged)} already so" if applied.unchanged else "")
     )
     return 1 if applied.problems else 0
@@ -156,7 +157,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     pairs = _pairs(args, settings, tuple(args.status.split(",")))
     samples, qa_ids = _known(settings)
     short = {**_short(samples), **_short(qa_ids)}
-    table = Table(title=f"{_n(len(pairs), 'QA pair')} ({args.status})")
+    table = Table(title=f"{counted(len(pairs), 'QA pair')} ({args.status})")
     for column in ("qa_id", "sample", "kind", "status"):
         table.add_column(column, no_wrap=True)
     table.add_column("question", overflow="fold", ratio=1)
@@ -217,8 +218,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         for pair in progress(pairs, "exporting"):
             out.write(json.dumps(export_record(pair), ensure_ascii=False) + "\n")
     print(
-        f'wrote {_n(len(pairs), "pair")} to {args.file}: set each line\'s "decision" to approve, '
-        'reject (with a "reason") or edit (change "question"/"answer"), then '
+        f"wrote {counted(len(pairs), 'pair')} to {args.file}: "
+        'set each line\'s "decision" to approve, reject (with a "reason") or edit (change '
+        '"question"/"answer"), then '
         f"`lilo review import {args.file} --reviewer NAME`"
     )
     return 0
@@ -301,7 +303,7 @@ def cmd_interactive(args: argparse.Namespace) -> int:
     with open_warehouse(settings) as wh:
         titles = paper_titles(wh, pairs)
     console.print(
-        f"{_n(len(pairs), 'pair')} wait{'s' if len(pairs) == 1 else ''}; each decision is "
+        f"{counted(len(pairs), 'pair')} wait{'s' if len(pairs) == 1 else ''}; each decision is "
         "saved as you make it."
     )
     done = 0
@@ -354,7 +356,7 @@ def cmd_interactive(args: argparse.Namespace) -> int:
             )
         if _record(args, settings, [verdict]) == 0:
             done += 1
-    console.print(f"{_n(done, 'decision')} recorded this session.")
+    console.print(f"{counted(done, 'decision')} recorded this session.")
     return 0
 
 
@@ -402,16 +404,12 @@ def cmd_ui(args: argparse.Namespace) -> int:
     for problem in totals["problems"]:
         print(f"not recorded: {printable(problem, one_line=True)}", file=sys.stderr)
     print(
-        f"{_n(totals['decisions'], 'decision')} recorded in {_n(totals['batches'], 'form')}, "
+        f"{counted(totals['decisions'], 'decision')} recorded in "
+        f"{counted(totals['batches'], 'form')}, "
         f"{len(totals['problems'])} not recorded, {len(totals['unchanged'])} already so"
         + ("; the last form timed out, its pairs stay pending" if totals["timed_out"] else "")
     )
     return 1 if totals["problems"] else 0
-
-
-def _n(count: int, noun: str) -> str:
-    """`1 pair`, `2 pairs`."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def register(sub: Any) -> None:

@@ -18,15 +18,9 @@ from lilo.flows.cli._common import (
     require_warehouse,
     running_flows,
 )
+from lilo.flows.cli._review_settings import review_settings
 
 __all__ = ["register_grades"]
-
-
-def review_settings(args: argparse.Namespace) -> Any:
-    """flows/cli/review.py's, imported when called: that module registers this one."""
-    from lilo.flows.cli.review import review_settings as settings
-
-    return settings(args)
 
 
 def _items(settings: Any) -> list[dict[str, Any]]:

@@ -4,45 +4,17 @@ errors turned into one line and an exit code."""
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import traceback
 from typing import Any
 
 from lilo.flows.cli._common import Parser
+from lilo.flows.cli._prefect import quiet_prefect
 from lilo.tasks.errors import LiloError
 from lilo.tasks.registry import import_modules
 
-__all__ = ["lilo_defaults", "main"]
-
-_DEFAULTED: set[str] = set()
-
-
-def lilo_defaults() -> frozenset[str]:
-    """The environment variables set by `_quiet_prefect`, not by the user."""
-    return frozenset(_DEFAULTED)
-
-
-def _quiet_prefect() -> None:
-    """Prefect's own chatter off for terminal runs; lilo's stage lines stay (and reach the UI).
-    Set before any command module loads: Prefect reads its settings once, when first
-    imported. `--debug` shows Prefect's lines again (flows/cli/_prefect.py), as does
-    PREFECT_LOGGING_LEVEL set by the user."""
-    defaults = {
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
-        "HF_HUB_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "TRANSFORMERS_VERBOSITY": "error",
-    }
-    for key, value in defaults.items():
-        if key not in os.environ:
-            os.environ[key] = value
-            _DEFAULTED.add(key)
-    logging.getLogger("lilo").setLevel(logging.INFO)
+__all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command. A mistake is one `lilo: ...` line on stderr and a non-zero exit
     (2 for bad input, 1 for a run or lookup that failed: see tasks/errors.py); `--debug`
     shows the traceback first and exits with the same code."""
-    _quiet_prefect()
+    quiet_prefect()
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, or a usage mistake already printed as one line

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,37 @@ from typing import Any
 from lilo.flows.cli._errors import CLIError
 from lilo.tasks.config import Settings
 
-__all__ = ["running_flows", "start_prefect_early"]
+__all__ = ["lilo_defaults", "quiet_prefect", "running_flows", "start_prefect_early"]
+
+
+_DEFAULTED: set[str] = set()
+
+
+def lilo_defaults() -> frozenset[str]:
+    """The environment variables set by `quiet_prefect`, not by the user."""
+    return frozenset(_DEFAULTED)
+
+
+def quiet_prefect() -> None:
+    """Prefect's own chatter off for terminal runs; lilo's stage lines stay (and reach the UI).
+    Set before any command module loads: Prefect reads its settings once, when first
+    imported (flows/cli/_main.py calls this first). `--debug` shows Prefect's lines again
+    (`running_flows`), as does
+    PREFECT_LOGGING_LEVEL set by the user."""
+    defaults = {
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "TRANSFORMERS_VERBOSITY": "error",
+    }
+    for key, value in defaults.items():
+        if key not in os.environ:
+            os.environ[key] = value
+            _DEFAULTED.add(key)
+    logging.getLogger("lilo").setLevel(logging.INFO)
 
 
 def start_prefect_early(settings: Settings) -> None:
@@ -54,7 +85,6 @@ def running_flows(debug: bool) -> Iterator[None]:
         temporary_settings,
     )
 
-    from lilo.flows.cli._main import lilo_defaults
     from lilo.flows.cli._server import wait
     from lilo.tasks.printable import PrintableRecords
 

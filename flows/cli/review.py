@@ -24,35 +24,19 @@ from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     progress,
-    require_warehouse,
     running_flows,
-    settings_from_args,
 )
+from lilo.flows.cli._review_settings import review_settings
 from lilo.flows.cli._stop import stoppable
 from lilo.tasks.text import counted
 
-__all__ = ["register", "review_settings"]
+__all__ = ["register"]
 
 # Ids are shown cut to a unique prefix of at least this many characters, as git shows
 # commits, and any unique prefix is taken back: a table of them fits 80 columns.
 _SHORT = 7
 # tasks.qa.QA_STATUSES, spelled out here so that parsing options loads nothing.
 _QA_STATUSES = ("pending", "approved", "rejected", "filtered", "duplicate", "invalid")
-
-
-def review_settings(args: argparse.Namespace) -> Any:
-    """The settings, for a warehouse that must exist (review never creates one). --reviewer
-    or --sample given before an action that does not take it is a usage mistake, not
-    ignored."""
-    for option in ("reviewer", "sample"):
-        if option in vars(args) and option not in args.takes:
-            raise CLIError(
-                f"--{option} does not apply to `lilo review {args.action}` "
-                f"(see `lilo review {args.action} --help`)"
-            )
-    settings = settings_from_args(args)
-    require_warehouse(settings)
-    return settings
 
 
 def _reviewer(args: argparse.Namespace) -> str:

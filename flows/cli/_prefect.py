@@ -29,8 +29,7 @@ def quiet_prefect() -> None:
     """Prefect's own chatter off for terminal runs; lilo's stage lines stay (and reach the UI).
     Set before any command module loads: Prefect reads its settings once, when first
     imported (flows/cli/_main.py calls this first). `--debug` shows Prefect's lines again
-    (`running_flows`), as does
-    PREFECT_LOGGING_LEVEL set by the user."""
+    (`running_flows`), as does PREFECT_LOGGING_LEVEL set by the user."""
     defaults = {
         "PREFECT_LOGGING_LEVEL": "WARNING",
         "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",

@@ -183,11 +183,13 @@ def _fits(
     console: Any, header: list[str], body: list[list[str]], wrap: bool, names: int = 0
 ) -> bool:
     """Whether the table's numbers fit the console, its name columns folded (with `wrap`)
-    to _NAME_MIN characters at most."""
+    to _NAME_MIN characters at most and their headers wrapped."""
     words = [i for i, c in enumerate(header) if c in _WORDS]
-    if wrap:
+    shown = header
+    if wrap:  # names fold; a header of words wraps to its longest word ("within noise")
         body = [[c[:_NAME_MIN] if i in words else c for i, c in enumerate(r)] for r in body]
-    table = _table("", "", header, body, wrap=wrap, names=names)
+        shown = [max(c.split(), key=len) if i in words else c for i, c in enumerate(header)]
+    table = _table("", "", shown, body, wrap=wrap, names=names)
     # Measured unconstrained: at the console's width rich would report what fits.
     needed = console.measure(table, options=console.options.update_width(10**6)).maximum
     return needed <= console.width

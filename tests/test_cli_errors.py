@@ -376,7 +376,7 @@ def test_survey_and_dataset_are_one_or_the_other(warehouse, capsys):
         (["import", "lost-in-the-middle", "x", "--bogus"], "lilo import lost-in-the-middle"),
         (["--bogus", "run"], "lilo"),
     ],
-    ids=" ".join,
+    ids=lambda value: " ".join(value) if isinstance(value, list) else "",
 )
 def test_a_bad_option_points_at_its_command_s_help(capsys, command, help_of):
     assert main(command) == 2

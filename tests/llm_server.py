@@ -15,17 +15,21 @@ how many times that same request came before, so a run's faults do not depend on
 its threads send them. `answered` counts the chat requests answered with a completion.
 A request's `response_format` (structured output) is recorded with it; with
 `rejects_response_format` set the server refuses it with a 400, as endpoints without
-structured output do."""
+structured output do. `reply_bytes`, `gzip_replies`, `drip_s`, `usage` and `embed` make every
+reply a hostile one: huge, a gzip bomb, dripped a byte at a time, with usage counts no model
+reports, or with vectors of no numbers."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import threading
 import time
+import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -48,6 +52,7 @@ __all__ = [
 FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
 
 EMBEDDING_DIM = 64
+_USAGE = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
 
 
 def bag_of_words(text: str) -> list[float]:
@@ -141,6 +146,12 @@ class Faults:
         return kind
 
 
+def _gzipped(parts: Iterable[bytes]) -> Iterator[bytes]:
+    gzip = zlib.compressobj(wbits=31)
+    yield from map(gzip.compress, parts)
+    yield gzip.flush()
+
+
 class LLMServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -155,6 +166,17 @@ class LLMServer(ThreadingHTTPServer):
         # An endpoint without structured output: a chat request carrying `response_format`
         # gets a 400 naming it, as such OpenAI-compatible servers answer.
         self.rejects_response_format = False
+        # Hostile replies, for the bounds on what lilo reads: `reply_bytes` pads each reply
+        # to that many bytes (a chat reply's content, an embedding reply's whitespace), written
+        # in 1 MiB pieces and never held whole; `gzip_replies` compresses it (a bomb, padded);
+        # `drip_s` sends the whole reply, status line first, one byte every `drip_s` seconds;
+        # `usage` is the raw JSON text of a chat reply's usage (NaN, Infinity and 1e30 are
+        # what Python's json writes and reads); `embed` makes an embedding request's vectors.
+        self.reply_bytes = 0
+        self.gzip_replies = False
+        self.drip_s = 0.0
+        self.usage = json.dumps(_USAGE)
+        self.embed: Callable[[str], list[float]] = bag_of_words
         self.lock = threading.Lock()
         self.respond: Callable[[str, int], str | Refusal] = lambda prompt, n: f"echo: {prompt}"
 
@@ -227,16 +249,18 @@ class _Handler(BaseHTTPRequestHandler):
             "created": 0,
             "model": body["model"],
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+            "usage": _USAGE,
         }
+        data = (
+            json.dumps(payload).encode().replace(json.dumps(_USAGE).encode(), server.usage.encode())
+        )
         if fault == "truncated":
-            data = json.dumps(payload).encode()
             self._send_bytes(200, data[: len(data) // 2], "application/json")
             return
         if not fault:
             with server.lock:
                 server.answered += 1
-        self._send(200, payload)
+        self._hostile(data, data.index(b'"}, "finish_reason"'), b"a")
 
     def _fault(self, kind: str) -> bool:
         """Serve a fault that replaces the whole reply; False for those that shape it."""
@@ -261,12 +285,46 @@ class _Handler(BaseHTTPRequestHandler):
     def _embeddings(self, body: dict[str, Any]) -> None:
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
         data = [
-            {"object": "embedding", "index": i, "embedding": bag_of_words(t)}
+            {"object": "embedding", "index": i, "embedding": self.server.embed(t)}
             for i, t in reversed(list(enumerate(texts)))
         ]
         tokens = sum(len(t.split()) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        self._send(200, {"object": "list", "data": data, "model": body["model"], "usage": usage})
+        reply = {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        encoded = json.dumps(reply).encode()
+        self._hostile(encoded, len(encoded) - 1, b" ")
+
+    def _hostile(self, data: bytes, at: int, filler: bytes) -> None:
+        """A 200 with `data`, made hostile as the server is set: padded at `at` with
+        `filler` up to `reply_bytes`, gzipped, or dripped; its length unsaid, as a streaming
+        server's (the body ends when the connection closes)."""
+        server = self.server
+        if not (server.reply_bytes or server.drip_s or server.gzip_replies):
+            self._send_bytes(200, data, "application/json")
+            return
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        pad, piece = max(0, server.reply_bytes - len(data)), filler * (1 << 20)
+        parts: Iterable[bytes] = [
+            data[:at],
+            *[piece] * (pad // len(piece)),
+            filler * (pad % len(piece)),
+            data[at:],
+        ]
+        if server.gzip_replies:
+            head += "Content-Encoding: gzip\r\n"
+            parts = _gzipped(parts)
+        self.close_connection = True
+        try:
+            for part in itertools.chain([f"{head}\r\n".encode()], parts):
+                if not server.drip_s:
+                    self.wfile.write(part)
+                    continue
+                for i in range(len(part)):
+                    self.wfile.write(part[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(server.drip_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
 
     def _send(
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -19,6 +19,7 @@ from typing import Any
 from lilo.tasks.cache import DiskCache, cache_key, canonical_json
 from lilo.tasks.config import ChatEndpointSettings, Settings
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
 from lilo.tasks.llm.types import Backend, Completion, LLMError, Message, ResponseFormatUnsupported
@@ -91,10 +92,10 @@ class LLMClient:
         # Serialized once: the key is its hash and a new call's ledger row stores the text.
         blob = canonical_json(request)
         key = cache_key(blob)
-        hit = self.cache.get_json(key)
+        hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
         if hit is not None:
-            completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
-            self._record(key, purpose, blob, completion, hit["latency_s"], cached=True)
+            completion, latency = hit
+            self._record(key, purpose, blob, completion, latency, cached=True)
             return completion.text
         flight = f"{self.cache.root}:{key}"
         with _LOCK:
@@ -111,10 +112,9 @@ class LLMClient:
             # process sharing the cache: an identical call that ended in between (here, or
             # in another Dask worker) wrote the cache before letting go.
             with self.cache.claim(key):
-                hit = self.cache.get_json(key)
+                hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
                 if hit is not None:
-                    completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
-                    latency = hit["latency_s"]
+                    completion, latency = hit
                 else:
                     completion, latency = self._call(
                         key, messages, purpose, temperature, max_tokens, response_format

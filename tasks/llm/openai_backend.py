@@ -8,21 +8,28 @@ import time
 from typing import Any
 
 from lilo.tasks.backoff import BAD_REPLY
+from lilo.tasks.bounded_http import Bounds, bounded_client
 from lilo.tasks.config import Settings
+from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.types import Completion, Message, ResponseFormatUnsupported
 
 __all__ = ["OpenAIBackend"]
 
 
 @functools.cache
-def _client(base_url: str, api_key: str, retries: int, timeout_s: float) -> Any:
+def _client(base_url: str, api_key: str, retries: int, timeout_s: float, max_bytes: int) -> Any:
     """One `openai.OpenAI` per endpoint and process: each new one sets up its connections
-    again (TLS included, about 120 ms), and one is safe to share between threads."""
+    again (TLS included, about 120 ms), and one is safe to share between threads. Its
+    requests are bounded in time and size (tasks/bounded_http.py)."""
     import openai
 
+    bounds = Bounds(timeout_s, max_bytes, "max_reply_bytes")
+    http = bounded_client(bounds, limits=openai.DEFAULT_CONNECTION_LIMITS)
     # It retries 408/409/429/5xx and connection errors with backoff, honouring Retry-After;
     # lilo only sets how many times.
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=retries, timeout=timeout_s)
+    return openai.OpenAI(
+        base_url=base_url, api_key=api_key, max_retries=retries, timeout=timeout_s, http_client=http
+    )
 
 
 class BadReply(RuntimeError):
@@ -50,7 +57,9 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
-        self._client = _client(self.base_url, api_key or "not-needed", cfg.retries, cfg.timeout_s)
+        self._client = _client(
+            self.base_url, api_key or "not-needed", cfg.retries, cfg.timeout_s, cfg.max_reply_bytes
+        )
 
     def fingerprint(self) -> dict[str, object]:
         """Two servers may serve different weights under one model name."""
@@ -110,12 +119,8 @@ class OpenAIBackend:
         text = choices[0].message.content or ""
         if not text.strip():
             raise BadReply("empty reply")
-        usage = response.usage
-        return Completion(
-            text=text,
-            tokens_in=usage.prompt_tokens if usage else 0,
-            tokens_out=usage.completion_tokens if usage else 0,
-        )
+        tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
+        return Completion(text=text, tokens_in=tokens_in, tokens_out=tokens_out)
 
 
 def _names_response_format(exc: Exception) -> bool:

@@ -444,6 +444,9 @@ class RunnerSettings(_Section):
     # Units per Prefect task on Dask: each task fans its units out over threads (bounded by
     # the endpoint's `concurrency`, per worker process) and returns its records and calls.
     batch_units: int = Field(8, ge=1)
+    # Without a terminal (a pipe, a log file, a deployment's run), a stage logs a line of
+    # its progress every this many seconds, units finished or not (flows/_progress.py).
+    progress_every_s: float = Field(30.0, gt=0.0)
 
     @field_validator("dask_address")
     @classmethod

@@ -5,6 +5,9 @@ echo by default) and an embedding request gets `bag_of_words(text)` per input, u
 and listed last input first (the API orders by `index`, not by position).
 `PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it.
 
+A scripted reply that is a `Refusal` is an error: its status, its message in the error body
+OpenAI's API sends.
+
 `Faults` makes it a misbehaving endpoint: a share of chat requests gets one of `FAULTS`
 (429 with Retry-After, 500, 503, a stall past the client's timeout, a dropped connection,
 JSON cut short, empty content, an HTML page), chosen by a seeded hash of the request and
@@ -59,6 +62,7 @@ __all__ = [
     "Faults",
     "LLMServer",
     "Model",
+    "Refusal",
     "bag_of_words",
     "prompt_tokens",
 ]
@@ -123,6 +127,14 @@ def seed_samples(settings: Settings, samples: list[Sample], repeat: int = 1) -> 
         wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
         wh.upsert("dim_samples", samples, ("sample_id",), extra={"run_id": "seed"})
         wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A scripted reply that is an error: `status` with `message`."""
+
+    status: int
+    message: str
 
 
 @dataclass
@@ -227,7 +239,7 @@ class LLMServer(ThreadingHTTPServer):
         self.usage_text: str | None = None
         self.embed: Callable[[str], list[float]] = bag_of_words
         self.lock = threading.Lock()
-        self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+        self.respond: Callable[[str, int], str | Refusal] = lambda prompt, n: f"echo: {prompt}"
         self.model: Model | None = None  # a context window, and the endpoints naming it
         self.asked: list[str] = []  # "GET /props" and the like, in order
         self.compute_s = 0.0  # how long each chat reply takes
@@ -316,6 +328,9 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with server.lock:
             server.busy -= 1
+        if isinstance(content, Refusal):
+            self._send(content.status, {"error": {"message": content.message}})
+            return
         finish = "stop"
         if budget is not None and len(content.split()) > budget:
             content, finish = " ".join(content.split()[:budget]), "length"

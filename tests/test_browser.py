@@ -300,6 +300,10 @@ def test_report_page_in_chromium(data, browser, shots):
     assert errors == []
     assert len(widths) >= 4 and all(w and w > 0 for w in widths), widths
     assert page.locator("#leaderboard tbody tr").count() >= 1
+    # Table 2 whole at 1,280 px: the page does not scroll sideways, Overall's n is in view.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    overall_n = page.locator("#leaderboard thead tr").nth(1).locator("th").last.bounding_box()
+    assert overall_n and overall_n["x"] + overall_n["width"] <= 1280
     # The drill-down, as a reader clicks it: a leaderboard number, then a sample.
     page.locator("#leaderboard tbody a").first.click()
     page.wait_for_load_state("load")

@@ -13,14 +13,14 @@ SELECT
     c.backbone,
     c.score,
     c.n,
-    round(c.mean, 2) AS mean,
-    round(c.ci_low, 2) AS ci_low,
-    round(c.ci_high, 2) AS ci_high,
+    rounded(c.mean, 2) AS mean,
+    rounded(c.ci_low, 2) AS ci_low,
+    rounded(c.ci_high, 2) AS ci_high,
     p.reference,
-    round(p.difference, 2) AS difference,
-    round(p.ci_low, 2) AS difference_low,
-    round(p.ci_high, 2) AS difference_high,
-    round(p.p_value, 4) AS p_value,
+    rounded(p.difference, 2) AS difference,
+    rounded(p.ci_low, 2) AS difference_low,
+    rounded(p.ci_high, 2) AS difference_high,
+    rounded(p.p_value, 4) AS p_value,
     p.within_noise
 FROM res_cell_stats AS c
 JOIN latest USING (version)

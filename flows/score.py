@@ -165,13 +165,12 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), len(failed))
 
-        with StageProgress(report, len(work)) as progress:
+        with StageProgress(report, len(work)) as progress, writer:
             if work and settings.runner.kind == "dask":
                 run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
             elif work:
                 score_task(quote(work), pack, settings, writer.log, finished)
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
-            writer.flush(final=True)
         report.note(
             f"{len(todo)} generations to score, {quarantined} quarantined; judge {judge}, "
             f"prompts {pack.name}"

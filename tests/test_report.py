@@ -4,6 +4,7 @@ the page needs nothing from outside, and the materialize stage leaves both behin
 from __future__ import annotations
 
 import math
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -118,6 +119,15 @@ def test_the_page_sits_next_to_the_versions_parquet(report, views, demo):
     folder = demo / "published" / "results" / f"version={version:04d}"
     assert report == (folder / "report.html").resolve()
     assert (folder / "res_scores.parquet").exists()
+
+
+def test_the_page_states_what_the_version_holds(report):
+    """The version's scope, what its run asked for, under the title."""
+    assert re.search(
+        r'<p class="meta" id="scope">Scope: 3 of 3 samples of dataset \S+; methods single, '
+        r"ral_writer; lengths 1k, 2k; backbone offline:\S+; judge offline:\S+</p>",
+        report.read_text(encoding="utf-8"),
+    )
 
 
 def test_leaderboard_position_curve_and_cost_equal_the_views(report, views):

@@ -1,7 +1,8 @@
 -- Each leaderboard cell of the latest result version with its 95% bootstrap interval over
 -- samples (x100 scores; target_words 0 is Overall), and the paired comparison of its
--- variant with the reference variant (`stats.reference`, RAL-Writer by default):
--- `within_noise` when the difference's interval covers zero.
+-- variant with the reference variant (`stats.reference`, RAL-Writer by default): the
+-- sign-flip test's interval and p, `within_noise` when p >= 0.05 (exactly when the
+-- interval covers zero). Below 6 samples the bounds are NULL: n too small (tasks/stats.py).
 CREATE OR REPLACE VIEW cell_intervals AS
 WITH latest AS (
     SELECT default_result_version(NULL) AS version

@@ -6,8 +6,9 @@
 -- per-length means averaged over the lengths the version ran for it, each length weighing
 -- the same; NULL when some length has no mean for that score.
 -- `*_low`/`*_high` bound each score's 95% bootstrap interval over samples
--- (`res_cell_stats`, written once per version by the materialize stage); Overall's is over
--- each sample's mean across the lengths, or the one length's when a method ran one.
+-- (`res_cell_stats`, written once per version by the materialize stage; NULL below 6
+-- samples); Overall's is over each sample's mean across the lengths, or the one length's
+-- when a method ran one. The rows are the version's scope, what its run asked for.
 CREATE OR REPLACE VIEW res_leaderboard AS
 WITH scores AS (
     SELECT version, method, variant, target_words, backbone, generation_id, score, value, judge

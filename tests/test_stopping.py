@@ -235,3 +235,21 @@ def test_the_first_signal_stops_the_run_and_a_second_ctrl_c_ends_it_at_once() ->
                               text=True, timeout=60)  # fmt: skip
         assert done.stdout == f"stopped {code}\nno new call\n", done.stderr
         assert done.returncode == 130 and time.monotonic() - started < 5
+
+
+_BROKEN_BY_THE_STOP = """
+import signal
+from lilo.tasks import lifetime
+print(lifetime.interrupt_signal(RuntimeError("Query interrupted")))
+lifetime.stop(signal.SIGTERM)
+print(lifetime.interrupt_signal(RuntimeError("Query interrupted")))
+"""
+
+
+def test_what_the_stop_breaks_on_its_way_out_is_the_stop() -> None:
+    """SIGTERM in the middle of a DuckDB query surfaces as its RuntimeError "Query
+    interrupted": once the run is stopping, that is the signal (the run is recorded
+    `interrupted`, exit 143), not a failure."""
+    done = subprocess.run([sys.executable, "-c", _BROKEN_BY_THE_STOP], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout == "None\n15\n", done.stderr

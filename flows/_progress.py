@@ -12,7 +12,8 @@ from types import TracebackType
 from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
+from prefect.runtime import flow_run
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.text import Text
 
 from lilo.flows._stage import StageReport, log
@@ -30,18 +31,19 @@ class StageProgress:
         self._bar = Progress(
             TextColumn(f"{report.stage}"),
             BarColumn(),
-            MofNCompleteColumn(),
             _Line(self),
             disable=not sys.stderr.isatty(),
             transient=True,
         )
         self._task = self._bar.add_task(report.stage, total=total)
         self._artifact: UUID | None = None
+        if flow_run.get_id() is None:  # not in a flow run (a bench, a test): the bar only
+            return
         try:
             self._artifact = create_progress_artifact(
                 0.0, key=f"{report.stage}-progress", description=self._line()
             )
-        except Exception as exc:  # no flow run context (a plain function call): bar only
+        except Exception as exc:
             log.debug("no progress artifact: %s", exc)
 
     def __enter__(self) -> StageProgress:

@@ -13,7 +13,7 @@ from lilo.flows._stage import StageReport, log
 from lilo.tasks.llm.ledger import LedgerReader
 from lilo.warehouse import Warehouse
 from lilo.warehouse.db import pid_alive
-from lilo.warehouse.queries.runs import mark_run, running_runs
+from lilo.warehouse.queries.runs import mark_run, recount_calls, running_runs
 
 __all__ = ["fold_call_logs", "mark_crashed"]
 
@@ -33,9 +33,11 @@ def mark_crashed(wh: Warehouse, run_id: str) -> int:
     for gone_id in gone:
         path = note_path(data_dir, gone_id)
         note = read_note(path)
+        stages = sorted({p.stem for p in (data_dir / "runs" / gone_id).glob("*.sent")})
+        during = f" during {', '.join(stages)}" if stages else ""
         status, message = note or (
             "crashed",
-            f"its process was gone when run {run_id} started: killed or crashed",
+            f"its process was gone when run {run_id} started: killed or crashed{during}",
         )
         mark_run(wh, gone_id, status, message)
         if note:
@@ -47,11 +49,12 @@ def mark_crashed(wh: Warehouse, run_id: str) -> int:
 
 
 def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
-    """Fold the call logs that killed runs left (those of runs no longer `running`) into the
-    ledger and the cache table, then remove them; returns the calls folded. Lines the run
-    itself folded add nothing again (same run, stage and seq). A request in the run's
-    `.sent` log with no reply in its call log was in flight at the kill: it goes into the
-    ledger with `replied` false, after the stage's calls."""
+    """Fold the call logs that killed or stopped runs left (those of runs no longer
+    `running`) into the ledger and the cache table, then remove them; returns the calls
+    folded. Lines the run itself folded add nothing again (same run, stage and seq). A
+    request in the run's `.sent` log with no reply in its call log was in flight at the kill
+    or the stop: it goes into the ledger with `replied` false, after the stage's calls. Each
+    such run's record then counts the calls and tokens its ledger rows add up to."""
     running = {r[0] for r in running_runs(wh)}
     folded = 0
     logs = {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.jsonl")}
@@ -64,6 +67,7 @@ def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
         calls = ledger.read(final=True)
         with wh.transaction():
             StageReport(stage=stage_name, run_id=run_id).save_calls(wh, calls)
+            recount_calls(wh, run_id)
         folded += len(calls.ledger) + len(calls.unanswered)
         ledger.log.remove()
         if not any(stem.parent.iterdir()):

@@ -1,6 +1,9 @@
 """A stage's progress, as it goes: a bar in the terminal (rich), else a line in the log at a
 steady interval (a pipe, a log file, a deployment's run), and a Prefect progress artifact,
-each with units done / total, LLM calls, tokens, errors and the time left."""
+each with units done / total, LLM calls, tokens, errors and the time left. The counts are
+the stage report's, which counts each call as its stage writer reads it from the call log
+(flows/_stage_writer.py); the line is made when it is shown, so the time left runs on
+between units."""
 
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ from types import TracebackType
 from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from prefect.runtime import flow_run
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.text import Text
 
 from lilo.flows._stage import StageReport, log
 
@@ -36,19 +41,19 @@ class StageProgress:
         self._bar = Progress(
             TextColumn(f"{report.stage}"),
             BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[counts]}"),
-            TimeRemainingColumn(),
+            _Line(self),
             disable=not self._tty,
             transient=True,
         )
-        self._task = self._bar.add_task(report.stage, total=total, counts="")
+        self._task = self._bar.add_task(report.stage, total=total)
         self._artifact: UUID | None = None
+        if flow_run.get_id() is None:  # not in a flow run (a bench, a test): the bar only
+            return
         try:
             self._artifact = create_progress_artifact(
                 0.0, key=f"{report.stage}-progress", description=self._line()
             )
-        except Exception as exc:  # no flow run context (a plain function call): bar only
+        except Exception as exc:
             log.debug("no progress artifact: %s", exc)
 
     def __enter__(self) -> StageProgress:
@@ -75,6 +80,8 @@ class StageProgress:
     def _line(self) -> str:
         r = self.report
         calls = r.llm_made + r.llm_cached
+        # The pace so far, up to now: while no unit finishes, the time left grows rather
+        # than stay at what the last unit left (a last long unit, a stalled endpoint).
         elapsed = time.monotonic() - self._started
         left = elapsed / self.done * (self.total - self.done) if self.done else None
         eta = f", about {left:.0f} s left" if left is not None and self.done < self.total else ""
@@ -86,7 +93,7 @@ class StageProgress:
     def advance(self, n: int, errors: int = 0) -> None:
         self.done += n
         self.errors += errors
-        self._bar.update(self._task, advance=n, counts=self._line())
+        self._bar.update(self._task, advance=n)
         self._update()
 
     def _update(self, force: bool = False) -> None:
@@ -96,3 +103,14 @@ class StageProgress:
         self._last = now
         share = 100.0 * self.done / self.total if self.total else 100.0
         update_progress_artifact(self._artifact, share, description=self._line())
+
+
+class _Line(ProgressColumn):
+    """The stage's counts and time left, made each time the bar is drawn."""
+
+    def __init__(self, progress: StageProgress) -> None:
+        super().__init__()
+        self._progress = progress
+
+    def render(self, task: Task) -> Text:
+        return Text(self._progress._line())

@@ -2,7 +2,8 @@
 runs it), and at the end `completed`, `partial` (some units failed: failed generations,
 `llm_error`/`judge_unusable` quarantine rows) or `failed` (with why), with what its stages
 reported (docs/design.md §10). A run stopped by SIGINT or SIGTERM is `interrupted`
-(tasks/lifetime.py).
+(tasks/lifetime.py); the record of an interrupted or failed run adds up what it did, the
+stage the exception stopped included (its time, calls, tokens and rows).
 A run killed before its end is marked `crashed` by the next start
 (flows/_crash_recovery.py); one whose last write failed (a full disk) is marked with the
 status and reason it could not write, kept in a small file reserved when it started
@@ -27,7 +28,7 @@ from lilo.flows._crash_recovery import fold_call_logs, mark_crashed
 from lilo.flows._publish import publish
 from lilo.flows._run_artifact import run_artifact
 from lilo.flows._run_note import note_path, reserve_note, write_note
-from lilo.flows._stage import StageReport, log, open_warehouse
+from lilo.flows._stage import StageReport, log, open_warehouse, unfinished_report
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import LiloError
 from lilo.tasks.lifetime import interrupt_signal, stop
@@ -102,11 +103,12 @@ class RunRecord:
             report = stage_flow(settings or self.settings, self.run_id)
         return self.add(report)
 
-    def add(self, report: StageReport) -> StageReport:
+    def add(self, report: StageReport, ended: str = "done") -> StageReport:
         self.reports.append(report)
         log.info(
-            "%s done in %.1f s: %d LLM calls made, %d from cache, %d rows added",
+            "%s %s in %.1f s: %d LLM calls made, %d from cache, %d rows added",
             report.stage,
+            ended,
             report.seconds,
             report.llm_made,
             report.llm_cached,
@@ -198,6 +200,8 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
     try:
         yield run
     except BaseException as exc:
+        if unfinished := unfinished_report(run.run_id):  # the stage the exception stopped
+            run.add(unfinished, "stopped")
         signum = interrupt_signal(exc)
         if signum is not None:  # Ctrl-C or SIGTERM: no new call; finished work is kept
             stop(signum)

@@ -21,6 +21,7 @@ __all__ = [
     "log",
     "open_warehouse",
     "stage",
+    "unfinished_report",
     "unheld_stage",
 ]
 
@@ -77,15 +78,22 @@ class StageReport:
         log.info("%s: %s", self.stage, message)
 
     def save_calls(self, wh: Warehouse, rows: LedgerRows) -> None:
-        """A step of the stage's call log: its calls into the `fct_llm_calls` ledger, new
-        responses into `llm_cache`, and counted."""
-        self.write(wh, "llm_cache", rows.cache, ("key",), raw_json=True)
-        self.write(wh, "fct_llm_calls", rows.ledger, ("run_id", "stage", "seq"))
-        self.write(wh, "fct_llm_calls", rows.unanswered, ("run_id", "stage", "seq"))
+        """A step of the stage's call log: counted, and written (`write_calls`)."""
+        self.count_calls(rows)
+        self.write_calls(wh, rows)
+
+    def count_calls(self, rows: LedgerRows) -> None:
+        """The calls and tokens of a step of the stage's call log, as it is read."""
         self.llm_made += rows.made
         self.llm_cached += rows.cached
         self.tokens_in += rows.tokens_in
         self.tokens_out += rows.tokens_out
+
+    def write_calls(self, wh: Warehouse, rows: LedgerRows) -> None:
+        """Calls into the `fct_llm_calls` ledger, new responses into `llm_cache`."""
+        self.write(wh, "llm_cache", rows.cache, ("key",), raw_json=True)
+        self.write(wh, "fct_llm_calls", rows.ledger, ("run_id", "stage", "seq"))
+        self.write(wh, "fct_llm_calls", rows.unanswered, ("run_id", "stage", "seq"))
 
 
 def open_warehouse(settings: Settings, wait_s: float | None = None) -> Warehouse:
@@ -106,10 +114,24 @@ def stage(name: str, settings: Settings, run_id: str) -> Iterator[tuple[StageRep
 
 @contextmanager
 def unheld_stage(name: str, run_id: str) -> Iterator[StageReport]:
-    """A timed stage that opens the warehouse only for short reads and writes."""
+    """A timed stage that opens the warehouse only for short reads and writes. A stage that
+    ends in an exception (Ctrl-C, SIGTERM, a failure) returns no report: its report, timed
+    to the exception, is kept for the run's record (`unfinished_report`)."""
     report = StageReport(stage=name, run_id=run_id)
     started = time.perf_counter()
+    _UNFINISHED[run_id] = report
     try:
         yield report
     finally:
         report.seconds = round(time.perf_counter() - started, 3)
+    _UNFINISHED.pop(run_id, None)
+
+
+# Per run id, the report of the stage under way, until it ends without an exception.
+_UNFINISHED: dict[str, StageReport] = {}
+
+
+def unfinished_report(run_id: str) -> StageReport | None:
+    """The report of the run's stage that ended in an exception (what it did until then:
+    its time, calls, tokens and rows), once; None when every stage ended."""
+    return _UNFINISHED.pop(run_id, None)

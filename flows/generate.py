@@ -141,9 +141,12 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), sum(bool(g.error) for g in generations))
 
-        with StageProgress(
-            report, len(work), line_every_s=settings.runner.progress_every_s
-        ) as progress:
+        with (
+            StageProgress(
+                report, len(work), line_every_s=settings.runner.progress_every_s
+            ) as progress,
+            writer,
+        ):
             if settings.runner.kind == "dask":
                 counts = run_batches(
                     generate_batch, work, settings, writer.log, finished, pack=pack
@@ -152,7 +155,6 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
                 counts = [generate_task(quote(work), pack, settings, writer.log, finished)]
             report.embeddings_made = sum(made for made, _ in counts)
             report.embeddings_cached = sum(cached for _, cached in counts)
-            writer.flush(final=True)
         report.note(
             f"{counted(len(work), 'generation')} ({failed} failed) for {len(ready)} ready "
             f"sample{'' if len(ready) == 1 else 's'}, "

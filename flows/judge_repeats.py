@@ -96,8 +96,8 @@ def judge_repeats_flow(settings: Settings, run_id: str) -> StageReport:
                 report.note(f"judge repeat {item[1]} of {item[0].generation_id}: {exc}")
                 return []
 
-        fan_out(guarded, work, workers=settings.judge.concurrency, on_done=finished)
-        writer.flush(final=True)
+        with writer:
+            fan_out(guarded, work, workers=settings.judge.concurrency, on_done=finished)
         judge.take_calls()
         report.note(f"judge asked again {len(work)} times ({failed} failed), {repeats} repeats")
     return report

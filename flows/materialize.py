@@ -13,11 +13,17 @@ from lilo.flows._report import publish_report
 from lilo.flows._stage import StageReport, stage
 from lilo.flows._statistics import record_statistics
 from lilo.tasks.config import Settings
-from lilo.tasks.llm import make_client
-from lilo.tasks.methods import get_method
+from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.report import create_markdown_artifact, create_table_artifact, leaderboard_table
 from lilo.tasks.reporting import markdown_table
-from lilo.warehouse.queries.results import read_board, view
+from lilo.tasks.sweep import method_variants
+from lilo.warehouse.queries.results import (
+    default_version,
+    read_board,
+    read_scope,
+    scope_changes,
+    view,
+)
 from lilo.warehouse.results import Expected, materialize_results
 
 __all__ = ["materialize_flow"]
@@ -29,11 +35,13 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         ready, qa = ready_samples(wh, settings)
         expected = Expected(
             [s.sample_id for s in ready],
-            [get_method(m, settings).variant for m in settings.generate.methods],
+            [spec.variant for _, _, spec in method_variants(settings)],
             settings.generate.target_words,
             make_client(settings).backbone,
             waiting_samples(wh, settings, qa),
+            make_judge_client(settings).backbone,
         )
+        shown = default_version(wh)  # the version the leaderboard shows until now
         result = materialize_results(
             wh,
             settings.dataset_version,
@@ -50,6 +58,21 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             report.note(f"result version {result.version} ({result.n_rows} score rows)")
         else:
             report.note(f"scores unchanged: result version {result.version} still current")
+        if scope := read_scope(wh, result.version):
+            report.note(
+                f"result version {result.version} holds what the run asked for: {scope.describe()}"
+            )
+        now_shown = default_version(wh)
+        changes = [
+            f"the leaderboard now shows result version {now_shown}: {change}"
+            for change in (
+                scope_changes(wh, shown, now_shown)
+                if shown is not None and now_shown is not None and now_shown != shown
+                else []
+            )
+        ]
+        for change in changes:
+            report.note(change)
         report.added("res_cell_stats", record_statistics(wh, result.version, settings))
         if result.partial:
             report.note(
@@ -72,15 +95,16 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         create_table_artifact(
             key="leaderboard",
             table=leaderboard_table(leaderboard),
-            description=f"Dataset {board.dataset_version}, result version {board.version}: "
-            "S_l, S_c, S_q (x100) by method and length; overall_s_*: Table 2's Overall (each "
-            "score's per-length means averaged over the lengths run)",
+            description=f"Dataset {board.dataset_version}, result version {board.version}. "
+            f"{board.scope_line()}. S_l, S_c, S_q (x100) by method and length; overall_s_*: "
+            "Table 2's Overall (each score's per-length means averaged over the lengths run)",
         )
         create_markdown_artifact(
             key="results",
             markdown=(
                 f"# lilo results, version {result.version}\n\n"
                 f"{board.markdown(stacked=True)}\n"
+                + "".join(f"**Note**: {change}.\n\n" for change in changes)
                 + (
                     "**Partial**: some expected summaries failed or are unscored.\n\n"
                     if result.partial

@@ -401,14 +401,16 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
                 writer.flush()
                 progress.advance(len(batch), len(errors))
 
-            with StageProgress(
-                report, len(units), line_every_s=settings.runner.progress_every_s
-            ) as progress:
+            with (
+                StageProgress(
+                    report, len(units), line_every_s=settings.runner.progress_every_s
+                ) as progress,
+                writer,
+            ):
                 if settings.runner.kind == "dask":
                     run_batches(probe_batch, units, settings, writer.log, finished, prompts=prompts)
                 else:
                     probe_task(quote(units), prompts, settings, writer.log, finished)
-                writer.flush(final=True)
             report.note(
                 f"{len(units)} answers ({failed} failed) from {llm.backbone}, prompts: "
                 f"{prompts.source}"

@@ -183,8 +183,9 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "table2",
             "Table 2: S_l, S_c, S_q per method and length, with Overall",
             "Each cell: mean [95% bootstrap interval] over samples; S_c - reference: the mean "
-            f"paired difference with {settings.stats.reference} and its interval, p from the "
-            "sign-flip test. Highlighted: the interval covers zero (within noise).",
+            f"paired difference with {settings.stats.reference} and the interval of the "
+            "sign-flip test, p from it. Highlighted: within noise (p >= 0.05, the interval "
+            "covers zero); n too small: fewer than 6 samples, no interval.",
             table2(main_rows),
             marked="within_noise",
         ),

@@ -166,15 +166,17 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), len(failed))
 
-        with StageProgress(
-            report, len(work), line_every_s=settings.runner.progress_every_s
-        ) as progress:
+        with (
+            StageProgress(
+                report, len(work), line_every_s=settings.runner.progress_every_s
+            ) as progress,
+            writer,
+        ):
             if work and settings.runner.kind == "dask":
                 run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
             elif work:
                 score_task(quote(work), pack, settings, writer.log, finished)
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
-            writer.flush(final=True)
         report.note(
             f"{counted(len(todo), 'generation')} to score, {quarantined} quarantined; "
             f"judge {judge}, prompts {pack.name}"

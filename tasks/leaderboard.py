@@ -19,12 +19,49 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["SCORES", "Board", "comparison", "length_label"]
+from lilo.tasks.reporting import fixed, unsigned_zero
+from lilo.tasks.stats import LEVEL, fewest_samples
+
+__all__ = ["SCORES", "Board", "Scope", "comparison", "length_label", "scope_line"]
 
 SCORES = ("S_l", "S_c", "S_q", "n")
 OVERALL = "Overall"
+TOO_SMALL = "n too small"
 # res_paired's score names as the leaderboard's columns, in their order.
 _PAIRED_SCORES = {"length": "S_l", "consistency": "S_c", "quality": "S_q"}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a result version holds, which is what its run asked for (`res_versions`): its
+    cells are `variants` x `lengths` on `backbone`, each over `samples` (of the
+    `dataset_samples` its dataset version has), judged by `judge`."""
+
+    dataset_version: str
+    samples: list[str]
+    dataset_samples: int
+    variants: list[str]
+    lengths: list[int]
+    backbone: str
+    judge: str
+
+    def line(self) -> str:
+        return f"Scope: {self.describe()}"
+
+    def describe(self) -> str:
+        lengths = ", ".join(length_label(n) for n in self.lengths)
+        return (
+            f"{len(self.samples)} of {self.dataset_samples} samples of dataset "
+            f"{self.dataset_version}; methods {', '.join(self.variants)}; lengths {lengths}; "
+            f"backbone {self.backbone}; judge {self.judge or '-'}"
+        )
+
+
+def scope_line(scope: Scope | None) -> str:
+    """The scope in one line, or that the version has none recorded."""
+    if scope is None:
+        return "Scope: not recorded (a result version made before lilo recorded scopes)"
+    return scope.line()
 
 
 @dataclass(frozen=True)
@@ -38,6 +75,7 @@ class Board:
     rows: pd.DataFrame
     # `res_paired` rows of the version: each variant minus the reference, paired by sample.
     paired: pd.DataFrame = field(default_factory=pd.DataFrame)
+    scope: Scope | None = None
 
     @property
     def lengths(self) -> list[int]:
@@ -59,11 +97,16 @@ class Board:
             f"judge {', '.join(self.judges) or '-'}; x100"
         )
 
+    def scope_line(self) -> str:
+        return scope_line(self.scope)
+
     def caption(self) -> str:
         lengths = ", ".join(length_label(n) for n in self.lengths)
         interval = (
-            "; [low, high]: 95% bootstrap interval over samples" if self.has_intervals else ""
-        )
+            "; [low, high]: 95% bootstrap interval over samples"
+            if self.has_intervals
+            else "; no intervals"
+        ) + f" (given from {fewest_samples()} samples on)"
         return (
             "S_l length, S_c consistency, S_q quality: means over the scored summaries; "
             f"n: scored/expected; {OVERALL}: each score's mean over {lengths or 'the lengths'}"
@@ -137,6 +180,8 @@ class Board:
         lines = [
             f"**{self.title()}**",
             "",
+            self.scope_line(),
+            "",
             *_pipe_table(*(self.stacked() if stacked else self.wide()), names + stacked),
             "",
             f"_{self.caption()}_",
@@ -150,9 +195,10 @@ class Board:
 def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], list[list[str]]]:
     """(title, header, rows) of `res_paired` rows: per variant (in `order`, the
     leaderboard's), length (Overall last) and score, the mean of variant minus reference over
-    the samples both scored, its 95% interval, the sign-flip p-value, and whether the
-    interval covers zero (`within noise`: the data cannot tell the two apart). No rows when
-    there is no comparison (one method, or the reference not run)."""
+    the samples both scored, the 95% interval of the sign-flip test ("n too small" below
+    `fewest_samples`), its p-value, and `within noise` (p >= 0.05: the test cannot tell the
+    two apart; the interval covers zero exactly then; tasks/stats.py). No rows when there is
+    no comparison (one method, or the reference not run)."""
     header = ["method", "length", "score", "diff", "95% interval", "p", "within noise"]
     if paired.empty:
         return "", header, []
@@ -175,7 +221,7 @@ def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], 
                 length,
                 _PAIRED_SCORES[r.score],
                 _signed(r.difference),
-                f"[{_signed(r.ci_low)}, {_signed(r.ci_high)}]",
+                _interval(r.ci_low, r.ci_high),
                 _p(r.p_value),
                 "yes" if r.within_noise else "no",
             ]
@@ -184,7 +230,8 @@ def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], 
     references = ", ".join(sorted(set(paired["reference"])))
     title = (
         f"Paired with {references}: diff is the mean of method minus {references} over "
-        "the samples both scored (x100); p: sign-flip test"
+        f"the samples both scored (x100); p: sign-flip test; within noise: p >= {1 - LEVEL:.2f} "
+        f"(the interval covers 0); n too small: fewer than {fewest_samples()} samples"
     )
     return title, header, body
 
@@ -195,9 +242,7 @@ def length_label(words: int) -> str:
 
 
 def _number(value: Any) -> str:
-    return (
-        "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.1f}"
-    )
+    return fixed(value)
 
 
 def _score(values: Any, column: str, below: bool) -> str:
@@ -222,7 +267,14 @@ def _overall(group: pd.DataFrame, below: bool = False) -> list[str]:
 
 
 def _signed(value: Any) -> str:
-    return "-" if _number(value) == "-" else f"{value:+.1f}"
+    return fixed(value, sign=True)
+
+
+def _interval(low: Any, high: Any) -> str:
+    """A difference's interval, or why there is none (tasks/stats.py `fewest_samples`)."""
+    if _number(low) == "-" or _number(high) == "-":
+        return TOO_SMALL
+    return f"[{_signed(low)}, {_signed(high)}]"
 
 
 def _p(value: Any) -> str:
@@ -244,7 +296,7 @@ def _pipe_table(header: list[str], body: list[list[str]], names: int) -> list[st
 def _plain(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return value.item() if hasattr(value, "item") else value
+    return unsigned_zero(value.item() if hasattr(value, "item") else value)
 
 
 def _md(cell: str) -> str:

@@ -44,12 +44,16 @@ class Interrupted(KeyboardInterrupt):
 
 
 def interrupt_signal(exc: BaseException) -> int | None:
-    """The signal that `exc` stands for (Ctrl-C's KeyboardInterrupt, `Interrupted`, or the
-    TerminationSignal that Prefect raises for SIGTERM inside a flow run); None for others."""
+    """The signal that `exc` stands for (Ctrl-C's KeyboardInterrupt, `Interrupted`, the
+    TerminationSignal that Prefect raises for SIGTERM inside a flow run, or any exception
+    once the run is stopping: what the stop broke on its way out, such as the DuckDB query
+    it cut short, "Query interrupted"); None for others."""
     if isinstance(exc, Interrupted):
         return exc.signum
+    if _STOP.is_set():
+        return _SIGNAL
     if isinstance(exc, KeyboardInterrupt):
-        return _SIGNAL if _STOP.is_set() else signal.SIGINT
+        return signal.SIGINT
     signum = getattr(exc, "signal", None)  # prefect.exceptions.TerminationSignal
     if isinstance(signum, int) and not isinstance(exc, Exception):
         return signum

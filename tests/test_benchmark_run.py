@@ -205,3 +205,29 @@ def test_winrate_against_a_variant_compares_every_other_variant_with_that_one(ru
         "ORDER BY 1",
     )
     assert pairs == [("agentwrite",), ("compress[extractive]",), ("ral_writer",), ("single",)]
+
+
+def test_a_narrower_run_makes_a_version_of_what_it_asked_for(run, tmp_path, capsys):
+    """After five variants on two samples, `--methods single,agentwrite --samples 1`
+    publishes a version of exactly those two cells over that one sample (they were made
+    already: no call), its scope printed under the leaderboard; the wider version stays
+    as it was."""
+    data = tmp_path / "data"
+    shutil.copytree(run[0], data)
+    wider = _sql(data, "SELECT max(version) FROM res_versions")[0][0]
+    args = ["run", "--dataset", "longinoutbench", "--samples", "1", "--data-dir", str(data)]
+    args += ["--target-words", "1000", "--set", "judge.backend=offline"]
+    args += ["--methods", "single,agentwrite"]
+    capsys.readouterr()
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    rows = _sql(data, "SELECT variant, scored, expected FROM leaderboard ORDER BY 1")
+    assert rows == [("agentwrite", 1, 1), ("single", 1, 1)]
+    assert _sql(
+        data, f"SELECT count(*), min(expected) FROM res_leaderboard WHERE version = {wider}"
+    ) == [(5, 2)]
+    assert (
+        "Scope: 1 of 3 samples of dataset longinoutbench; methods single, agentwrite; "
+        "lengths 1k; backbone offline:offline-extractive-v1" in out
+    )
+    assert _sql(data, "SELECT llm_calls_made FROM runs ORDER BY started_at DESC LIMIT 1") == [(0,)]

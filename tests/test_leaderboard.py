@@ -77,8 +77,7 @@ def test_overall_averages_each_score_over_the_lengths(data_dir):
         ("single", 8000, 90.0, 40.0, 50.0, "v1"),
         (LONG, 4000, 100.0, 95.0, 90.0, "v1"),
         (LONG, 8000, 100.0, 95.0, 90.0, "v1"),
-        ("ral_writer", 4000, 100.0, 70.0, 65.0, "v1"),  # ran at 4k only (not asked for)
-    ]
+    ]  # ral_writer ran at 4k too, but version 1's run did not ask for it: not in it
     # RAL-Writer has no 8k summary in version 2: no Overall rather than its 4k alone
     ral = _rows(
         data_dir,
@@ -89,7 +88,7 @@ def test_overall_averages_each_score_over_the_lengths(data_dir):
     # the default leaderboard is version 1 (version 2 is partial), and says its dataset
     assert {r[0] for r in _rows(data_dir, "SELECT dataset_version FROM leaderboard")} == {"v1"}
     order = [r[0] for r in _rows(data_dir, "SELECT method FROM leaderboard")]
-    assert order == ["single", "single", "agentwrite", "agentwrite", "ral_writer"]
+    assert order == ["single", "single", "agentwrite", "agentwrite"]
 
 
 def _cli(capsys, monkeypatch, data_dir, *args: str) -> str:
@@ -122,7 +121,7 @@ def test_50_columns_keep_every_method_name_and_number(capsys, monkeypatch, data_
     assert max(len(line) for line in out.splitlines()) <= 50
     assert "…" not in out
     lines = [line.strip() for line in out.splitlines()]
-    assert "single" in lines and "ral_writer" in lines  # names whole, on their own lines
+    assert "single" in lines  # names whole, on their own lines (version 1: single and LONG)
     assert LONG in "".join(lines)  # wrapped, all there
     numbers = re.compile(r"[+-]?\d+\.\d|\d+/\d+")
     assert sorted(numbers.findall(out)) == sorted(numbers.findall(wide))
@@ -161,30 +160,32 @@ def test_unknown_dataset_or_version_is_one_line(capsys, data_dir):
     assert "no result version 2 of dataset version 'v1': there are 1" in capsys.readouterr().err
 
 
-# -- intervals and the paired comparison: a known small case ------------------------------
+# -- intervals and the paired comparison ------------------------------------------------
 
-# Three samples at 4k; (S_l, S_c, S_q) per sample. single minus ral_writer on S_c is -10,
-# -30, -50: mean -30; all 8 sign flips by hand, only +++ and --- reach |mean| >= 30, so
-# p = 2/8; a resampled mean is -10 (all three draws -10) with chance 1/27 > 2.5%, likewise
-# -50, so the interval is [-50, -10] and excludes zero. On S_q the differences +5, -10, +5
-# have mean 0: p = 1, within noise.
-THREE = {
+# Samples at 4k, (S_l, S_c, S_q) per sample, the pattern repeated. single minus ral_writer:
+# S_l 0, -0.003, 0 (a mean that rounds to -0.0); S_c -10, -30, -50 (mean -30); S_q +5, -10,
+# +5 (mean 0). Over 6 samples every S_c difference is negative: p = 2/64, the least the
+# sign-flip test can give, and zero lies outside its interval. Over 3 samples p is 2/8
+# and there is no interval at all (n too small).
+PATTERN = {
     "ral_writer": [(100.0, 60.0, 55.0), (100.0, 70.0, 60.0), (100.0, 80.0, 65.0)],
-    "single": [(100.0, 50.0, 60.0), (100.0, 40.0, 50.0), (100.0, 30.0, 70.0)],
+    "single": [(100.0, 50.0, 60.0), (99.997, 40.0, 50.0), (100.0, 30.0, 70.0)],
 }
 
 
-@pytest.fixture(scope="module")
-def three(tmp_path_factory):
+def _values(method: str, n: int, k: int) -> list[float]:
+    return [PATTERN[method][i % 3][k] for i in range(n)]
+
+
+def _paired_board(root, n: int):
     from lilo.flows._statistics import record_statistics
     from lilo.tasks.config import load_settings
 
-    root = tmp_path_factory.mktemp("three")
     with Warehouse(root / "lilo.duckdb") as wh:
-        for i in range(3):
+        for i in range(n):
             sample = Sample(f"s{i}", "v1", ("a", "b", "c"), "GP", "sv", 9000, "command")
             wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
-            for method, values in THREE.items():
+            for method in PATTERN:
                 gid = f"{method}-{i}"
                 gen = Generation(
                     gid, f"s{i}", method, {}, 4000, "offline:m", "t", 1, variant=method
@@ -192,18 +193,27 @@ def three(tmp_path_factory):
                 extra = {"run_id": "r", "config_hash": "h", "code_version": "c"}
                 wh.upsert("fct_generations", [gen], ("generation_id",), extra=extra)
                 rows = [
-                    ScoreRow(gid, score, value, judge="offline:judge")
-                    for score, value in zip(
-                        ("length", "consistency", "quality"), values[i], strict=True
-                    )
+                    ScoreRow(gid, score, PATTERN[method][i % 3][k], judge="offline:judge")
+                    for k, score in enumerate(("length", "consistency", "quality"))
                 ]
                 wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
-        expected = Expected(["s0", "s1", "s2"], ["single", "ral_writer"], [4000], "offline:m")
+        samples = [f"s{i}" for i in range(n)]
+        expected = Expected(samples, ["single", "ral_writer"], [4000], "offline:m")
         version = materialize_results(wh, "v1", "r1", expected).version
         settings = load_settings(overrides={"data_dir": str(root)})
         assert record_statistics(wh, version, settings) > 0
         wh.publish(root / "published" / "lilo.duckdb")
     return root
+
+
+@pytest.fixture(scope="module")
+def six(tmp_path_factory):
+    return _paired_board(tmp_path_factory.mktemp("six"), 6)
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    return _paired_board(tmp_path_factory.mktemp("three"), 3)
 
 
 def _interval(values: list[float]) -> str:
@@ -213,45 +223,88 @@ def _interval(values: list[float]) -> str:
     return f"{ci.mean:.1f} [{ci.low:.1f}, {ci.high:.1f}]"
 
 
-def test_each_cell_carries_its_interval_at_80_columns(capsys, monkeypatch, three):
-    out = _cli(capsys, monkeypatch, three)
+def _difference_interval(method: str, k: int, n: int) -> str:
+    from lilo.tasks.reporting import fixed
+    from lilo.tasks.stats import paired_comparison
+
+    ci = paired_comparison(_values(method, n, k), _values("ral_writer", n, k)).difference
+    return f"[{fixed(ci.low, sign=True)}, {fixed(ci.high, sign=True)}]"
+
+
+def _compared(out: str) -> list[list[str]]:
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if "│" in line]
+    return [r for r in rows if r[2:3] in (["S_l"], ["S_c"], ["S_q"])]
+
+
+def test_each_cell_carries_its_interval_at_80_columns(capsys, monkeypatch, six):
+    out = _cli(capsys, monkeypatch, six)
     assert max(len(line) for line in out.splitlines()) <= 80 and "…" not in out
     flat = " ".join(out.split())  # an interval may sit on the line below its score
-    for method, values in THREE.items():
+    for method in PATTERN:
         for k in (1, 2):
-            score, low_high = _interval([v[k] for v in values]).split(" ", 1)
+            score, low_high = _interval(_values(method, 6, k)).split(" ", 1)
             assert score in flat and low_high in flat, (method, k)
     assert "95% bootstrap interval over samples" in flat
-    # Under the table: the paired comparison with the reference, by hand.
-    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if "│" in line]
-    compared = [r for r in rows if r[2:3] in (["S_l"], ["S_c"], ["S_q"])]
-    assert compared == [
-        ["single", "4k", "S_l", "+0.0", "[+0.0, +0.0]", "1.000", "yes"],
-        ["", "4k", "S_c", "-30.0", "[-50.0, -10.0]", "0.250", "no"],
-        ["", "4k", "S_q", "+0.0", compared[2][4], "1.000", "yes"],
+    # Under the table: the paired comparison with the reference; within noise is the test's
+    # verdict (p >= 0.05), and the interval, the test's own, covers zero exactly then.
+    assert _compared(out) == [
+        ["single", "4k", "S_l", "+0.0", _difference_interval("single", 0, 6), "0.500", "yes"],
+        ["", "4k", "S_c", "-30.0", _difference_interval("single", 1, 6), "0.031", "no"],
+        ["", "4k", "S_q", "+0.0", _difference_interval("single", 2, 6), "1.000", "yes"],
     ]
-    assert "Paired with ral_writer" in out
+    assert "-0.0" not in out and "Paired with ral_writer" in out
 
 
-def test_intervals_in_every_format(capsys, monkeypatch, three):
-    monkeypatch.setenv("COLUMNS", "250")
-    assert main(["leaderboard", "--data-dir", str(three)]) == 0
-    wide = capsys.readouterr().out
-    assert _interval([v[1] for v in THREE["single"]]) in wide  # beside its score
+def test_n_too_small_instead_of_a_degenerate_interval(capsys, monkeypatch, three):
+    """Three samples: the sign-flip test cannot reach p < 0.05 (2/8 at best) and a bootstrap
+    over three has ten distinct resamples: no interval, "n too small", and within noise
+    agrees with p 0.250."""
+    out = _cli(capsys, monkeypatch, three)
+    assert _compared(out) == [
+        ["single", "4k", "S_l", "+0.0", "n too small", "1.000", "yes"],
+        ["", "4k", "S_c", "-30.0", "n too small", "0.250", "yes"],
+        ["", "4k", "S_q", "+0.0", "n too small", "1.000", "yes"],
+    ]
+    flat = " ".join(out.split())
+    assert "no intervals (given from 6 samples on)" in flat and "[" not in flat.split("Paired")[0]
     rows = list(csv.DictReader(io.StringIO(_cli(capsys, monkeypatch, three, "--format", "csv"))))
+    assert all(r["s_c_low"] == "" for r in rows)
+    with Warehouse(three / "lilo.duckdb") as wh:
+        assert wh.rows(
+            "SELECT difference, difference_low, within_noise FROM cell_intervals "
+            "WHERE variant = 'single' AND score = 'length'"
+        ) == [{"difference": 0.0, "difference_low": None, "within_noise": True}]
+        text = wh.con.execute(
+            "SELECT difference::VARCHAR FROM cell_intervals WHERE score = 'length'"
+        ).fetchall()
+    assert ("-0.0",) not in text
+
+
+def test_intervals_in_every_format(capsys, monkeypatch, six):
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["leaderboard", "--data-dir", str(six)]) == 0
+    wide = capsys.readouterr().out
+    assert _interval(_values("single", 6, 1)) in wide  # beside its score
+    rows = list(csv.DictReader(io.StringIO(_cli(capsys, monkeypatch, six, "--format", "csv"))))
     single = next(r for r in rows if r["method"] == "single")
-    assert _interval([50.0, 40.0, 30.0]) == (
+    assert _interval(_values("single", 6, 1)) == (
         f"{float(single['s_c']):.1f} [{float(single['s_c_low']):.1f}, "
         f"{float(single['s_c_high']):.1f}]"
     )
     assert single["overall_s_c_low"] == single["s_c_low"]  # one length: Overall is it
-    doc = json.loads(_cli(capsys, monkeypatch, three, "--format", "json"))
+    doc = json.loads(_cli(capsys, monkeypatch, six, "--format", "json"))
     assert {"s_l_low", "s_q_high", "overall_s_q_high"} <= set(doc["rows"][0])
     (paired,) = [p for p in doc["paired"] if p["score"] == "consistency"]
-    assert (paired["difference"], paired["p_value"], paired["within_noise"]) == (-30.0, 0.25, False)
-    md = _cli(capsys, monkeypatch, three, "--format", "markdown")
-    assert f"| single | {_interval([100.0] * 3)} | {_interval([50.0, 40.0, 30.0])} |" in md
-    assert "|  | 4k | S_c | -30.0 | [-50.0, -10.0] | 0.250 | no |" in md
+    assert (paired["difference"], paired["p_value"], paired["within_noise"]) == (
+        -30.0,
+        2 / 64,
+        False,
+    )
+    md = _cli(capsys, monkeypatch, six, "--format", "markdown")
+    assert f"| single | {_interval([100.0] * 6)} | {_interval(_values('single', 6, 1))} |" in md
+    interval = _difference_interval("single", 1, 6)
+    assert f"|  | 4k | S_c | -30.0 | {interval} | 0.031 | no |" in md
+    assert "-0.0" not in wide + md
 
 
 def test_a_stacked_table_rules_off_each_method_once():

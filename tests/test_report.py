@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import socket
 from html.parser import HTMLParser
 from pathlib import Path
@@ -122,6 +123,15 @@ def test_the_page_sits_next_to_the_versions_parquet(report, views, demo):
     assert (folder / "res_scores.parquet").exists()
 
 
+def test_the_page_states_what_the_version_holds(report):
+    """The version's scope, what its run asked for, under the title."""
+    assert re.search(
+        r'<p class="meta" id="scope">Scope: 3 of 3 samples of dataset \S+; methods single, '
+        r"ral_writer; lengths 1k, 2k; backbone offline:\S+; judge offline:\S+</p>",
+        report.read_text(encoding="utf-8"),
+    )
+
+
 def test_leaderboard_position_curve_and_cost_equal_the_views(report, views):
     page = _page(report)
     _assert_table_is_view(page, "leaderboard-view", views["leaderboard"])
@@ -139,8 +149,8 @@ def test_the_leaderboard_comes_first_as_table_2(report, views):
     lb = views["leaderboard"]
     assert [r[0] for r in rows] == list(dict.fromkeys(lb["variant"]))
 
-    def shown(value, low, high) -> str:
-        return f"{value:.1f}[{low:.1f}, {high:.1f}]"
+    def shown(value, low, high) -> str:  # no interval below 6 samples (tasks/stats.py)
+        return f"{value:.1f}" if math.isnan(low) else f"{value:.1f}[{low:.1f}, {high:.1f}]"
 
     for row in rows:
         cells = lb[lb["variant"] == row[0]].sort_values("target_words")

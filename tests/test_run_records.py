@@ -1,10 +1,14 @@
 """Run records that never lie: a killed run is marked `crashed` by the next start,
-which also folds its call log into the ledger and removes the temp files it left; a partial
+which also folds its call log into the ledger, counts those calls in its record and removes
+the temp files it left; a stage stopped by an exception counts in its run's record, which
+adds up with the ledger; a stage's progress counts calls as they are logged; a partial
 result version does not replace the last complete one as the default leaderboard unless
 published on purpose; a writer that finds the file held names who holds it."""
 
 from __future__ import annotations
 
+import io
+import json
 import socket
 import subprocess
 import sys
@@ -13,10 +17,13 @@ import time
 import duckdb
 import pytest
 
+from lilo.flows._progress import StageProgress
 from lilo.flows._run import recorded_run
+from lilo.flows._stage import unheld_stage
+from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.llm.ledger import CallLog, call_log_path, read_calls
-from lilo.tasks.records import Generation, LLMCall, Sample, ScoreRow
+from lilo.tasks.records import Generation, LLMCall, Quarantine, Sample, ScoreRow
 from lilo.warehouse import Warehouse, WarehouseBusy, open_warehouse
 from lilo.warehouse.results import Expected, materialize_results
 
@@ -74,6 +81,73 @@ def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp
             ("score", "s0", 0, False, False, "grade", None),
         ]
         assert wh.count("llm_cache") == 2  # no reply, nothing to cache
+        # The killed run's record counts what its ledger rows add up to, and says where.
+        made, tokens_in, tokens_out, message = wh.con.execute(
+            "SELECT llm_calls_made, tokens_in, tokens_out, message FROM runs "
+            "WHERE run_id = 'killed'"
+        ).fetchall()[0]
+        assert (made, tokens_in, tokens_out) == (6, 2, 4)
+        assert message.endswith("killed or crashed during generate, score")
+
+
+def _shown(progress: StageProgress) -> str:
+    """The progress bar as the terminal would draw it now."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=300)
+    console.print(progress._bar.get_renderable())
+    return console.file.getvalue()
+
+
+def test_a_stopped_stage_counts_in_its_run_s_record_which_adds_up_with_the_ledger(tmp_path):
+    """A stage stopped by an exception (Ctrl-C, a failure) once recorded nothing of itself:
+    55 calls in `runs` for 186 in the ledger, no seconds for it, its finished units and calls
+    not written. Now what it did is written at the stop and counted in the record, and the
+    next start, folding the request that was in flight, counts that too. On the way, the
+    progress line counts each call as it is logged and its time left runs on."""
+    settings = Settings(data_dir=tmp_path)
+    with pytest.raises(RuntimeError, match="endpoint gone"):
+        with recorded_run(settings, "stopped") as run:
+            with unheld_stage("generate", run.run_id) as report:
+                writer = StageWriter(report, settings, every_s=3600.0)  # no write on the way
+                with StageProgress(report, 2) as progress, writer:
+                    for n in range(3):
+                        writer.log.sent(f"k{n}", "openai", "m", "p")
+                    for n in range(2):
+                        call = LLMCall(f"k{n}", "openai", "m", "p", 10, 20, 0.1, False, "{}", "r")
+                        writer.log.append(call)
+                    held = Quarantine("item", "generate", "llm_error", "LLMError: down")
+                    writer.queue_rows("quarantine", [held], ("item_id", "stage"), update=True)
+                    progress.advance(1)
+                    assert "0 LLM calls" in _shown(progress)
+                    writer.flush()  # written in an hour; counted now
+                    assert (report.llm_made, report.tokens_in, report.tokens_out) == (2, 20, 40)
+                    progress._started = time.monotonic() - 10  # 10 s for the first unit
+                    assert "2 LLM calls (0 cached)" in _shown(progress)
+                    assert "about 10 s left" in _shown(progress)
+                    progress._started -= 10  # 10 s more without a unit: the time left grows
+                    assert "about 20 s left" in _shown(progress)
+                    raise RuntimeError("endpoint gone")
+    record = (
+        "SELECT status, llm_calls_made, tokens_in, tokens_out, stage_seconds, rows_added "
+        "FROM runs WHERE run_id = ?"
+    )
+    with Warehouse(settings.db_path) as wh:
+        status, made, tokens_in, tokens_out, seconds, rows = wh.con.execute(
+            record, [run.run_id]
+        ).fetchall()[0]
+        assert (status, made, tokens_in, tokens_out) == ("failed", 2, 20, 40)
+        assert json.loads(seconds)["generate"] > 0
+        assert json.loads(rows) == {"llm_cache": 2, "fct_llm_calls": 2, "quarantine": 1}
+        ledger = "SELECT count(*), sum(tokens_in) FROM fct_llm_calls WHERE run_id = ?"
+        assert wh.con.execute(ledger, [run.run_id]).fetchall() == [(2, 20)]
+        assert wh.count("quarantine") == 1  # the finished unit's row, written at the stop
+    assert call_log_path(tmp_path, run.run_id, "generate").exists()  # for the next start
+    with recorded_run(settings, "next"):
+        pass
+    with Warehouse(settings.db_path) as wh:
+        assert wh.con.execute(ledger, [run.run_id]).fetchall() == [(3, 20)]  # k2 in flight
+        assert wh.con.execute(record, [run.run_id]).fetchall()[0][1] == 3
 
 
 def test_a_growing_call_log_is_read_in_steps_from_where_the_last_read_stopped(tmp_path):

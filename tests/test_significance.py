@@ -1,7 +1,11 @@
 """tasks/stats.py: bootstrap intervals pinned on known distributions (seeded), the paired
-sign-flip test against hand-computed cases, agreement and weighted kappa by hand."""
+sign-flip test against hand-computed cases and its interval against the test itself (one
+rule: within noise when p >= 0.05, exactly when the interval covers zero; no interval below
+6 samples), agreement and weighted kappa by hand."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -9,7 +13,9 @@ import pytest
 from lilo.tasks.stats import (
     bootstrap_interval,
     exact_agreement,
+    fewest_samples,
     paired_comparison,
+    sign_flip,
     sign_flip_p,
     weighted_kappa,
 )
@@ -35,8 +41,16 @@ def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time() 
     assert 0.88 <= np.mean(covered) <= 0.98
 
 
-def test_degenerate_inputs() -> None:
-    assert bootstrap_interval([5.0]).low == bootstrap_interval([5.0]).high == 5.0
+def test_below_six_samples_there_is_no_interval() -> None:
+    """n too small: the mean alone. Two samples resample into three means, which a
+    percentile bootstrap used to report as an interval."""
+    assert fewest_samples() == 6  # 2/2^5 = 0.0625 >= 0.05 > 2/2^6
+    for n in range(1, 6):
+        ci = bootstrap_interval([50.0 + i for i in range(n)])
+        assert (ci.n, ci.low, ci.high, ci.too_small) == (n, None, None, True)
+        assert ci.covers(-1e9) and ci.covers(1e9)
+    six = bootstrap_interval([50.0, 51.0, 52.0, 53.0, 54.0, 55.0])
+    assert six.low is not None and six.high is not None and six.low < 52.5 < six.high
     with pytest.raises(ValueError, match="at least one"):
         bootstrap_interval([])
 
@@ -62,10 +76,50 @@ def test_paired_comparison_marks_a_difference_within_noise() -> None:
     assert noise.within_noise and noise.p_value > 0.05
     with pytest.raises(ValueError, match="unpaired"):
         paired_comparison([1.0], [1.0, 2.0])
-    # One sample: a zero-width interval at +9 that "excludes" zero, p = 1: within noise.
+    # One sample: no interval (n too small), p = 1: within noise.
     single = paired_comparison([59.0], [50.0])
-    assert (single.difference.low, single.difference.high, single.p_value) == (9.0, 9.0, 1.0)
+    assert (single.difference.low, single.difference.high, single.p_value) == (None, None, 1.0)
     assert single.within_noise
+
+
+def _p_by_enumeration(d: np.ndarray) -> float:
+    """The sign-flip p-value straight from its definition, every assignment enumerated."""
+    observed = abs(d.mean()) - 1e-12
+    flips = itertools.product((1.0, -1.0), repeat=len(d))
+    return float(np.mean([abs((np.array(s) * d).mean()) >= observed for s in flips]))
+
+
+def test_within_noise_interval_and_p_are_one_rule() -> None:
+    """Demo sizes printed `-83.4 [-83.4, -83.3] p 0.250 within noise: no`: an interval that
+    excluded zero beside a test that could not tell. Now the interval is the test's: the
+    shifts delta whose differences minus delta the test does not reject, checked here
+    against the test run at each delta; zero is in it exactly when p >= 0.05, which is
+    `within_noise`; and below 6 pairs there is none."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = int(rng.integers(1, 11))
+        # whole numbers and tenths: ties among the flips, as scores x100 have
+        d = np.round(rng.normal(rng.uniform(-4, 4), 3, size=n), int(trial % 2))
+        paired = sign_flip(d)
+        ci = paired.difference
+        assert paired.p_value == pytest.approx(_p_by_enumeration(d))
+        assert paired.within_noise == (paired.p_value >= 0.05) == ci.covers(0.0)
+        assert ci.too_small == (n < 6)
+        if ci.too_small:
+            assert paired.within_noise
+            continue
+        for delta in np.linspace(ci.low - 2, ci.high + 2, 41):
+            if min(abs(delta - ci.low), abs(delta - ci.high)) < 1e-6:
+                continue
+            assert (_p_by_enumeration(d - delta) >= 0.05) == (ci.low < delta < ci.high)
+    # Six differences of one sign: p = 2/64, the fewest that can tell; zero is outside.
+    six = sign_flip([3.0, 1.0, 4.0, 1.0, 5.0, 9.0])
+    assert six.p_value == pytest.approx(2 / 64) and not six.within_noise
+    assert 0.0 < six.difference.low < six.difference.mean < six.difference.high
+    # Beyond 16 pairs the flips are drawn (seeded); the rule holds the same.
+    many = sign_flip(np.random.default_rng(2).normal(0.8, 3.0, size=40), seed=3)
+    assert many.within_noise == (many.p_value >= 0.05) == many.difference.covers(0.0)
+    assert sign_flip(np.random.default_rng(2).normal(0.8, 3.0, size=40), seed=3) == many
 
 
 def test_agreement_and_weighted_kappa_by_hand() -> None:

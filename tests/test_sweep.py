@@ -103,11 +103,12 @@ def test_a_grid_on_one_leaderboard_with_intervals_and_paired_tests(swept: Path) 
     )
     assert len(cells) == 5
     for variant, n, mean, low, high, reference, d_low, d_high, noise in cells:
-        assert n == 2 and low <= mean <= high
+        # two samples: n too small for an interval, and no difference outside the noise
+        assert n == 2 and mean is not None and low is None and high is None
         if variant == "ral_writer":
             assert reference is None
         else:
-            assert reference == "ral_writer" and noise == (d_low <= 0 <= d_high)
+            assert reference == "ral_writer" and noise and d_low is None and d_high is None
 
 
 def test_a_sweep_the_leaderboard_cannot_show_is_refused_before_the_run(swept, capsys) -> None:

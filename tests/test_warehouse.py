@@ -187,3 +187,59 @@ def test_permutation_view_averages_each_position_over_the_cyclic_orders(tmp_path
         {"position": 2, "s_single": 30.0, "spread": 8.16, "orders": 3},
         {"position": 3, "s_single": 60.0, "spread": 8.16, "orders": 3},
     ]
+
+
+def test_a_version_holds_what_its_run_asked_for_and_nothing_else(tmp_path):
+    """Summaries of three samples, two methods, two lengths are all scored. A run that
+    asks for two samples of one method at 8k makes a version of that one cell over those
+    two samples: the 4k cells and the other method (scored, current) are not in it, its
+    scope says what it holds, and what the leaderboard no longer shows is said."""
+    from lilo.warehouse.queries.results import read_scope, scope_changes
+
+    wh = Warehouse(tmp_path / "w.duckdb")
+    extra = {"run_id": "r", "config_hash": "h", "code_version": "c"}
+    for i in (1, 2, 3):
+        sample = Sample(f"s{i}", "v1", ("a", "b", "c"), "GP kernels", "sv", 9000, "command")
+        wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
+        for method in ("single", "agentwrite"):
+            for words in (4000, 8000):
+                gid = f"{method}-{words}-s{i}"
+                gen = Generation(gid, f"s{i}", method, {}, words, "offline:m", "t", 1)
+                wh.upsert("fct_generations", [gen], ("generation_id",), extra=extra)
+                scores = [ScoreRow(gid, s, 10.0 * i) for s in ("length", "consistency", "quality")]
+                wh.upsert("fct_scores", scores, ("generation_id", "score"), extra={"run_id": "r"})
+    wide = Expected(["s1", "s2", "s3"], ["single", "agentwrite"], [4000, 8000], "offline:m")
+    assert materialize_results(wh, "v1", "r1", wide).version == 1
+    narrow = Expected(["s1", "s2"], ["single"], [8000], "offline:m", judge="offline:j")
+    second = materialize_results(wh, "v1", "r2", narrow)
+    assert second is not None and second.created and second.version == 2
+    assert wh.rows("SELECT method, target_words, scored, expected, s_c FROM leaderboard") == [
+        {"method": "single", "target_words": 8000, "scored": 2, "expected": 2, "s_c": 15.0}
+    ]
+    held = wh.rows("SELECT DISTINCT sample_id, method, target_words FROM res_scores "
+                   "WHERE version = 2 ORDER BY ALL")  # fmt: skip
+    assert held == [
+        {"sample_id": "s1", "method": "single", "target_words": 8000},
+        {"sample_id": "s2", "method": "single", "target_words": 8000},
+    ]
+    # version 1 is as it was: every cell over the three samples
+    assert wh.rows("SELECT DISTINCT expected, s_c FROM res_leaderboard WHERE version = 1") == [
+        {"expected": 3, "s_c": 20.0}
+    ]
+    scope = read_scope(wh, 2)
+    assert scope is not None and scope.line() == (
+        "Scope: 2 of 3 samples of dataset v1; methods single; lengths 8k; "
+        "backbone offline:m; judge offline:j"
+    )
+    assert read_scope(wh, 1) is not None and read_scope(wh, 1).samples == ["s1", "s2", "s3"]
+    assert scope_changes(wh, 1, 2) == [
+        "version 1's cells outside this run's scope (agentwrite at 4k, 8k; single at 4k) are "
+        "not in version 2: `lilo leaderboard --result-version 1` shows them",
+        "version 2's cells average 2 samples where version 1's averaged 3",
+    ]
+    assert scope_changes(wh, 2, 2) == []
+    # The same scope asked again, its methods in another order: the same version.
+    again = materialize_results(wh, "v1", "r3", wide)
+    assert again is not None and again.created and again.version == 3
+    other_order = Expected(["s1", "s2", "s3"], ["agentwrite", "single"], [8000, 4000], "offline:m")
+    assert not materialize_results(wh, "v1", "r4", other_order).created

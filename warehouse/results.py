@@ -2,6 +2,12 @@
 version in `res_scores`, with each leaderboard cell's account in `res_cells` (expected,
 generated, failed, scored); content equal to the latest version's reuses it.
 
+A version holds what its run asked for, its scope (`res_versions.scope_*`: dataset version, samples,
+method variants, lengths, backbone, judge), and nothing else: a summary another run made
+for another method, length or sample is not in it, however current. A narrower run makes a
+narrower version; `scope_changes` (warehouse/queries/results.py) says what the
+leaderboard no longer shows when it replaces a wider one.
+
 A failed generation or an unscored one is a result, not an absence, and so is a sample that
 waits for review: it is expected (`res_waiting` says why it is missing). A version whose cells
 miss anything is marked `partial`, and the leaderboard shows n scored / n expected. A partial
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -20,13 +27,18 @@ from lilo.warehouse.db import Warehouse
 
 __all__ = ["Expected", "ResultVersion", "materialize_results"]
 
-_CURRENT = """
+# A generation `g` of fct_generations in the version's scope (named parameters).
+_IN_SCOPE = """list_contains($samples, g.sample_id)
+    AND list_contains($variants, coalesce(nullif(g.variant, ''), g.method))
+    AND list_contains($lengths, g.target_words) AND g.backbone = $backbone"""
+_CURRENT = f"""
     SELECT g.generation_id, g.sample_id, g.method, g.target_words, g.backbone,
            s.score, s.value, g.tokens_in, g.tokens_out,
-           coalesce(g.variant, g.method) AS variant, coalesce(g.rotation, 0) AS rotation, s.judge
+           coalesce(nullif(g.variant, ''), g.method) AS variant,
+           coalesce(g.rotation, 0) AS rotation, s.judge
     FROM fct_scores s
     JOIN fct_generations g USING (generation_id)
-    WHERE list_contains($samples, g.sample_id)
+    WHERE {_IN_SCOPE}
 """
 _COLUMNS = (
     "generation_id, sample_id, method, target_words, backbone, score, value, "
@@ -38,19 +50,29 @@ _HEADLINE = ("length", "consistency", "quality")
 
 @dataclass(frozen=True)
 class Expected:
-    """What a run was asked for: these samples x method variants x lengths on this backbone,
-    and the samples that wait for review (id -> why): expected as well, with nothing to show
-    yet."""
+    """What a run asked for, the scope of the result version it makes: these samples x
+    method variants x lengths on this backbone, judged by `judge`; and the samples that
+    wait for review (id -> why): expected as well, with nothing to show yet."""
 
     samples: list[str]
     methods: Iterable[str]
     target_words: Iterable[int]
     backbone: str
     waiting: dict[str, str] = field(default_factory=dict)
+    judge: str = ""
 
     @property
     def all_samples(self) -> list[str]:
         return [*self.samples, *sorted(set(self.waiting) - set(self.samples))]
+
+    def params(self) -> dict[str, Any]:
+        """The scope as `_IN_SCOPE`'s parameters."""
+        return {
+            "samples": self.all_samples,
+            "variants": list(dict.fromkeys(self.methods)),
+            "lengths": sorted(set(self.target_words)),
+            "backbone": self.backbone,
+        }
 
 
 @dataclass(frozen=True)
@@ -64,15 +86,15 @@ class ResultVersion:
 
 
 def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
-    """Per method x variant x length x backbone (papers in the sample's own order): how many
-    summaries were expected, generated, failed and fully scored."""
-    found = wh.df(
+    """Each cell of the scope (variant x length, papers in the sample's own order): how
+    many summaries were expected, generated, failed and fully scored."""
+    found = wh.con.execute(
         f"""
         WITH gens AS (
-            SELECT generation_id, sample_id, method, coalesce(variant, method) AS variant,
-                   target_words, backbone, error
-            FROM fct_generations
-            WHERE list_contains(?, sample_id) AND coalesce(rotation, 0) = 0
+            SELECT generation_id, sample_id, method,
+                   coalesce(nullif(variant, ''), method) AS variant, target_words, backbone, error
+            FROM fct_generations AS g
+            WHERE {_IN_SCOPE} AND coalesce(rotation, 0) = 0
         ),
         headline AS (
             SELECT generation_id FROM fct_scores
@@ -80,38 +102,25 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
             GROUP BY generation_id HAVING count(DISTINCT score) = {len(_HEADLINE)}
         )
         SELECT method, variant, target_words, backbone,
-               count(DISTINCT sample_id) AS n_samples,
                count(*) FILTER (WHERE error = '') AS n_generated,
                count(*) FILTER (WHERE error <> '') AS n_failed,
                count(*) FILTER (WHERE generation_id IN (SELECT generation_id FROM headline))
                    AS n_scored
         FROM gens GROUP BY ALL
         """,
-        [expected.all_samples],
-    )
-    # Expected methods are variants (`compress[extractive]`, `agentwrite[sees-written]`).
-    wanted = {(m, t) for m in expected.methods for t in expected.target_words}
+        expected.params(),
+    ).df()
     asked = len(expected.all_samples)
-    labels = [v or m for v, m in zip(found["variant"], found["method"], strict=True)]
-    found["n_expected"] = [
-        max(asked, n) if (m, t) in wanted and b == expected.backbone else n
-        for m, t, b, n in zip(
-            labels,
-            found["target_words"],
-            found["backbone"],
-            found["n_samples"],
-            strict=True,
-        )
-    ]
-    present = set(zip(labels, found["target_words"], found["backbone"], strict=True))
+    found["n_expected"] = asked
+    present = set(zip(found["variant"], found["target_words"], strict=True))
+    scope = expected.params()
     missing = [
-        {"method": m.split("[")[0], "variant": m, "target_words": t, "backbone": expected.backbone,
-         "n_samples": 0, "n_generated": 0, "n_failed": 0, "n_scored": 0, "n_expected": asked}
-        for m, t in sorted(wanted)
-        if (m, t, expected.backbone) not in present and asked
+        {"method": v.split("[")[0], "variant": v, "target_words": t, "backbone": expected.backbone,
+         "n_generated": 0, "n_failed": 0, "n_scored": 0, "n_expected": asked}
+        for v in scope["variants"] for t in scope["lengths"]
+        if (v, t) not in present and asked
     ]  # fmt: skip
-    cells = pd.concat([found, pd.DataFrame(missing)], ignore_index=True) if missing else found
-    return cells.drop(columns="n_samples")
+    return pd.concat([found, pd.DataFrame(missing)], ignore_index=True) if missing else found
 
 
 def materialize_results(
@@ -122,7 +131,7 @@ def materialize_results(
     *,
     publish_partial: bool = False,
 ) -> ResultVersion | None:
-    params = {"samples": expected.all_samples}
+    params = expected.params()
     found = wh.con.execute(
         f"SELECT count(*), md5(coalesce(string_agg(generation_id || '|' || score || '|' || "
         f"coalesce(value::VARCHAR, ''), ',' ORDER BY generation_id, score), '')) FROM ({_CURRENT})",
@@ -136,7 +145,13 @@ def materialize_results(
     waiting = [
         {"sample_id": sample, "reason": why} for sample, why in sorted(expected.waiting.items())
     ]
-    cells_key = cells.to_csv(index=False) + repr(waiting)
+    dataset_samples = int(
+        wh.scalar("SELECT count(*) FROM dim_samples WHERE dataset_version = ?", [dataset_version])
+    )
+    scope = {**params, "dataset_samples": dataset_samples, "judge": expected.judge}
+    # the same scope asked in another order is the same content
+    same = {**scope, "variants": sorted(scope["variants"])}
+    cells_key = cells.to_csv(index=False) + repr(waiting) + repr(sorted(same.items()))
     content_hash = str(wh.scalar("SELECT md5(? || ?)", [scores_hash, cells_key]))
     partial = bool((cells["n_scored"] < cells["n_expected"]).any())
     published = not partial or publish_partial
@@ -177,9 +192,13 @@ def materialize_results(
         )
         wh.con.execute(
             "INSERT INTO res_versions (version, created_at, run_id, content_hash, "
-            "dataset_version, n_generations, n_rows, partial, published) SELECT ?, now(), ?, "
-            "?, ?, (SELECT count(DISTINCT generation_id) FROM res_scores WHERE version = ?), "
-            "?, ?, ?",
-            [version, run_id, stored_hash, dataset_version, version, n_rows, partial, published],
-        )
+            "dataset_version, n_generations, n_rows, partial, published, scope_samples, "
+            "dataset_samples, scope_variants, scope_target_words, scope_backbone, scope_judge) "
+            "SELECT ?, now(), ?, ?, "
+            "?, (SELECT count(DISTINCT generation_id) FROM res_scores WHERE version = ?), "
+            "?, ?, ?, ?, ?, ?, ?, ?, ?",
+            [version, run_id, stored_hash, dataset_version, version, n_rows, partial,
+             published, scope["samples"], dataset_samples, scope["variants"],
+             scope["lengths"], expected.backbone, expected.judge],
+        )  # fmt: skip
     return ResultVersion(version, True, n_rows, content_hash, partial, published)

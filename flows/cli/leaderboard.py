@@ -7,6 +7,7 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ def write_board(board: Board, fmt: str) -> None:
             "dataset_version": board.dataset_version,
             "partial": board.partial,
             "published": board.published,
+            "scope": asdict(board.scope) if board.scope else None,
         }
         json.dump(
             {**meta, "rows": board.records(), "paired": board.paired_records()},
@@ -96,6 +98,7 @@ def print_board(board: Board, console: Any = None) -> None:
             break
     else:
         _print_by_method(console, board)
+    console.print(board.scope_line(), markup=False)
     title, header, body = board.comparison()
     if body:
         if _fits(console, header, body, wrap=True, names=3):

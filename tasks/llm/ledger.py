@@ -112,6 +112,16 @@ class LedgerRows:
     tokens_in: int = 0
     tokens_out: int = 0
 
+    def extend(self, more: LedgerRows) -> None:
+        """Add the rows and counts of a later step."""
+        self.ledger += more.ledger
+        self.unanswered += more.unanswered
+        self.cache += more.cache
+        self.made += more.made
+        self.cached += more.cached
+        self.tokens_in += more.tokens_in
+        self.tokens_out += more.tokens_out
+
 
 class LedgerReader:
     """A stage's call log read in steps, each step's calls numbered on from the last (a

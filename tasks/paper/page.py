@@ -44,6 +44,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
+        value = round(value, 2) + 0.0  # never -0.0
         return f"{value:.0f}" if value.is_integer() else f"{value:.2f}"
     return str(value)
 

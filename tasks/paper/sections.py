@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lilo.tasks.leaderboard import TOO_SMALL
 from lilo.tasks.methods._splitter import split_recursive
 from lilo.tasks.paper.published import beside_published
 from lilo.tasks.paper.significance import OVERALL
+from lilo.tasks.reporting import fixed
 
 __all__ = ["restated_chunks", "table2", "table2_published", "table4", "table4_published"]
 
@@ -29,19 +31,26 @@ def table2(intervals: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, object] = {"method": variant, "length": _length(int(target))}
         for score, name in _METRIC.items():
             r = by.get(score)
-            row[name] = f"{r['mean']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]" if r else "-"
+            row[name] = _with_interval(r["mean"], r["ci_low"], r["ci_high"]) if r else "-"
         c = by.get("consistency", {})
         row["n"] = int(max(r["n"] for r in by.values()))
         diff = c.get("difference")
         row["S_c - reference"] = (
             "-" if diff is None or pd.isna(diff)
-            else f"{diff:+.1f} [{c['difference_low']:+.1f}, {c['difference_high']:+.1f}]"
+            else _with_interval(diff, c["difference_low"], c["difference_high"], sign=True)
         )  # fmt: skip
         row["p"] = c.get("p_value")
         row["within_noise"] = bool(c.get("within_noise") is True)
         rows.append((target == OVERALL, int(target), row))
     rows.sort(key=lambda t: (t[0], t[1]))
     return pd.DataFrame([r for *_, r in rows])
+
+
+def _with_interval(value: float, low: object, high: object, *, sign: bool = False) -> str:
+    """`52.3 [48.1, 56.0]`, or `52.3 (n too small)` where there is no interval."""
+    if fixed(low) == "-" or fixed(high) == "-":
+        return f"{fixed(value, sign=sign)} ({TOO_SMALL})"
+    return f"{fixed(value, sign=sign)} [{fixed(low, sign=sign)}, {fixed(high, sign=sign)}]"
 
 
 def _method(variant: str) -> str:

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pandas as pd
 
+from lilo.tasks.leaderboard import Scope
 from lilo.tasks.samples.stats import DatasetStats
 
 __all__ = ["ReportData"]
@@ -29,3 +30,5 @@ class ReportData:
     stats: DatasetStats | None = None
     # Each variant minus the reference method, paired by sample (`res_paired`).
     paired: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # What the version holds: what its run asked for (None: not recorded).
+    scope: Scope | None = None

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from lilo.tasks.leaderboard import OVERALL, comparison, length_label
+from lilo.tasks.leaderboard import OVERALL, comparison, length_label, scope_line
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._drill import SummaryDetail
 from lilo.tasks.report._plots import (
@@ -60,6 +60,7 @@ def _cell(value: Any) -> tuple[str, bool]:
     if isinstance(value, int):
         return str(value), True
     if isinstance(value, float):
+        value = round(value, 2) + 0.0  # never -0.0
         return (f"{value:.0f}" if value.is_integer() else f"{value:.2f}"), True
     return str(value), False
 
@@ -205,6 +206,7 @@ def render_html(
         .render(
             title=f"lilo results, version {data.version}",
             data=data,
+            scope=scope_line(data.scope),
             generated_at=generated_at,
             judges=sorted({j for v in lb["judge"].dropna() for j in v.split(", ")}),
             backbones=sorted(lb["backbone"].unique()) if not lb.empty else [],

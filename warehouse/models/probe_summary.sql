@@ -62,7 +62,7 @@ SELECT
     s.first_accuracy,
     s.last_accuracy,
     s.worst_middle_accuracy,
-    round((s.first_accuracy + s.last_accuracy) / 2 - s.worst_middle_accuracy, 4) AS u_depth,
+    rounded((s.first_accuracy + s.last_accuracy) / 2 - s.worst_middle_accuracy, 4) AS u_depth,
     b.closed_book,
     b.oracle,
     s.positions,

@@ -42,7 +42,7 @@ SELECT
     s.s_first,
     m.s_middle,
     s.s_last,
-    round(((s.s_first + s.s_last) / 2 - m.s_middle) / 100, 4) AS summary_u_depth,
+    rounded(((s.s_first + s.s_last) / 2 - m.s_middle) / 100, 4) AS summary_u_depth,
     round(m.s_middle / nullif((s.s_first + s.s_last) / 2, 0), 4) AS summary_middle_ratio,
     s.n_summary
 FROM probe_summary AS p

@@ -6,8 +6,9 @@
 -- per-length means averaged over the lengths the version ran for it, each length weighing
 -- the same; NULL when some length has no mean for that score.
 -- `*_low`/`*_high` bound each score's 95% bootstrap interval over samples
--- (`res_cell_stats`, written once per version by the materialize stage); Overall's is over
--- each sample's mean across the lengths, or the one length's when a method ran one.
+-- (`res_cell_stats`, written once per version by the materialize stage; NULL below 6
+-- samples); Overall's is over each sample's mean across the lengths, or the one length's
+-- when a method ran one. The rows are the version's scope, what its run asked for.
 CREATE OR REPLACE VIEW res_leaderboard AS
 WITH scores AS (
     SELECT version, method, variant, target_words, backbone, generation_id, score, value, judge
@@ -60,32 +61,32 @@ SELECT
     c.n_expected AS expected,
     c.n_failed AS failed,
     c.n_scored < c.n_expected AS partial,
-    round(c.s_l, 2) AS s_l,
-    round(i.s_l_low, 2) AS s_l_low,
-    round(i.s_l_high, 2) AS s_l_high,
-    round(c.s_c, 2) AS s_c,
-    round(i.s_c_low, 2) AS s_c_low,
-    round(i.s_c_high, 2) AS s_c_high,
-    round(c.s_q, 2) AS s_q,
-    round(i.s_q_low, 2) AS s_q_low,
-    round(i.s_q_high, 2) AS s_q_high,
-    round(CASE WHEN count(c.s_l) OVER lengths = count(*) OVER lengths
+    rounded(c.s_l, 2) AS s_l,
+    rounded(i.s_l_low, 2) AS s_l_low,
+    rounded(i.s_l_high, 2) AS s_l_high,
+    rounded(c.s_c, 2) AS s_c,
+    rounded(i.s_c_low, 2) AS s_c_low,
+    rounded(i.s_c_high, 2) AS s_c_high,
+    rounded(c.s_q, 2) AS s_q,
+    rounded(i.s_q_low, 2) AS s_q_low,
+    rounded(i.s_q_high, 2) AS s_q_high,
+    rounded(CASE WHEN count(c.s_l) OVER lengths = count(*) OVER lengths
         THEN avg(c.s_l) OVER lengths END, 2) AS overall_s_l,
-    round(CASE WHEN count(c.s_c) OVER lengths = count(*) OVER lengths
+    rounded(CASE WHEN count(c.s_c) OVER lengths = count(*) OVER lengths
         THEN avg(c.s_c) OVER lengths END, 2) AS overall_s_c,
-    round(CASE WHEN count(c.s_q) OVER lengths = count(*) OVER lengths
+    rounded(CASE WHEN count(c.s_q) OVER lengths = count(*) OVER lengths
         THEN avg(c.s_q) OVER lengths END, 2) AS overall_s_q,
-    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_l_low ELSE o_i.s_l_low END, 2)
+    rounded(CASE WHEN count(*) OVER lengths = 1 THEN i.s_l_low ELSE o_i.s_l_low END, 2)
         AS overall_s_l_low,
-    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_l_high ELSE o_i.s_l_high END, 2)
+    rounded(CASE WHEN count(*) OVER lengths = 1 THEN i.s_l_high ELSE o_i.s_l_high END, 2)
         AS overall_s_l_high,
-    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_c_low ELSE o_i.s_c_low END, 2)
+    rounded(CASE WHEN count(*) OVER lengths = 1 THEN i.s_c_low ELSE o_i.s_c_low END, 2)
         AS overall_s_c_low,
-    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_c_high ELSE o_i.s_c_high END, 2)
+    rounded(CASE WHEN count(*) OVER lengths = 1 THEN i.s_c_high ELSE o_i.s_c_high END, 2)
         AS overall_s_c_high,
-    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_q_low ELSE o_i.s_q_low END, 2)
+    rounded(CASE WHEN count(*) OVER lengths = 1 THEN i.s_q_low ELSE o_i.s_q_low END, 2)
         AS overall_s_q_low,
-    round(CASE WHEN count(*) OVER lengths = 1 THEN i.s_q_high ELSE o_i.s_q_high END, 2)
+    rounded(CASE WHEN count(*) OVER lengths = 1 THEN i.s_q_high ELSE o_i.s_q_high END, 2)
         AS overall_s_q_high
 FROM cells AS c
 JOIN res_versions AS v USING (version)

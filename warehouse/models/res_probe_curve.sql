@@ -37,9 +37,9 @@ SELECT
     round(p, 4) AS accuracy,
     n,
     failed,
-    round((p + z * z / (2 * n) - z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)))
+    rounded((p + z * z / (2 * n) - z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)))
           / (1 + z * z / n), 4) AS ci_low,
-    round((p + z * z / (2 * n) + z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)))
+    rounded((p + z * z / (2 * n) + z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)))
           / (1 + z * z / n), 4) AS ci_high
 FROM rates
 ORDER BY version, task, variant, backbone, query_aware, size, setting, position;

@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from lilo.tasks.leaderboard import Board
+from lilo.tasks.leaderboard import Board, Scope, length_label
 from lilo.tasks.report import ReportData
 from lilo.warehouse.queries._read import Source, frame, scalar, tuples
 
@@ -23,6 +23,8 @@ __all__ = [
     "ral_recall_of",
     "read_paired",
     "read_report_data",
+    "read_scope",
+    "scope_changes",
     "view",
 ]
 
@@ -83,12 +85,29 @@ def read_board(source: Source, dataset: str | None = None, version: int | None =
         chosen = found[0]
         rows = frame(source, "SELECT * FROM leaderboard_of(?)", [chosen[0]])
         paired = read_paired(source, chosen[0])
-    except duckdb.CatalogException as exc:  # models from before Overall (a copy not remade)
+        scope = read_scope(source, chosen[0])
+    except (duckdb.CatalogException, duckdb.BinderException) as exc:  # a copy not remade
         raise LookupError(
             f"these results were published by an older lilo ({exc.args[0].splitlines()[0]}): "
             "any run publishes them again with today's views"
         ) from exc
-    return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows, paired)
+    return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows, paired, scope)
+
+
+def read_scope(source: Source, version: int) -> Scope | None:
+    """What result version `version` holds (what its run asked for); None for a version
+    made before scopes were recorded."""
+    found = tuples(
+        source,
+        "SELECT dataset_version, scope_samples, dataset_samples, scope_variants, "
+        "scope_target_words, scope_backbone, scope_judge FROM res_versions "
+        "WHERE version = ? AND scope_samples IS NOT NULL",
+        [version],
+    )
+    if not found:
+        return None
+    dataset, samples, n, variants, lengths, backbone, judge = found[0]
+    return Scope(dataset, list(samples), int(n), list(variants), list(lengths), backbone, judge)
 
 
 def read_paired(source: Source, version: int) -> pd.DataFrame:
@@ -194,5 +213,49 @@ def read_report_data(source: Source, version: int | None = None) -> ReportData:
         partial=bool(partial),
         failures=view(source, "failures"),
         paired=read_paired(source, version),
+        scope=read_scope(source, version),
         **frames,
     )
+
+
+def scope_changes(source: Source, before: int, after: int) -> list[str]:
+    """What result version `after` no longer shows of `before` (the version the leaderboard
+    showed until now), in words: cells outside its scope, and cells both have over other
+    samples. Empty when `after` holds all of `before`'s cells over the same samples."""
+    cells = tuples(
+        source,
+        "SELECT version, variant, target_words FROM res_cells WHERE version IN (?, ?) "
+        "ORDER BY variant, target_words",
+        [before, after],
+    )
+    now = {(v, t) for version, v, t in cells if version == after}
+    dropped: dict[str, list[str]] = {}
+    for version, variant, words in cells:
+        if version == before and (variant, words) not in now:
+            dropped.setdefault(variant, []).append(length_label(words))
+    found = tuples(
+        source,
+        "SELECT version, dataset_version, scope_samples FROM res_versions WHERE version IN (?, ?)",
+        [before, after],
+    )
+    dataset = {v: d for v, d, _ in found}
+    samples = {v: s for v, _, s in found}
+    if dataset.get(before) != dataset.get(after):
+        return [
+            f"version {before}, of dataset {dataset.get(before)}, is not replaced: "
+            f"`lilo leaderboard --result-version {before}` shows it"
+        ]
+    said = []
+    if dropped:
+        listed = "; ".join(f"{v} at {', '.join(lengths)}" for v, lengths in dropped.items())
+        said.append(
+            f"version {before}'s cells outside this run's scope ({listed}) are not in version "
+            f"{after}: `lilo leaderboard --result-version {before}` shows them"
+        )
+    old, new = samples.get(before), samples.get(after)
+    if old is not None and new is not None and sorted(old) != sorted(new):
+        said.append(
+            f"version {after}'s cells average {len(new)} samples where version {before}'s "
+            f"averaged {len(old)}"
+        )
+    return said

@@ -12,10 +12,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import requests
 from conftest import PAPERS
 
+from lilo.flows._preflight import check_endpoints
 from lilo.tasks.clean import clean_paper
 from lilo.tasks.config import Settings
 from lilo.tasks.fetch import fetch_eprints, fetch_metadata
@@ -180,6 +184,26 @@ def test_fetching_goes_through_the_process_pacer(mirror: Mirror, tmp_path: Path)
     times = [at for _, _, at in mirror.requests_log]
     assert len(times) == 3
     assert all(later - earlier >= 0.045 for earlier, later in zip(times, times[1:], strict=False))
+
+
+def test_arxiv_is_fetched_with_requests(mirror: Mirror, tmp_path: Path, monkeypatch) -> None:
+    """The preflight's look, the feed (through the `arxiv` client) and e-prints are each
+    sent by a `requests` adapter (docs/design.md §3), which notes what it sends."""
+    sent: list[tuple[str, str]] = []
+    send = requests.adapters.HTTPAdapter.send
+
+    def noting(self: requests.adapters.HTTPAdapter, request: Any, *args: Any, **kw: Any) -> Any:
+        sent.append((request.method, urlsplit(request.url).path))
+        return send(self, request, *args, **kw)
+
+    monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", noting)
+    settings = _settings(tmp_path, mirror.base_url)
+    check_endpoints(settings)
+    [meta] = fetch_metadata([TAR_GZ], settings)
+    [raw], [] = fetch_eprints([TAR_GZ], settings)
+    assert (meta.arxiv_id, raw.arxiv_id) == (TAR_GZ, TAR_GZ)
+    assert sent == [("HEAD", "/api/query"), ("GET", "/api/query"), ("GET", f"/e-print/{TAR_GZ}")]
+    assert [path for path, _, _ in mirror.requests_log] == [path for _, path in sent[1:]]
 
 
 def test_metadata_through_the_arxiv_client_is_retried(mirror: Mirror, tmp_path: Path) -> None:

@@ -61,12 +61,15 @@ class _Pacer:
         self._last = float("-inf")
         self._clock, self._sleep = clock, sleep
 
-    def wait(self, delay_s: float) -> None:
+    def wait(self, delay_s: float) -> float:
+        """Returns when a request may go, `delay_s` after the one before went: the time
+        (`clock`) it goes."""
         with self._lock:
             pause = self._last + delay_s - self._clock()
             if pause > 0:
                 self._sleep(pause)
             self._last = self._clock()
+            return self._last
 
 
 _PACER = _Pacer()

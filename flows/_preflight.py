@@ -13,9 +13,9 @@ from lilo.tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 
-# One quick look per endpoint: long enough for a slow TLS handshake, short enough that an
-# unreachable host fails the run at once instead of after the stages' own retries. The look
-# is bounded like every request (a model list is a few kB).
+# One quick look per endpoint, through the client its stage uses: long enough for a slow TLS
+# handshake, short enough that an unreachable host fails the run at once instead of after the
+# stages' own retries. The look is bounded like every request (a model list is a few kB).
 _TIMEOUT_S = 10.0
 _BOUNDS = Bounds(_TIMEOUT_S, 1_000_000, "the preflight's limit")
 
@@ -59,7 +59,7 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
     """arXiv's API (when the run fetches) and each OpenAI-compatible endpoint the settings
     use (model, judge, embeddings) answer at all; any HTTP status counts as an answer."""
     if arxiv:
-        _check_http(settings.arxiv.api_url, "arXiv", "LILO_ARXIV__API_URL")
+        _check_arxiv(settings)
     llm, judge, embedding = settings.llm, settings.judge, settings.embedding
     if llm.backend == "openai":
         _check_openai("llm", llm.base_url or os.environ.get("OPENAI_BASE_URL"), llm.key())
@@ -75,15 +75,21 @@ def preflight(settings: Settings, *, arxiv: bool = True) -> None:
     check_endpoints(settings, arxiv=arxiv)
 
 
-def _check_http(url: str, name: str, variable: str) -> None:
-    import httpx2
+def _check_arxiv(settings: Settings) -> None:
+    """A HEAD of the API through the `requests` session that fetching uses."""
+    import requests
 
+    from lilo.tasks.bounded_requests import DeadlinePassed
+    from lilo.tasks.fetch import arxiv_session
+
+    url = settings.arxiv.api_url
     try:
-        with bounded_client(_BOUNDS, follow_redirects=False) as http:
-            http.head(url)
-    except httpx2.HTTPError as exc:
+        with arxiv_session(settings.arxiv, _BOUNDS) as http:
+            http.head(url, allow_redirects=False)
+    except (requests.RequestException, DeadlinePassed) as exc:
         raise PreflightError(
-            f"{name} at {url} is unreachable ({_reason(exc)}): check the network or {variable}"
+            f"arXiv at {url} is unreachable ({_reason(exc)}): check the network or "
+            "LILO_ARXIV__API_URL"
         ) from exc
 
 
@@ -121,7 +127,7 @@ def _check_openai(section: str, base_url: str | None, key: str | None) -> None:
 
 def _reason(exc: BaseException) -> str:
     """The innermost cause in a few words (`[Errno 111] Connection refused`), not the
-    chain of wrappers httpx2 and openai put around it."""
+    chain of wrappers requests, httpx2 and openai put around it."""
     while exc.__cause__ is not None or exc.__context__ is not None:
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     text = str(exc)

@@ -1,12 +1,14 @@
-"""The one HTTP client of every request lilo sends across the network: chat completions and
-embeddings (the `openai` client runs on it) and arXiv's feed and e-prints.
+"""Bounds on every request lilo sends across the network, and the HTTP client of chat
+completions and embeddings (the `openai` client runs on it). arXiv's feed and e-prints go
+through `requests`, bounded by the same rules (tasks/bounded_requests.py).
 
 A request is bounded as a whole, not read by read: `Bounds.timeout_s` holds from connecting
 to the reply's last byte (every socket operation waits at most the time left, so a server
 that drips its reply, headers included, cannot hold a request open), and the reply is counted
 while it is read and abandoned with `ReplyRefused` once it passes `Bounds.max_bytes`, before
-it fills memory. Compressed replies (gzip, deflate) are inflated here, under the same count,
-so a small bomb cannot grow past it either. Each retry of a request has its own deadline.
+it fills memory (`ReplyBody`). Compressed replies (gzip, deflate) are inflated there, under
+the same count, so a small bomb cannot grow past it either. Each retry of a request has its
+own deadline.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +26,19 @@ import httpx2
 
 from lilo.tasks.errors import LiloError
 
-__all__ = ["Bounds", "ReplyRefused", "bounded_client"]
+__all__ = [
+    "ACCEPT_ENCODING",
+    "Bounds",
+    "Deadline",
+    "ReplyBody",
+    "ReplyRefused",
+    "bounded_client",
+    "time_left",
+    "within",
+]
 
 # The encodings lilo asks for and inflates itself; zlib reads both headers (gzip's, zlib's).
-_ACCEPT = "gzip, deflate"
+ACCEPT_ENCODING = "gzip, deflate"
 _INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
 _WITH_HEADER = 32 + zlib.MAX_WBITS
 
@@ -44,38 +56,97 @@ class Bounds:
 
 
 @dataclass(frozen=True)
-class _Deadline:
+class Deadline:
     at: float  # time.monotonic()
     timeout_s: float
+
+    @classmethod
+    def start(cls, timeout_s: float) -> Deadline:
+        """The deadline of a request sent now."""
+        return cls(time.monotonic() + timeout_s, timeout_s)
 
 
 _ACTIVE = threading.local()  # the deadline of the request this thread is sending or reading
 
 
-class _Within:
+@contextmanager
+def within(deadline: Deadline) -> Iterator[None]:
     """The socket operations of this thread, inside the block, end by `deadline`."""
-
-    def __init__(self, deadline: _Deadline) -> None:
-        self.deadline = deadline
-
-    def __enter__(self) -> None:
-        self.outer = getattr(_ACTIVE, "deadline", None)
-        _ACTIVE.deadline = self.deadline
-
-    def __exit__(self, *exc: object) -> None:
-        _ACTIVE.deadline = self.outer
+    outer = getattr(_ACTIVE, "deadline", None)
+    _ACTIVE.deadline = deadline
+    try:
+        yield
+    finally:
+        _ACTIVE.deadline = outer
 
 
-def _left(timeout: float | None, error: type[Exception]) -> float | None:
+def time_left(timeout: float | None, error: type[Exception]) -> float | None:
     """`timeout`, or the time the active request has left if that is shorter; `error` when
     none is left."""
-    deadline: _Deadline | None = getattr(_ACTIVE, "deadline", None)
+    deadline: Deadline | None = getattr(_ACTIVE, "deadline", None)
     if deadline is None:
         return timeout
     left = deadline.at - time.monotonic()
     if left <= 0:
         raise error(f"no complete reply within timeout_s={deadline.timeout_s:g} s")
     return left if timeout is None else min(timeout, left)
+
+
+class ReplyBody:
+    """A reply's body as it is read: by its request's deadline, inflated where the server
+    compressed it, and counted. Made from the reply's headers, which it checks first: an
+    encoding lilo did not ask for, or a Content-Length over the limit, is refused before a
+    byte of the body is read. `broken` is the HTTP library's error for a compressed body
+    that does not inflate."""
+
+    def __init__(
+        self,
+        headers: Mapping[str, str],
+        url: str,
+        bounds: Bounds,
+        deadline: Deadline,
+        broken: type[Exception],
+    ) -> None:
+        encoding = headers.get("Content-Encoding", "").strip().lower() or "identity"
+        if encoding not in _INFLATED | {"identity"}:
+            raise ReplyRefused(f"the reply from {url} is in {encoding}, which lilo never asks for")
+        length = headers.get("Content-Length", "")
+        if encoding == "identity" and length.isdigit() and int(length) > bounds.max_bytes:
+            raise _too_large(url, bounds)
+        self.inflates = encoding != "identity"
+        self._url, self._bounds, self._deadline, self._broken = url, bounds, deadline, broken
+        self._inflate = zlib.decompressobj(_WITH_HEADER) if self.inflates else None
+
+    def read(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """The body from `chunks` (as the server sent it), each pulled by the deadline."""
+        seen = 0
+        while True:
+            with within(self._deadline):
+                raw = next(chunks, None)
+            if raw is None:
+                if self._inflate is not None and not self._inflate.eof:
+                    raise self._broken(f"compressed reply from {self._url} cut short")
+                return
+            data = raw if self._inflate is None else self._inflated(raw, seen)
+            seen += len(data)
+            if seen > self._bounds.max_bytes:
+                raise _too_large(self._url, self._bounds)
+            if data:
+                yield data
+
+    def _inflated(self, raw: bytes, seen: int) -> bytes:
+        assert self._inflate is not None
+        try:  # never more than one byte past the limit, however small the input
+            return self._inflate.decompress(raw, self._bounds.max_bytes - seen + 1)
+        except zlib.error as exc:
+            raise self._broken(f"unreadable compressed reply from {self._url}: {exc}") from exc
+
+
+def _too_large(url: str, bounds: Bounds) -> ReplyRefused:
+    return ReplyRefused(
+        f"the reply from {url} is larger than {bounds.setting}={bounds.max_bytes:,} bytes: "
+        f"raise {bounds.setting} if such a reply is expected"
+    )
 
 
 class _Stream(httpcore2.NetworkStream):
@@ -86,16 +157,16 @@ class _Stream(httpcore2.NetworkStream):
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         try:
-            return self._inner.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+            return self._inner.read(max_bytes, time_left(timeout, httpcore2.ReadTimeout))
         except httpcore2.ReadTimeout:
-            _left(None, httpcore2.ReadTimeout)  # the deadline's words, where it was the deadline
+            time_left(None, httpcore2.ReadTimeout)  # the deadline's words, where it was that
             raise
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         try:
-            self._inner.write(buffer, _left(timeout, httpcore2.WriteTimeout))
+            self._inner.write(buffer, time_left(timeout, httpcore2.WriteTimeout))
         except httpcore2.WriteTimeout:
-            _left(None, httpcore2.WriteTimeout)
+            time_left(None, httpcore2.WriteTimeout)
             raise
 
     def close(self) -> None:
@@ -104,7 +175,7 @@ class _Stream(httpcore2.NetworkStream):
     def start_tls(
         self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore2.NetworkStream:
-        left = _left(timeout, httpcore2.ConnectTimeout)
+        left = time_left(timeout, httpcore2.ConnectTimeout)
         return _Stream(self._inner.start_tls(ssl_context, server_hostname, left))
 
     def get_extra_info(self, info: str) -> Any:
@@ -125,13 +196,13 @@ class _Network(httpcore2.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.NetworkStream:
-        left = _left(timeout, httpcore2.ConnectTimeout)
+        left = time_left(timeout, httpcore2.ConnectTimeout)
         return _Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
     ) -> httpcore2.NetworkStream:
-        left = _left(timeout, httpcore2.ConnectTimeout)
+        left = time_left(timeout, httpcore2.ConnectTimeout)
         return _Stream(self._inner.connect_unix_socket(path, left, socket_options))
 
     def sleep(self, seconds: float) -> None:
@@ -139,52 +210,16 @@ class _Network(httpcore2.NetworkBackend):
 
 
 class _Body(httpx2.SyncByteStream):
-    """A reply's body, read by its request's deadline, inflated and counted."""
+    """A reply's body, read as `ReplyBody` says."""
 
-    def __init__(
-        self,
-        inner: httpx2.SyncByteStream,
-        deadline: _Deadline,
-        bounds: Bounds,
-        url: str,
-        inflate: bool,
-    ) -> None:
-        self._inner, self._deadline, self._bounds, self._url = inner, deadline, bounds, url
-        self._inflate = zlib.decompressobj(_WITH_HEADER) if inflate else None
+    def __init__(self, inner: httpx2.SyncByteStream, body: ReplyBody) -> None:
+        self._inner, self._body = inner, body
 
     def __iter__(self) -> Iterator[bytes]:
-        chunks, seen = iter(self._inner), 0
-        while True:
-            with _Within(self._deadline):
-                raw = next(chunks, None)
-            if raw is None:
-                if self._inflate is not None and not self._inflate.eof:
-                    raise httpx2.DecodingError(f"compressed reply from {self._url} cut short")
-                return
-            data = raw if self._inflate is None else self._inflated(raw, seen)
-            seen += len(data)
-            if seen > self._bounds.max_bytes:
-                raise _too_large(self._url, self._bounds)
-            yield data
-
-    def _inflated(self, raw: bytes, seen: int) -> bytes:
-        assert self._inflate is not None
-        try:  # never more than one byte past the limit, however small the input
-            return self._inflate.decompress(raw, self._bounds.max_bytes - seen + 1)
-        except zlib.error as exc:
-            raise httpx2.DecodingError(
-                f"unreadable compressed reply from {self._url}: {exc}"
-            ) from exc
+        return self._body.read(iter(self._inner))
 
     def close(self) -> None:
         self._inner.close()
-
-
-def _too_large(url: str, bounds: Bounds) -> ReplyRefused:
-    return ReplyRefused(
-        f"the reply from {url} is larger than {bounds.setting}={bounds.max_bytes:,} bytes: "
-        f"raise {bounds.setting} if such a reply is expected"
-    )
 
 
 class _Transport(httpx2.HTTPTransport):
@@ -198,30 +233,22 @@ class _Transport(httpx2.HTTPTransport):
         self._bounds = bounds
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.headers["Accept-Encoding"] = _ACCEPT
-        deadline = _Deadline(time.monotonic() + self._bounds.timeout_s, self._bounds.timeout_s)
-        with _Within(deadline):
+        request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+        deadline = Deadline.start(self._bounds.timeout_s)
+        with within(deadline):
             response = super().handle_request(request)
         if request.method == "HEAD":  # no body, whatever its headers say
             return response
         url = str(request.url.copy_with(query=None))
-        encoding = response.headers.get("Content-Encoding", "").strip().lower() or "identity"
         try:
-            if encoding not in _INFLATED | {"identity"}:
-                raise ReplyRefused(
-                    f"the reply from {url} is in {encoding}, which lilo never asks for"
-                )
-            length = response.headers.get("Content-Length", "")
-            if encoding == "identity" and length.isdigit() and int(length) > self._bounds.max_bytes:
-                raise _too_large(url, self._bounds)
+            body = ReplyBody(response.headers, url, self._bounds, deadline, httpx2.DecodingError)
         except ReplyRefused:
             response.close()
             raise
-        inflate = encoding != "identity"
-        if inflate:  # inflated here, so httpx2 must not inflate it again
+        if body.inflates:  # inflated here, so httpx2 must not inflate it again
             del response.headers["Content-Encoding"]
             response.headers.pop("Content-Length", None)
-        response.stream = _Body(response.stream, deadline, self._bounds, url, inflate)
+        response.stream = _Body(response.stream, body)
         return response
 
 

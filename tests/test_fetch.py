@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import tarfile
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import requests
 from conftest import PAPERS
 
+from lilo.flows._preflight import check_endpoints
 from lilo.tasks.clean import clean_paper
 from lilo.tasks.config import Settings
 from lilo.tasks.fetch import fetch_eprints, fetch_metadata
-from lilo.tasks.fetch._http import _Pacer
+from lilo.tasks.fetch._http import _PACER, _Pacer
 from lilo.tasks.records import PaperText, Quarantine
 from lilo.tasks.synthetic.manifest import Manifest, ManifestItem
 from lilo.tasks.synthetic.mirror import DROP, Mirror
@@ -174,12 +179,46 @@ def test_the_pacer_spaces_requests_by_the_delay_on_a_fake_clock() -> None:
     assert started == [100.0, 103.0, 108.0]
 
 
-def test_fetching_goes_through_the_process_pacer(mirror: Mirror, tmp_path: Path) -> None:
-    settings = _settings(tmp_path, mirror.base_url, delay_s=0.05)
-    fetch_eprints([TAR_GZ, TAR, PDF], settings)
-    times = [at for _, _, at in mirror.requests_log]
-    assert len(times) == 3
-    assert all(later - earlier >= 0.045 for earlier, later in zip(times, times[1:], strict=False))
+def test_fetching_goes_through_the_process_pacer(
+    mirror: Mirror, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request goes when the process's pacer lets it, `delay_s` after the one before.
+    Timed where the pacer lets them go, on its clock: when the mirror sees them arrive
+    depends on how long each took to get there, which a loaded machine varies."""
+    went: list[float] = []
+    wait = _PACER.wait
+
+    def noting(delay_s: float) -> float:
+        went.append(wait(delay_s))
+        return went[-1]
+
+    monkeypatch.setattr(_PACER, "wait", noting)
+    fetch_eprints([TAR_GZ, TAR, PDF], _settings(tmp_path, mirror.base_url, delay_s=0.05))
+    arrived = [at for _, _, at in mirror.requests_log]  # time.monotonic(), as the pacer's
+    assert len(went) == len(arrived) == 3
+    assert all(later - earlier >= 0.05 - 1e-9 for earlier, later in itertools.pairwise(went))
+    # the mirror saw each request after the pacer let it go, and before the next one went
+    assert went[0] <= arrived[0] <= went[1] <= arrived[1] <= went[2] <= arrived[2]
+
+
+def test_arxiv_is_fetched_with_requests(mirror: Mirror, tmp_path: Path, monkeypatch) -> None:
+    """The preflight's look, the feed (through the `arxiv` client) and e-prints are each
+    sent by a `requests` adapter (docs/design.md §3), which notes what it sends."""
+    sent: list[tuple[str, str]] = []
+    send = requests.adapters.HTTPAdapter.send
+
+    def noting(self: requests.adapters.HTTPAdapter, request: Any, *args: Any, **kw: Any) -> Any:
+        sent.append((request.method, urlsplit(request.url).path))
+        return send(self, request, *args, **kw)
+
+    monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", noting)
+    settings = _settings(tmp_path, mirror.base_url)
+    check_endpoints(settings)
+    [meta] = fetch_metadata([TAR_GZ], settings)
+    [raw], [] = fetch_eprints([TAR_GZ], settings)
+    assert (meta.arxiv_id, raw.arxiv_id) == (TAR_GZ, TAR_GZ)
+    assert sent == [("HEAD", "/api/query"), ("GET", "/api/query"), ("GET", f"/e-print/{TAR_GZ}")]
+    assert [path for path, _, _ in mirror.requests_log] == [path for _, path in sent[1:]]
 
 
 def test_metadata_through_the_arxiv_client_is_retried(mirror: Mirror, tmp_path: Path) -> None:

@@ -6,13 +6,18 @@ cached; a cache entry that cannot be trusted is a miss, made again and replaced.
 
 from __future__ import annotations
 
+import datetime
+import gzip
+import ipaddress
 import json
 import math
+import ssl
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -23,6 +28,7 @@ from llm_server import LLMServer, kernel_samples, seed_samples
 
 from lilo.flows._run import recorded_run
 from lilo.flows.generate import generate_flow
+from lilo.tasks.bounded_http import ReplyRefused
 from lilo.tasks.cache import DiskCache
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder, EmbeddingError
@@ -244,49 +250,168 @@ def test_an_untrusted_cached_vector_is_a_miss_and_replaced(tmp_path, server, sto
     assert entry.read_bytes() == good[0].tobytes()
 
 
-class _Drip(BaseHTTPRequestHandler):
-    """An arXiv that sends everything, the status line first, one byte every 0.3 s."""
+class _HostileArxiv(BaseHTTPRequestHandler):
+    """An arXiv (feed and e-prints) answering as its server's `mode` says: `drip` sends
+    everything, the status line first, one byte every 0.3 s; `huge` says its body is a
+    terabyte and sends none of it; `gzip` and `x-gzip` send 20 MB of zeros compressed to
+    20 kB in that encoding; `whole` sends a small gzipped .tex."""
+
+    server: _ArxivServer
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
 
     def do_GET(self) -> None:
-        reply = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"\x1f" * 1000
+        mode = self.server.mode
         try:
-            for i in range(len(reply)):
-                self.wfile.write(reply[i : i + 1])
+            if mode == "drip":
+                reply = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"\x1f" * 1000
+                for i in range(len(reply)):
+                    self.wfile.write(reply[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.3)
+                return
+            self.send_response(200)
+            if mode == "huge":
+                self.send_header("Content-Length", str(10**12))
+                self.end_headers()
                 self.wfile.flush()
-                time.sleep(0.3)
+                self.rfile.read(1)  # until the client hangs up
+                return
+            body = gzip.compress(b"\0" * 20_000_000 if mode != "whole" else b"\\section{A}")
+            if mode != "whole":
+                self.send_header("Content-Encoding", mode)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         except OSError:
             pass  # the client gave up
 
 
-@pytest.fixture
-def dripping_arxiv(tmp_path: Path) -> Iterator[Settings]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Drip)
-    server.daemon_threads = True
+class _ArxivServer(ThreadingHTTPServer):
+    daemon_threads = True
+    mode = "drip"
+    settings: Settings  # pointing at this server, with a 2 s deadline and 1 MB limits
+
+
+@contextmanager
+def _arxiv_server(
+    tmp_path: Path, wrap: Callable[[Any], Any] | None = None
+) -> Iterator[_ArxivServer]:
+    """A `_HostileArxiv`, over TLS where `wrap` wraps its socket."""
+    server = _ArxivServer(("127.0.0.1", 0), _HostileArxiv)
+    scheme = "http"
+    if wrap is not None:
+        server.socket, scheme = wrap(server.socket), "https"
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    base = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     arxiv = {"api_url": f"{base}/api/query", "eprint_url": f"{base}/e-print/"}
     arxiv |= {"retries": 0, "delay_s": 0.0, "timeout_s": 2.0}
+    arxiv |= {"max_eprint_bytes": 1_000_000, "max_feed_bytes": 1_000_000}
+    server.settings = Settings(data_dir=tmp_path).with_overrides({"arxiv": arxiv})
     try:
-        yield Settings(data_dir=tmp_path).with_overrides({"arxiv": arxiv})
+        yield server
     finally:
         server.shutdown()
         server.server_close()
 
 
-def test_a_dripped_e_print_gives_up_at_the_deadline(dripping_arxiv):
-    result, took = _within(20, lambda: fetch_eprints(["2401.00001"], dripping_arxiv))
+@pytest.fixture
+def hostile_arxiv(tmp_path: Path) -> Iterator[_ArxivServer]:
+    with _arxiv_server(tmp_path) as server:
+        yield server
+
+
+def test_a_dripped_e_print_gives_up_at_the_deadline(hostile_arxiv):
+    result, took = _within(20, lambda: fetch_eprints(["2401.00001"], hostile_arxiv.settings))
     raws, [failure] = result
     assert raws == [] and failure.reason == "fetch_failed"
     assert "no complete reply within timeout_s=2 s" in failure.detail
     assert 2.0 <= took < 5.0
 
 
-def test_a_dripped_feed_gives_up_at_the_deadline(dripping_arxiv):
-    error, took = _within(20, lambda: fetch_metadata(["2401.00001"], dripping_arxiv))
+def test_a_dripped_feed_gives_up_at_the_deadline(hostile_arxiv):
+    error, took = _within(20, lambda: fetch_metadata(["2401.00001"], hostile_arxiv.settings))
     assert isinstance(error, FetchError) and took < 5.0
+    assert "no complete reply within timeout_s=2 s" in str(error)
+
+
+def test_an_e_print_said_to_be_too_large_is_refused_before_it_is_read(hostile_arxiv):
+    hostile_arxiv.mode = "huge"  # a body that never comes: reading it would wait 2 s
+    result, took = _within(20, lambda: fetch_eprints(["2401.00001"], hostile_arxiv.settings))
+    raws, [failure] = result
+    assert raws == [] and failure.reason == "fetch_failed"
+    assert "larger than arxiv.max_eprint_bytes=1,000,000 bytes" in failure.detail
+    assert took < 1.5
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip"])
+def test_a_compressed_bomb_is_refused_as_it_inflates(hostile_arxiv, encoding):
+    hostile_arxiv.mode = encoding
+    settings = hostile_arxiv.settings
+    raws, [failure] = fetch_eprints(["2401.00001"], settings)
+    assert raws == [] and "larger than arxiv.max_eprint_bytes=1,000,000" in failure.detail
+    with pytest.raises(ReplyRefused, match=r"larger than arxiv.max_feed_bytes=1,000,000"):
+        fetch_metadata(["2401.00001"], settings)
+    assert list(settings.archive_dir.rglob("*")) == []
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that is its own authority, and its key."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lilo test arXiv")])
+    now = datetime.datetime.now(datetime.UTC)
+    public = key.public_key()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_e_prints_over_tls_are_verified_and_bounded_too(tmp_path, monkeypatch):
+    cert, key = _self_signed(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    wrap = lambda sock: context.wrap_socket(sock, server_side=True)  # noqa: E731
+    with _arxiv_server(tmp_path / "data", wrap) as server:
+        settings = server.settings
+        [failure] = fetch_eprints(["2401.00001"], settings)[1]  # an authority no one trusts
+        assert "CERTIFICATE_VERIFY_FAILED" in failure.detail
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))  # as requests reads it
+        result, took = _within(20, lambda: fetch_eprints(["2401.00001"], settings))
+        assert "no complete reply within timeout_s=2 s" in result[1][0].detail
+        assert 2.0 <= took < 5.0
+        server.mode = "whole"
+        [raw], [] = fetch_eprints(["2401.00001"], settings)
+        assert raw.format == "tex.gz"
 
 
 def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):

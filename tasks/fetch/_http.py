@@ -1,7 +1,8 @@
 """Polite HTTP to arXiv, shared by metadata queries and e-print downloads (docs/design.md §3): one
 request per `arxiv.delay_s` across every thread and both endpoints, retries with exponential
 backoff on 429/5xx, timeouts and dropped or cut-short connections, `Retry-After` honoured.
-Each request ends within `arxiv.timeout_s` and reads a bounded reply (`arxiv_client`)."""
+Requests go through `requests` (`arxiv_session`): each ends within `arxiv.timeout_s` and reads
+a bounded reply (tasks/bounded_requests.py)."""
 
 from __future__ import annotations
 
@@ -11,25 +12,27 @@ from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-import httpx2
+import requests
 
 from lilo.tasks.backoff import Backoff
-from lilo.tasks.bounded_http import Bounds, bounded_client
+from lilo.tasks.bounded_http import Bounds
+from lilo.tasks.bounded_requests import BoundedSession, DeadlinePassed
 from lilo.tasks.config import ArxivSettings
 from lilo.tasks.errors import LiloError
 
-__all__ = ["FetchError", "RetryableStatus", "arxiv_client", "check_retryable", "polite"]
+__all__ = ["FetchError", "RetryableStatus", "arxiv_session", "check_retryable", "polite"]
 
 T = TypeVar("T")
 _RETRYABLE = frozenset({429, 500, 502, 503, 504})
 # Network failures worth another try: refused or dropped connections, timeouts (the
-# request's deadline included), a body that ended before its Content-Length, and a
-# compressed body that does not inflate.
+# request's deadline included), a body that ended before its Content-Length (urllib3 reports
+# it as a chunked-encoding error), and a compressed body that does not inflate.
 _TRANSIENT = (
-    httpx2.TimeoutException,
-    httpx2.NetworkError,
-    httpx2.RemoteProtocolError,
-    httpx2.DecodingError,
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+    DeadlinePassed,
 )
 
 
@@ -58,25 +61,29 @@ class _Pacer:
         self._last = float("-inf")
         self._clock, self._sleep = clock, sleep
 
-    def wait(self, delay_s: float) -> None:
+    def wait(self, delay_s: float) -> float:
+        """Returns when a request may go, `delay_s` after the one before went: the time
+        (`clock`) it goes."""
         with self._lock:
             pause = self._last + delay_s - self._clock()
             if pause > 0:
                 self._sleep(pause)
             self._last = self._clock()
+            return self._last
 
 
 _PACER = _Pacer()
 
 
-def arxiv_client(cfg: ArxivSettings, max_bytes: int, setting: str) -> httpx2.Client:
-    """A client for arXiv that says who it is (arXiv asks clients to) and reads replies of
-    at most `max_bytes` (the setting named `setting`), each request within `timeout_s`."""
-    bounds = Bounds(cfg.timeout_s, max_bytes, setting)
-    return bounded_client(bounds, headers={"User-Agent": cfg.user_agent})
+def arxiv_session(cfg: ArxivSettings, bounds: Bounds) -> BoundedSession:
+    """A `requests` session for arXiv that says who it is (arXiv asks clients to), each
+    request and its reply bounded by `bounds`."""
+    session = BoundedSession(bounds)
+    session.headers["User-Agent"] = cfg.user_agent
+    return session
 
 
-def check_retryable(response: httpx2.Response) -> httpx2.Response:
+def check_retryable(response: requests.Response) -> requests.Response:
     """`response` itself, or `RetryableStatus` (the connection released) for a 429/5xx."""
     if response.status_code in _RETRYABLE:
         response.close()
@@ -103,7 +110,7 @@ def polite(attempt: Callable[[], T], url: str, cfg: ArxivSettings) -> T:
     raise FetchError(f"{problem} from {url} after {cfg.retries + 1} attempts; try again later")
 
 
-def _retry_after(response: httpx2.Response) -> float | None:
+def _retry_after(response: requests.Response) -> float | None:
     """`Retry-After` in seconds: either a number or an HTTP date."""
     value = response.headers.get("Retry-After")
     if not value:

@@ -11,11 +11,11 @@ import tarfile
 import zlib
 from pathlib import Path
 
-import httpx2
+import requests
 
-from lilo.tasks.bounded_http import ReplyRefused
+from lilo.tasks.bounded_http import Bounds, ReplyRefused
 from lilo.tasks.config import ArxivSettings, Settings
-from lilo.tasks.fetch._http import FetchError, arxiv_client, check_retryable, polite
+from lilo.tasks.fetch._http import FetchError, arxiv_session, check_retryable, polite
 from lilo.tasks.fetch.metadata import PaperMeta, strip_version
 from lilo.tasks.files import write_atomic
 from lilo.tasks.records import Quarantine, RawSource
@@ -51,15 +51,15 @@ def _is_tar(head: bytes, data: bytes, gzipped: bool) -> bool:
         return False
 
 
-def _download(client: httpx2.Client, url: str, cfg: ArxivSettings) -> bytes:
+def _download(session: requests.Session, url: str, cfg: ArxivSettings) -> bytes:
     """The e-print's bytes, fully read (a cut-short body is retried, never kept; one larger
     than `arxiv.max_eprint_bytes` is abandoned while it is read)."""
 
     def attempt() -> bytes:
-        with client.stream("GET", url) as response:
-            if check_retryable(response).status_code != 200:
+        with check_retryable(session.get(url, stream=True)) as response:
+            if response.status_code != 200:
                 raise FetchError(f"HTTP {response.status_code} from {url}")
-            return response.read()
+            return response.content
 
     return polite(attempt, url, cfg)
 
@@ -88,7 +88,10 @@ def fetch_eprints(
     (format=pdf): the cleaner quarantines it as `no_latex_source`."""
     known = known or {}
     meta = meta or {}
-    client = arxiv_client(settings.arxiv, settings.arxiv.max_eprint_bytes, "arxiv.max_eprint_bytes")
+    cfg = settings.arxiv
+    session = arxiv_session(
+        cfg, Bounds(cfg.timeout_s, cfg.max_eprint_bytes, "arxiv.max_eprint_bytes")
+    )
     sources: list[RawSource] = []
     failures: list[Quarantine] = []
     wanted = {strip_version(i): i.strip() for i in reversed(ids)}  # the first asked wins
@@ -99,7 +102,7 @@ def fetch_eprints(
             continue
         url = settings.arxiv.eprint_url + wanted[arxiv_id]
         try:
-            data = _download(client, url, settings.arxiv)
+            data = _download(session, url, settings.arxiv)
         except (FetchError, ReplyRefused) as err:
             failures.append(Quarantine(arxiv_id, "fetch", "fetch_failed", str(err)))
             continue

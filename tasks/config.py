@@ -702,29 +702,35 @@ def _from_file(path: Path) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
+        lines = _setting_lines(text)
         problems = "; ".join(
-            f"{path}:{_line_of(text, e['loc'])}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
+            f"{path}:{_line_of(lines, e['loc'])}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
             for e in exc.errors(include_url=False)
         )
         raise ConfigError(problems) from exc
 
 
-def _line_of(text: str, loc: tuple[int | str, ...]) -> int:
-    """The line that sets `loc` (`[section]` headers followed), else its section's header
-    line, else 1: pydantic reports where a value sits in the data, tomllib not at all."""
-    keys = [str(k) for k in loc if isinstance(k, str)]
-    section, found = "", 1
+def _setting_lines(text: str) -> dict[str, int]:
+    """Where each dotted setting and each `[section]` header of a TOML text is first set:
+    read once for all of a file's errors (pydantic reports where a value sits in the data,
+    tomllib not at all)."""
+    found: dict[str, int] = {}
+    section = ""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("[") and not line.startswith("[["):
             section = line.strip("[] ")
-            if section == ".".join(keys[:-1]):
-                found = n
+            found.setdefault(f"[{section}]", n)
         elif "=" in line:
             key = line.split("=", 1)[0].strip().strip("\"'")
-            if ".".join(filter(None, (section, key))) == ".".join(keys):
-                return n
+            found.setdefault(".".join(filter(None, (section, key))), n)
     return found
+
+
+def _line_of(lines: dict[str, int], loc: tuple[int | str, ...]) -> int:
+    """The line that sets `loc`, else its section's header line, else 1."""
+    keys = [str(k) for k in loc if isinstance(k, str)]
+    return lines.get(".".join(keys)) or lines.get(f"[{'.'.join(keys[:-1])}]", 1)
 
 
 def _variable(loc: tuple[int | str, ...]) -> str:

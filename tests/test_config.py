@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import ConfigError, Settings, load_settings
 
 
 def test_priority_defaults_file_environment_overrides(tmp_path, monkeypatch):
@@ -53,3 +53,44 @@ def test_flow_parameters_never_carry_the_api_key_nor_write_the_environment():
 def test_a_key_reference_from_another_process_says_where_to_set_the_key():
     with pytest.raises(ValidationError, match="LILO_<SECTION>__API_KEY"):
         Settings().with_overrides({"llm.api_key": "lilo-key:0123456789abcdef"})
+
+
+def _lines_run_reading(config: Path) -> int:
+    """Lines of tasks/config.py executed while a file with errors is read (its errors
+    reported): a count of work that does not depend on the machine's speed."""
+    import sys
+
+    import lilo.tasks.config as module
+
+    count = 0
+
+    def trace(frame, event, arg):
+        nonlocal count
+        if frame.f_code.co_filename != module.__file__:
+            return None
+        if event == "line":
+            count += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        with pytest.raises(module.ConfigError):
+            load_settings(config)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def test_a_config_file_s_errors_are_reported_in_linear_time(tmp_path):
+    """Each unknown key is an error naming its line; twice the keys is twice the work, not
+    four times (the line of each error was found by reading the file again: 20,000 unknown
+    keys took minutes)."""
+    counts = []
+    for n in (300, 600):
+        config = tmp_path / f"lilo-{n}.toml"
+        unknown = "".join(f"unknown_{i} = {i}\n" for i in range(n))
+        config.write_text("[llm]\nmodel = 'm'\n" + unknown)
+        counts.append(_lines_run_reading(config))
+    assert counts[1] < 2.5 * counts[0], counts
+    with pytest.raises(ConfigError, match=r"lilo-600.toml:602: llm.unknown_599: Extra inputs"):
+        load_settings(tmp_path / "lilo-600.toml")

@@ -26,9 +26,10 @@ import pandas as pd
 import pyarrow as pa
 
 from lilo.tasks.backoff import WAREHOUSE_LOCK
-from lilo.tasks.errors import Unavailable
+from lilo.tasks.errors import InputError, Unavailable
 
 __all__ = [
+    "NewerWarehouse",
     "Warehouse",
     "WarehouseBusy",
     "model_statements",
@@ -98,8 +99,19 @@ class Warehouse:
         )
         done = {r[0] for r in self.con.execute("SELECT version FROM schema_migrations").fetchall()}
         migrations = resources.files(__package__) / "migrations"
-        for entry in sorted(migrations.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".sql") and entry.name not in done:
+        entries = sorted(
+            (e for e in migrations.iterdir() if e.name.endswith(".sql")), key=lambda e: e.name
+        )
+        newer = sorted(done - {e.name for e in entries})
+        if newer:
+            self.con.close()
+            raise NewerWarehouse(
+                f"{self.path} was migrated by a newer lilo (schema {', '.join(newer)}; this "
+                f"lilo knows up to {entries[-1].name}): open it with that lilo, or upgrade "
+                "this one"
+            )
+        for entry in entries:
+            if entry.name not in done:
                 with self.transaction():
                     self.con.execute(entry.read_text())
                     self.con.execute(
@@ -343,6 +355,10 @@ def remove_stale_temp(folder: Path) -> list[Path]:
                 path.unlink(missing_ok=True)
             removed.append(path)
     return removed
+
+
+class NewerWarehouse(InputError):
+    """The warehouse holds migrations this code does not know: a newer lilo made it."""
 
 
 class WarehouseBusy(Unavailable, RuntimeError):

@@ -19,6 +19,7 @@ from lilo.flows._load import check_dataset_version, load_pack, load_papers, read
 from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
 from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.files import write_atomic
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
 from lilo.tasks.methods._prompts import task_instruction
@@ -300,10 +301,8 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
         sections,
         cost,
     )
-    folder = settings.published_path.parent / "results"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"ral-writer-v{version:04d}.html"
-    path.write_text(render_page(page))
+    path = settings.published_path.parent / "results" / f"ral-writer-v{version:04d}.html"
+    write_atomic(path, render_page(page), settings.data_dir)
     for s in sections:
         if s.png:
             image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")

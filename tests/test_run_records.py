@@ -5,6 +5,7 @@ published on purpose; a writer that finds the file held names who holds it."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 
 from lilo.flows._run import recorded_run
 from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_path
 from lilo.tasks.llm.ledger import CallLog, call_log_path, read_calls
 from lilo.tasks.records import Generation, LLMCall, Sample, ScoreRow
 from lilo.warehouse import Warehouse, WarehouseBusy, open_warehouse
@@ -48,8 +50,8 @@ def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp
         handle.write(b'{"key": "cut sh')  # the line a kill interrupted
     # A stage killed before its first reply leaves only what it sent.
     CallLog(call_log_path(tmp_path, "killed", "score")).sent("s0", "openai", "m", "grade")
-    temp = settings.published_path.with_name(f".lilo.duckdb.{dead}.tmp")
-    temp.parent.mkdir(parents=True)
+    temp = temp_path(tmp_path, "lilo.duckdb")
+    temp = temp.with_name(temp.name.replace(f"-{os.getpid()}-", f"-{dead}-"))  # a killed one's
     temp.write_bytes(b"half a copy")
 
     with recorded_run(settings, "next") as run:
@@ -150,6 +152,7 @@ import sys
 from pathlib import Path
 from lilo.flows._run import recorded_run
 from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_path
 settings = Settings(data_dir=Path(sys.argv[1]))
 with recorded_run(settings, "full-disk"):
     with open(Path(sys.argv[1]) / "filler", "wb") as f:  # the disk fills up mid-run

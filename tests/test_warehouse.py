@@ -128,15 +128,15 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
 
 
 def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "lilo.duckdb")
     _seed(wh, 50.0)
     materialize_results(wh, "v1", "r1", EXPECTED)
-    published = wh.publish(tmp_path / "published" / "lilo.duckdb")
+    published = wh.publish(tmp_path / "published" / "lilo.duckdb", tmp_path)
     reader = duckdb.connect(str(published), read_only=True)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     _seed(wh, 75.0)
     materialize_results(wh, "v1", "r2", EXPECTED)
-    wh.publish(published)  # replaced under an open reader: the reader keeps its snapshot
+    wh.publish(published, tmp_path)  # replaced under an open reader: the reader keeps its snapshot
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     reader.close()
     fresh = duckdb.connect(str(published), read_only=True)

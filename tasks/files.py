@@ -30,8 +30,10 @@ from lilo.tasks.errors import InputError
 
 __all__ = [
     "FileTooLarge",
+    "LinkOutside",
     "NotLilosFolder",
     "claim_data_dir",
+    "inside",
     "pid_alive",
     "place",
     "read_bounded",
@@ -57,13 +59,20 @@ class FileTooLarge(ValueError):
     """A file past a reader's size limit, or not a regular file; the message names it."""
 
 
+class LinkOutside(FileTooLarge):
+    """A file of a folder from outside lilo (a clone) that is a link out of that folder."""
+
+
 class NotLilosFolder(InputError):
     """A data dir that holds what lilo did not make, or a link where lilo writes."""
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
+def read_bounded(path: Path, limit: int, within: Path | None = None) -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes. Otherwise `FileTooLarge`:
-    `/dev/zero`, a FIFO or a huge file is refused, never read until memory runs out."""
+    `/dev/zero`, a FIFO or a huge file is refused, never read until memory runs out. With
+    `within` (a clone), a file that resolves outside that folder is `LinkOutside`."""
+    if within is not None:
+        inside(path, within)
     if not stat.S_ISREG(path.stat().st_mode):  # before opening: opening a FIFO blocks
         raise FileTooLarge(f"{path}: not a regular file")
     with path.open("rb") as handle:
@@ -71,6 +80,16 @@ def read_bounded(path: Path, limit: int) -> bytes:
     if len(data) > limit:
         raise FileTooLarge(f"{path}: larger than {limit:,} bytes")
     return data
+
+
+def inside(path: Path, folder: Path) -> Path:
+    """`path`, a file or folder of `folder` (a clone: from outside lilo), once it is clear
+    that it resolves inside `folder`; a link out of it is `LinkOutside` naming where it
+    leads."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(folder.resolve()):
+        raise LinkOutside(f"{path}: a link out of {folder.name}/ (to {resolved})")
+    return path
 
 
 # -- the data dir ----------------------------------------------------------------------

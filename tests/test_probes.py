@@ -27,6 +27,7 @@ from lilo.tasks.probes import (
     build_prompt,
     kv_items,
     mdqa_from_warehouse,
+    read_clone,
 )
 from lilo.tasks.records import PaperText, QAPair
 from lilo.warehouse import Warehouse
@@ -157,6 +158,33 @@ def test_import_reads_what_the_clone_holds_once(tmp_path, capsys, prefect_harnes
     )  # fmt: skip
     assert len(summary) == 1 and summary[0][3] == 1.0
     assert _published(data, "SELECT max(version) FROM res_probe_versions") == [(2,)]
+
+
+def test_clone_files_that_link_out_of_it_are_one_problem_each_and_not_read(tmp_path):
+    clone = make_clone(tmp_path / "clone")
+    private = tmp_path / "private"
+    private.mkdir()
+    data = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
+    prompt = clone / "src" / "lost_in_the_middle" / "prompts" / CLONE_PROMPTS["qa"]
+    for path in (data, prompt):
+        path.rename(private / path.name)
+        path.symlink_to(private / path.name)
+    cloned = read_clone(clone)
+    lines = {q.item_id: (q.reason, q.detail) for q in cloned.problems if "link" in q.detail}
+    kv, qa = (p.relative_to(clone).as_posix() for p in (data, prompt))
+    assert lines == {
+        f"lost-in-the-middle/{kv}": (
+            "link_outside",
+            f"{kv}: a link out of clone/ (to {private / data.name})",
+        ),
+        f"lost-in-the-middle/{qa}": (
+            "probe_prompt",
+            f"{qa}: a link out of clone/ (to {private / prompt.name}); lilo's own qa prompt "
+            "stands in",
+        ),
+    }
+    assert not any(i.probe_set == "liu/kv-75" for i in cloned.items) and "qa" not in cloned.prompts
+    assert {i.probe_set for i in cloned.items} == {"liu/nq-oracle", "liu/mdqa-10"}
 
 
 def _kv_curve(data: Path) -> dict[int, float]:

@@ -74,13 +74,13 @@ SCRIPTS: dict[str, tuple[str, Callable[[ast.AST], str | None], str]] = {
 def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
     """The clone's method templates and script strings (the clone: the dataset folder's
     parent); each missing or unusable one is a problem and absent."""
-    clone = files.root.parent
+    clone = files.clone
     assets: list[Asset] = []
     problems: list[Quarantine] = []
     env = jinja2.Environment(autoescape=False)
     for name in METHOD_TEMPLATES:
         rel = f"{TEMPLATE_DIR}/{name}.jinja"
-        text, why = _read(clone / rel)
+        text, why = _read(clone / rel, clone)
         if text is not None:
             why = _template_problem(env, text)
         if not why:
@@ -90,7 +90,7 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
                 problem(f"{files.name}/{rel}", "method_template", f"{rel}: {why}: lilo's stands in")
             )
     for name, (rel, find, what) in SCRIPTS.items():
-        text, why = _read(clone / rel)
+        text, why = _read(clone / rel, clone)
         found = None
         if text is not None:
             try:
@@ -112,11 +112,11 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
     return assets, problems
 
 
-def _read(path: Path) -> tuple[str | None, str]:
+def _read(path: Path, clone: Path) -> tuple[str | None, str]:
     if not path.is_file():
         return None, "missing"
     try:
-        return read_bounded(path, MAX_PROMPT_BYTES).decode("utf-8"), ""
+        return read_bounded(path, MAX_PROMPT_BYTES, within=clone).decode("utf-8"), ""
     except FileTooLarge as exc:
         return None, str(exc).rpartition(": ")[2]
     except UnicodeDecodeError as exc:

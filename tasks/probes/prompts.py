@@ -80,7 +80,7 @@ def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[st
             problems.append(f"{relative}: missing; lilo's own {name} prompt stands in")
             continue
         try:
-            text = read_bounded(path, _MAX_PROMPT_BYTES).decode("utf-8")
+            text = read_bounded(path, _MAX_PROMPT_BYTES, within=clone).decode("utf-8")
         except FileTooLarge as exc:
             why = str(exc).rpartition(": ")[2]
             problems.append(f"{relative}: {why}; lilo's own {name} prompt stands in")

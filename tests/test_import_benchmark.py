@@ -19,7 +19,7 @@ from lilo.tasks.benchmark import (
     header_stripped,
     read_longinoutbench,
 )
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompts import PromptPack, template_problem
 from lilo.tasks.synthetic._prose import ProseWriter
 from lilo.tasks.synthetic._topics import TOPICS
 
@@ -242,8 +242,8 @@ def test_a_clone_lacking_a_script_or_template_says_so_in_one_line(tmp_path):
         "lib/experiments/consistency_score.py#qa_answer_suffix": "experiments/"
         "consistency_score.py: no sentence appended to the QA answer prompt as a string "
         "literal: qa_answer_suffix absent, lilo's own prompt stands in",
-        "lib/src/template/plan.jinja": "src/template/plan.jinja: uses outline, which no "
-        "method passes: lilo's stands in",
+        "lib/src/template/plan.jinja": "src/template/plan.jinja: uses outline; lilo renders "
+        "it with instruction, keys, plan, restatement, step, text, written: lilo's stands in",
     }
     names = {a.name for a in bench.assets}
     assert not names & {"plan", "checklist_system", "qa_answer_suffix"}
@@ -330,6 +330,35 @@ def test_files_that_link_out_of_the_clone_are_one_problem_each_and_not_read(tmp_
     read += [q.question for g in bench.groups for q in g.questions]
     assert not any("PRIVATE" in text for text in read)
     assert "judge_qa" not in bench.stand_ins and "qa_answer" in bench.stand_ins
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ("{{ papers|attr('__class__') }}", "uses the filter attr on line 1"),
+        ("{{ length.__class__ }}", "uses the attribute __class__ on line 1"),
+        ("{{ papers[0] }}", "uses a subscript on line 1"),
+        ("\n{{ papers.pop() }}", "uses a call on line 2"),
+        ("{{ 'x' * 9 }}", "uses {% mul %} on line 1"),
+        ("{% include 'other.jinja' %}", "uses {% include %} on line 1"),
+        ("{% macro m() %}{% endmacro %}", "uses {% macro %} on line 1"),
+        (
+            "{{ papers|join(' ') }} {{ context }}",
+            "uses context; lilo renders it with length, papers",
+        ),
+    ],
+)
+def test_a_template_using_more_than_its_variables_and_plain_filters_is_refused(template, why):
+    assert template_problem(template, frozenset({"papers", "length"})).startswith(why)
+
+
+def test_what_the_published_templates_use_is_allowed():
+    template = (
+        "{% for paper in papers %}<paper {{ loop.index }}>{{ paper|trim }}</paper>"
+        "{% if not loop.last %}\n{% endif %}{% endfor %}{% set n = length %}"
+        "{{ n }} {{ length|default(4000) }} {{ 'a' ~ length if length is number else '' }}"
+    )
+    assert template_problem(template, frozenset({"papers", "length"})) == ""
 
 
 def test_missing_folders_and_bad_names_are_errors(tmp_path):

@@ -187,6 +187,24 @@ def test_clone_files_that_link_out_of_it_are_one_problem_each_and_not_read(tmp_p
     assert {i.probe_set for i in cloned.items} == {"liu/nq-oracle", "liu/mdqa-10"}
 
 
+def test_a_clone_prompt_with_more_than_its_placeholders_is_refused(tmp_path):
+    """The prompts are Python format strings: a field that reads an attribute or pads
+    without bound is refused at import, and lilo's own prompt stands in."""
+    clone = make_clone(tmp_path / "clone")
+    prompts = clone / "src" / "lost_in_the_middle" / "prompts"
+    kv, qa = prompts / CLONE_PROMPTS["kv"], prompts / CLONE_PROMPTS["qa"]
+    kv.write_text(kv.read_text() + "{key.__class__.__mro__}")
+    qa.write_text(qa.read_text() + "{question:>999999999}")
+    cloned = read_clone(clone)
+    assert sorted(q.detail for q in cloned.problems if q.reason == "probe_prompt") == [
+        "src/lost_in_the_middle/prompts/kv_retrieval.prompt: uses {key.__class__.__mro__}, a "
+        "prompt may use only {formatted_kv_records}, {key}; lilo's own stands in",
+        "src/lost_in_the_middle/prompts/qa.prompt: uses {question:>999999999}, a prompt may "
+        "use only {search_results}, {question}; lilo's own stands in",
+    ]
+    assert "kv" not in cloned.prompts and "qa" not in cloned.prompts
+
+
 def _kv_curve(data: Path) -> dict[int, float]:
     rows = _published(
         data, "SELECT position, accuracy FROM probe_curve WHERE task = 'kv' ORDER BY position"

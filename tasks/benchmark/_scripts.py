@@ -13,13 +13,10 @@ import ast
 from collections.abc import Callable
 from pathlib import Path
 
-import jinja2
-from jinja2 import meta
-
 from lilo.tasks.benchmark._assets import Asset, make_asset
 from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
 from lilo.tasks.files import FileTooLarge, read_bounded
-from lilo.tasks.prompts import METHOD_TEMPLATES
+from lilo.tasks.prompts import METHOD_TEMPLATES, template_problem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["read_method_assets"]
@@ -77,12 +74,11 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
     clone = files.clone
     assets: list[Asset] = []
     problems: list[Quarantine] = []
-    env = jinja2.Environment(autoescape=False)
     for name in METHOD_TEMPLATES:
         rel = f"{TEMPLATE_DIR}/{name}.jinja"
         text, why = _read(clone / rel, clone)
         if text is not None:
-            why = _template_problem(env, text)
+            why = template_problem(text, METHOD_VARIABLES)
         if not why:
             assets.append(make_asset(name, str(text), rel))
         else:
@@ -121,12 +117,3 @@ def _read(path: Path, clone: Path) -> tuple[str | None, str]:
         return None, str(exc).rpartition(": ")[2]
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte {exc.start})"
-
-
-def _template_problem(env: jinja2.Environment, text: str) -> str:
-    try:
-        used = meta.find_undeclared_variables(env.parse(text))
-    except jinja2.TemplateSyntaxError as exc:
-        return f"Jinja2 syntax error on line {exc.lineno}: {exc.message}"
-    unknown = sorted(used - METHOD_VARIABLES)
-    return f"uses {', '.join(unknown)}, which no method passes" if unknown else ""

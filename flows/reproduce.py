@@ -41,6 +41,7 @@ from lilo.tasks.paper.sections import (
     table4,
     table4_published,
 )
+from lilo.tasks.reporting import safe_markdown
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
@@ -307,7 +308,7 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
         if s.png:
             image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
             create_markdown_artifact(
-                f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n",
+                safe_markdown(f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n"),
                 key=f"paper-{s.key}",
                 description=f"{s.title}, result version {version}",
             )

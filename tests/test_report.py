@@ -339,3 +339,26 @@ def test_a_result_folder_that_is_a_link_is_not_written_through(demo, tmp_path, c
     assert not page.is_symlink() and page.read_text().startswith("<!doctype html>")
     assert sorted(p.name for p in elsewhere.iterdir()) == ["notes.txt"]
     assert (elsewhere / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        ("[a](javascript:alert(1))", "[a]\\(javascript:alert(1))"),
+        ("![a](vbscript:x)", "![a]\\(vbscript:x)"),
+        ("[a](JaVa&#x53;cript:x)", "[a]\\(JaVa&#x53;cript:x)"),
+        ("[a]( <javascript:x>)", "[a]\\( &lt;javascript:x>)"),
+        ("[a](data:text/html,x)", "[a]\\(data:text/html,x)"),
+        ("text\n[a]: javascript:x\n[a]", "text\n\\[a]: javascript:x\n[a]"),
+        (
+            "<javascript:x> <img src=x onerror=y> </p>",
+            "&lt;javascript:x> &lt;img src=x onerror=y> &lt;/p>",
+        ),
+        ("[ok](https://a.org/x) ![p](data:image/png;base64,AA) [k](/artifacts/key/k)", None),
+        ("a < b, 3 > 2, x[0](1)", None),
+    ],
+)
+def test_artifact_markdown_never_links_to_a_script(markdown, shown):
+    from lilo.tasks.reporting import safe_markdown
+
+    assert safe_markdown(markdown) == (markdown if shown is None else shown)

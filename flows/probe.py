@@ -475,13 +475,15 @@ def lilo_probes(
     overrides: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The nightly probes: each task (kv, mdqa) on each backbone, a backbone being dotted
-    `llm.*` settings over the worker's configuration (LILO_CONFIG, LILO_* variables); no
-    backbones: the configured one. Answers already asked come from the cache."""
-    from lilo.tasks.config import load_settings
+    `llm.*` settings over the worker's configuration (LILO_CONFIG, LILO_* variables), e.g.
+    another model at the worker's endpoint (its address and key are the worker's:
+    `run_settings`); no backbones: the configured one. Answers already asked come from the
+    cache."""
+    from lilo.tasks.config import run_settings
 
+    runs = [run_settings({**(overrides or {}), **backbone}) for backbone in backbones or [{}]]
     results = []
-    for backbone in backbones or [{}]:
-        settings = load_settings(None, {**(overrides or {}), **backbone})
+    for settings in runs:
         for name in tasks or list(TASKS):
             result = probe_flow(name, settings)
             results.append(

@@ -18,7 +18,7 @@ from prefect.artifacts import create_markdown_artifact
 from lilo.flows._load import check_dataset_version, load_pack, load_papers, ready_samples
 from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings, run_settings
 from lilo.tasks.files import write_atomic
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
@@ -120,7 +120,7 @@ def reproduce_ral_writer(
 ) -> dict[str, Any]:
     """Run each planned run that has work, then write the report page. `plans` are the
     estimates the caller printed, kept for the page's cost table."""
-    settings = load_settings(None, overrides)
+    settings = run_settings(overrides)
     planned = plan_reproduction(settings, tuple(lengths))
     estimates = {p["run"]: p for p in plans or []}
     cost = []

@@ -44,12 +44,13 @@ __all__ = [
 ]
 
 TMP = "tmp"
-# What lilo makes at the top of a data dir: a folder holding only these (or nothing) is one
-# lilo may use; one that holds the warehouse is lilo's whatever else it holds.
+# What lilo makes at the top of a data dir (and the file macOS's Finder leaves in any
+# folder): a folder holding only these, or nothing, is one lilo may use; one that holds the
+# warehouse is lilo's whatever else it holds.
 WAREHOUSE = "lilo.duckdb"
 _OWN_NAMES = frozenset(
     {WAREHOUSE, f"{WAREHOUSE}.wal", "published", "cache", "archives", TMP, "runs"}
-    | {"data_docs", "demo-corpus"}
+    | {"data_docs", "demo-corpus", ".DS_Store"}
 )
 _OWNED = re.compile(r"^\..+\.lilo-([0-9a-f]{12})-(\d+)-(\d+)\.tmp(?:\.wal)?$")
 _CLAIMED: set[str] = set()
@@ -94,9 +95,9 @@ def inside(path: Path, folder: Path) -> Path:
 
 # -- the data dir ----------------------------------------------------------------------
 def claim_data_dir(data_dir: Path) -> None:
-    """Make sure `data_dir` is lilo's before lilo writes there: a new or empty folder, one
-    holding the warehouse, or one holding only what lilo makes. Any other folder (a
-    mistyped `--data-dir ~`) is refused with `NotLilosFolder`, before anything is written."""
+    """Make sure `data_dir` is lilo's before lilo writes there (nothing is written here): a
+    new or empty folder, one holding the warehouse, or one holding only what lilo makes. Any
+    other folder (a mistyped `--data-dir ~`) is refused with `NotLilosFolder`."""
     key = os.path.abspath(data_dir)
     if key in _CLAIMED:
         return
@@ -109,13 +110,13 @@ def claim_data_dir(data_dir: Path) -> None:
                 f"{data_dir} holds files lilo did not make ({shown}): give --data-dir "
                 "(LILO_DATA_DIR) a new or empty folder, or the one that holds lilo.duckdb"
             )
-    data_dir.mkdir(parents=True, exist_ok=True)
     _CLAIMED.add(key)
 
 
 def _open_folder(data_dir: Path, relative: Path) -> int:
     """A descriptor of `data_dir / relative`, each folder on the way made if missing and
     opened without following a link: a link (or a file) there is `NotLilosFolder`."""
+    data_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(data_dir, os.O_RDONLY | os.O_DIRECTORY)
     for n, part in enumerate(relative.parts):
         try:
@@ -243,14 +244,13 @@ def temp_dir(data_dir: Path, purpose: str) -> Iterator[str]:
         for path in reversed(made):
             with contextlib.suppress(OSError):  # not empty: another process uses it
                 path.rmdir()
-        _CLAIMED.discard(os.path.abspath(data_dir))
 
 
 def remove_stale_temp(data_dir: Path) -> list[Path]:
     """Remove, from `data_dir/tmp` only, the temporaries whose owner is provably gone
     (files, folders with what they hold, a copy's `.wal`); anything else there, a live or
     unknown owner's, is kept. Returns what was removed."""
-    root = _temp_root(data_dir)
+    claim_data_dir(data_dir)
     folder = _open_folder(data_dir, Path(TMP))
     removed = []
     try:
@@ -266,7 +266,7 @@ def remove_stale_temp(data_dir: Path) -> list[Path]:
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.name, dir_fd=folder)
-            removed.append(root / entry.name)
+            removed.append(data_dir / TMP / entry.name)
     finally:
         os.close(folder)
     return removed

@@ -301,10 +301,11 @@ def test_neglect_is_a_property_of_position_in_a_long_prompt():
     assert reply(closed, neglect).text == NO_ANSWER
 
 
-def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness):
+def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness, monkeypatch):
     from lilo.flows.probe import lilo_probes
 
-    overrides = {"data_dir": str(tmp_path), "probe.kv_keys": [8], "probe.examples": 2}
+    monkeypatch.setenv("LILO_DATA_DIR", str(tmp_path))  # the worker's own
+    overrides = {"probe.kv_keys": [8], "probe.examples": 2}
     results = lilo_probes(
         tasks=["kv"], backbones=[{}, {"llm.model": "offline-other"}], overrides=overrides
     )

@@ -361,8 +361,9 @@ def test_a_benchmark_clones_unbounded_files_are_skipped_naming_them(tmp_path: Pa
 
 
 def test_a_probe_clones_unbounded_files_are_refused_naming_them(tmp_path: Path) -> None:
-    """The KV file is `/dev/zero`; the oracle file a gzip of one line with no line break
-    past the limit; a prompt template past its limit: one problem each, quickly."""
+    """The KV file is a FIFO (a read would wait forever; `/dev/zero` through a link is a
+    link out of the clone, tests/test_probes.py); the oracle file a gzip of one line with no
+    line break past the limit; a prompt template past its limit: one problem each, quickly."""
     import gzip
 
     from test_probes import make_clone
@@ -373,7 +374,7 @@ def test_a_probe_clones_unbounded_files_are_refused_naming_them(tmp_path: Path) 
     clone = make_clone(tmp_path / "clone")
     kv = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
     kv.unlink()
-    kv.symlink_to("/dev/zero")
+    os.mkfifo(kv)
     with gzip.open(clone / "qa_data" / "nq-open-oracle.jsonl.gz", "wt") as bomb:
         bomb.write("x" * (MAX_LINE_CHARS + 10))
     prompt = next((clone / "src" / "lost_in_the_middle" / "prompts").iterdir())

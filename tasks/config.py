@@ -609,13 +609,17 @@ def walk_fields(
     """Every leaf setting as (dotted name, role); a marked section gives its fields its role,
     except a field marked PLACE or SECRET itself (where a PACING section's units run)."""
     for name, field in model.model_fields.items():
-        own = role_of(field)
-        role = own if within is Role.OUTPUT or own in _UNTAKEN else within
+        role = _role(field, within)
         kind = field.annotation
         if isinstance(kind, type) and issubclass(kind, _Section):
             yield from walk_fields(kind, f"{prefix}{name}.", role)
         else:
             yield f"{prefix}{name}", role
+
+
+def _role(field: FieldInfo, within: Role) -> Role:
+    own = role_of(field)
+    return own if within is Role.OUTPUT or own in _UNTAKEN else within
 
 
 def _unhashed(model: type[BaseModel]) -> dict[str, Any]:
@@ -680,8 +684,7 @@ def _given_roles(
         field = model.model_fields.get(name)
         if field is None:
             continue  # not a setting: validation says so
-        own = role_of(field)
-        role = own if within is Role.OUTPUT or own in _UNTAKEN else within
+        role = _role(field, within)
         kind = field.annotation
         if isinstance(kind, type) and issubclass(kind, _Section):
             if isinstance(value, dict):

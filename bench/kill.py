@@ -120,7 +120,7 @@ def main() -> None:
         results[name] = (_tables(data_dir / "lilo.duckdb"), _stats(port)["count"])
         left = [
             p.relative_to(data_dir)
-            for p in [*data_dir.glob("published/.*.tmp"), *data_dir.glob("runs/*/*")]
+            for p in [*data_dir.glob("tmp/.*.tmp*"), *data_dir.glob("runs/*/*")]
         ]
         print(
             f"{name}: killed at {moments} s; {time.perf_counter() - started:.0f} s in all; "

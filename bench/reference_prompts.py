@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from lilo.tasks.benchmark._scripts import appended_sentence, system_message
 from lilo.tasks.config import load_settings
@@ -83,7 +83,9 @@ class Recorded:
 
 
 def _render(source: str, **variables: Any) -> str:
-    return jinja2.Template(source).render(**variables)  # as the reference compiles them
+    """As the reference compiles them (`jinja2.Template`'s defaults), in Jinja's sandbox: the
+    clone's templates come from outside lilo."""
+    return ImmutableSandboxedEnvironment().from_string(source).render(**variables)
 
 
 def _user(text: str) -> list[dict[str, str]]:

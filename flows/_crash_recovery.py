@@ -10,9 +10,9 @@ from pathlib import Path
 
 from lilo.flows._run_note import note_path, read_note
 from lilo.flows._stage import StageReport, log
+from lilo.tasks.files import pid_alive
 from lilo.tasks.llm.ledger import LedgerReader
 from lilo.warehouse import Warehouse
-from lilo.warehouse.db import pid_alive
 from lilo.warehouse.queries.runs import mark_run, recount_calls, running_runs
 
 __all__ = ["fold_call_logs", "mark_crashed"]

@@ -13,7 +13,7 @@ def publish(settings: Settings, *, quiet: bool = False) -> None:
     failure (`quiet`), a copy that cannot be made is a warning: the failure is the news."""
     try:
         with open_warehouse(settings) as wh:
-            wh.publish(settings.published_path)
+            wh.publish(settings.published_path, settings.data_dir)
     except Exception as exc:
         if not quiet:
             raise

@@ -5,7 +5,6 @@ warehouse it holds."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import duckdb
 from lilo.flows._load import load_qa, load_samples
 from lilo.flows.samples import load_dataset_stats
 from lilo.tasks.config import Settings
+from lilo.tasks.files import write_atomic
 from lilo.tasks.qa import quality_report
 from lilo.tasks.report import (
     ReportData,
@@ -39,35 +39,32 @@ def _read(con: duckdb.DuckDBPyConnection, version: int | None) -> ReportData:
     return replace(data, stats=load_dataset_stats(con, data.dataset_version))
 
 
-def _write(data: ReportData, con: duckdb.DuckDBPyConnection, results: Path) -> Path:
+def _write(data: ReportData, con: duckdb.DuckDBPyConnection, settings: Settings) -> Path:
     """The report page and its drill-down pages (a page per leaderboard cell and per
-    sample); returns the report page's path."""
-    path = report_path(results, data.version)
+    sample) under the published results; returns the report page's path."""
+    path = report_path(settings.published_path.parent / "results", data.version)
     for name, page in render_pages(data, read_details(con, data.version)).items():
-        target = path.parent / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(page, encoding="utf-8")
-        os.replace(tmp, target)  # a reader never sees half a page
+        # a reader never sees half a page; a link on the way is never written through
+        write_atomic(path.parent / name, page, settings.data_dir)
     return path
 
 
-def write_report(con: duckdb.DuckDBPyConnection, results: Path, version: int | None) -> Path:
+def write_report(con: duckdb.DuckDBPyConnection, settings: Settings, version: int | None) -> Path:
     """Write result version `version`'s (default: the latest) report and its drill-down
-    pages under `results`. LookupError when there is no such version."""
-    return _write(_read(con, version), con, results)
+    pages under the published results. LookupError when there is no such version."""
+    return _write(_read(con, version), con, settings)
 
 
 def publish_report(wh: Warehouse, settings: Settings, version: int, *, changed: bool) -> Path:
     """The materialize stage's report of `version` next to its published Parquet (written
     again only when the version is new, or its report missing), and the run's artifacts
     (tables, figures, QA quality, a summary linking them)."""
-    cache_figures(settings.cache_dir / "figures")
+    cache_figures(settings)
     data = _read(wh.con, version)
     results = settings.published_path.parent / "results"
     path = report_path(results, version)
     if changed or not path.exists():
-        path = _write(data, wh.con, results)
+        path = _write(data, wh.con, settings)
     ds = settings.dataset_version
     quality = quality_report(
         load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), settings

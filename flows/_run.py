@@ -31,11 +31,11 @@ from lilo.flows._run_note import note_path, reserve_note, write_note
 from lilo.flows._stage import StageReport, log, open_warehouse, unfinished_report
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import LiloError
+from lilo.tasks.files import remove_stale_temp
 from lilo.tasks.lifetime import interrupt_signal, stop
 from lilo.tasks.llm import make_client
 from lilo.tasks.provenance import code_version
 from lilo.tasks.redact import redacted
-from lilo.warehouse.db import remove_stale_temp
 from lilo.warehouse.queries.runs import run_failures
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         if folded := fold_call_logs(wh, settings.data_dir):
             log.warning("%d LLM calls of killed runs added to the ledger", folded)
         if not settings.published_path.exists():
-            wh.publish(settings.published_path)
+            wh.publish(settings.published_path, settings.data_dir)
     run.save("running")
     run.reserve_note()
     try:

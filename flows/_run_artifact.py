@@ -8,6 +8,7 @@ from typing import Any
 from prefect.runtime import flow_run
 
 from lilo.flows._stage import StageReport, log
+from lilo.tasks.reporting import safe_markdown
 
 __all__ = ["run_artifact"]
 
@@ -39,7 +40,7 @@ def run_artifact(row: dict[str, Any], reports: list[StageReport], published: Pat
     ]
     try:
         create_markdown_artifact(
-            "\n".join(lines), key="run-record", description=f"Run {row['status']}"
+            safe_markdown("\n".join(lines)), key="run-record", description=f"Run {row['status']}"
         )
     except Exception as exc:  # the run's record is in the warehouse already
         log.warning("the run's artifact was not created: %s", exc)

@@ -13,6 +13,7 @@ from typing import Any
 
 from lilo import warehouse
 from lilo.tasks.config import Settings
+from lilo.tasks.files import claim_data_dir
 from lilo.tasks.llm.ledger import LedgerRows
 from lilo.warehouse import Warehouse
 
@@ -98,7 +99,9 @@ class StageReport:
 
 def open_warehouse(settings: Settings, wait_s: float | None = None) -> Warehouse:
     """The warehouse, waiting up to `db_wait_s` (or `wait_s`) while another process (a
-    reviewer's CLI, another run, an analyst who opened it) holds the file."""
+    reviewer's CLI, another run, an analyst who opened it) holds the file. The data dir must
+    be lilo's (tasks/files.py `claim_data_dir`)."""
+    claim_data_dir(settings.data_dir)
     return warehouse.open_warehouse(
         settings.db_path, settings.db_wait_s if wait_s is None else wait_s
     )

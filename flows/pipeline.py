@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from prefect import flow
@@ -19,7 +18,7 @@ from lilo.flows.materialize import materialize_flow
 from lilo.flows.qa import qa_flow
 from lilo.flows.samples import samples_flow
 from lilo.flows.score import score_flow
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings, run_settings
 from lilo.warehouse.queries.datasets import dataset_surveys
 from lilo.warehouse.queries.quarantine import fetch_failures
 from lilo.warehouse.queries.surveys import read_surveys
@@ -55,12 +54,13 @@ def lilo_pipeline(
     methods: list[str] | None = None,
     target_words: list[int] | None = None,
     overrides: dict[str, Any] | None = None,
-    config_path: str | None = None,
 ) -> dict[str, Any]:
     """Fetch -> clean -> samples -> QA -> generate -> score -> materialize.
 
-    Parameters left empty keep the configuration's values (file, then LILO_* environment).
-    `overrides` takes dotted settings, e.g. {"llm.backend": "openai", "llm.model": "gpt-4o"}.
+    Parameters left empty keep the worker's configuration (its LILO_CONFIG file, then its
+    LILO_* environment). `overrides` takes dotted settings that shape the run, e.g.
+    {"llm.model": "gpt-4o", "generate.ral.k": 8}; folders, endpoints and keys are the
+    worker's own (`run_settings` refuses them).
     """
     given = {
         "surveys": surveys,
@@ -68,11 +68,9 @@ def lilo_pipeline(
         "generate.methods": methods,
         "generate.target_words": target_words,
     }
-    settings = load_settings(
-        Path(config_path) if config_path else None,
-        {**{k: v for k, v in given.items() if v is not None}, **(overrides or {})},
+    return run_pipeline(
+        run_settings({**(overrides or {}), **{k: v for k, v in given.items() if v is not None}})
     )
-    return run_pipeline(settings)
 
 
 def run_pipeline(settings: Settings) -> dict[str, Any]:
@@ -119,16 +117,14 @@ def lilo_run_dataset(
     dataset: str,
     samples: int | None = None,
     overrides: dict[str, Any] | None = None,
-    config_path: str | None = None,
 ) -> dict[str, Any]:
     """Generate -> score -> materialize on an existing dataset version (e.g. an imported
-    LongInOutBench), the first `samples` samples only when given."""
+    LongInOutBench), the first `samples` samples only when given; `overrides` as for
+    `lilo_pipeline`."""
     given = {"dataset_version": dataset, "generate.samples": samples}
-    settings = load_settings(
-        Path(config_path) if config_path else None,
-        {**(overrides or {}), **{k: v for k, v in given.items() if v is not None}},
+    return run_dataset(
+        run_settings({**(overrides or {}), **{k: v for k, v in given.items() if v is not None}})
     )
-    return run_dataset(settings)
 
 
 def run_dataset(settings: Settings) -> dict[str, Any]:

@@ -6,7 +6,6 @@ a new probe result version, its report page and the run's artifacts."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from lilo.flows._stage import StageReport, open_warehouse, stage, unheld_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.files import write_atomic
 from lilo.tasks.llm import LLMClient, make_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.parallel import fan_out
@@ -467,10 +467,7 @@ def _publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
     summary = view(wh, "probe_summary")
     versus = view(wh, "probe_vs_summary")
     path = settings.published_path.parent / "probes" / f"version={version:04d}" / "report.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(render_probe_report(version, curve, summary, versus), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, render_probe_report(version, curve, summary, versus), settings.data_dir)
     create_probe_artifacts(version, curve, summary, path)
     return path
 
@@ -482,13 +479,15 @@ def lilo_probes(
     overrides: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The nightly probes: each task (kv, mdqa) on each backbone, a backbone being dotted
-    `llm.*` settings over the worker's configuration (LILO_CONFIG, LILO_* variables); no
-    backbones: the configured one. Answers already asked come from the cache."""
-    from lilo.tasks.config import load_settings
+    `llm.*` settings over the worker's configuration (LILO_CONFIG, LILO_* variables), e.g.
+    another model at the worker's endpoint (its address and key are the worker's:
+    `run_settings`); no backbones: the configured one. Answers already asked come from the
+    cache."""
+    from lilo.tasks.config import run_settings
 
+    runs = [run_settings({**(overrides or {}), **backbone}) for backbone in backbones or [{}]]
     results = []
-    for backbone in backbones or [{}]:
-        settings = load_settings(None, {**(overrides or {}), **backbone})
+    for settings in runs:
         for name in tasks or list(TASKS):
             result = probe_flow(name, settings)
             results.append(

@@ -22,6 +22,7 @@ from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.parallel import fan_out
 from lilo.tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
 from lilo.tasks.records import PaperText, QAPair, Quarantine, Sample
+from lilo.tasks.reporting import safe_markdown
 from lilo.warehouse.queries.reviews import load_decisions
 
 __all__ = ["qa_flow"]
@@ -142,5 +143,7 @@ def _quality_artifact(settings: Settings) -> None:
         )
     key = re.sub(r"[^a-z0-9-]+", "-", f"qa-quality-{version}".lower())
     create_markdown_artifact(
-        key=key, markdown=quality.as_markdown(), description=f"QA quality, dataset {version}"
+        key=key,
+        markdown=safe_markdown(quality.as_markdown()),
+        description=safe_markdown(f"QA quality, dataset {version}"),
     )

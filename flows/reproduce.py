@@ -18,7 +18,8 @@ from prefect.artifacts import create_markdown_artifact
 from lilo.flows._load import check_dataset_version, load_pack, load_papers, ready_samples
 from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.files import write_atomic
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
 from lilo.tasks.methods._prompts import task_instruction
@@ -40,6 +41,7 @@ from lilo.tasks.paper.sections import (
     table4,
     table4_published,
 )
+from lilo.tasks.reporting import safe_markdown
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
@@ -118,7 +120,7 @@ def reproduce_ral_writer(
 ) -> dict[str, Any]:
     """Run each planned run that has work, then write the report page. `plans` are the
     estimates the caller printed, kept for the page's cost table."""
-    settings = load_settings(None, overrides)
+    settings = run_settings(overrides)
     planned = plan_reproduction(settings, tuple(lengths))
     estimates = {p["run"]: p for p in plans or []}
     cost = []
@@ -301,15 +303,13 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
         sections,
         cost,
     )
-    folder = settings.published_path.parent / "results"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"ral-writer-v{version:04d}.html"
-    path.write_text(render_page(page))
+    path = settings.published_path.parent / "results" / f"ral-writer-v{version:04d}.html"
+    write_atomic(path, render_page(page), settings.data_dir)
     for s in sections:
         if s.png:
             image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
             create_markdown_artifact(
-                f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n",
+                safe_markdown(f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n"),
                 key=f"paper-{s.key}",
                 description=f"{s.title}, result version {version}",
             )

@@ -29,7 +29,7 @@ from pydantic import Field, create_model
 
 from lilo.flows._load import load_qa
 from lilo.flows._stage import open_warehouse
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings, run_settings
 from lilo.tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
 from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from lilo.tasks.records import QAPair, Quarantine
@@ -178,7 +178,6 @@ def form_address(run_id: str) -> str:
 def qa_review(
     sample: str | None = None,
     overrides: dict[str, Any] | None = None,
-    config_path: str | None = None,
     reviewer: str | None = None,
 ) -> dict[str, Any]:
     """Pause with a form per batch of pending pairs until every pair was shown once; the
@@ -186,7 +185,7 @@ def qa_review(
 
     A form left unanswered for `qa.review_timeout_s` ends the flow; its pairs stay pending.
     """
-    settings = load_settings(Path(config_path) if config_path else None, overrides)
+    settings = run_settings(overrides)
     run_id = flow_run.get_id() or str(uuid.uuid4())
     shown: set[str] = set()
     totals: dict[str, Any] = {
@@ -343,14 +342,13 @@ def grade_review(
     n: int = 50,
     seed: int = 0,
     overrides: dict[str, Any] | None = None,
-    config_path: str | None = None,
     reviewer: str | None = None,
 ) -> dict[str, Any]:
     """Pause with a form per batch (`qa.review_batch`) of a seeded random sample of `n` of
     the judge's QA grades (the sample `lilo review grades-export` writes); each answered
     form is recorded as `grades-import` records a file. A form left unanswered for
     `qa.review_timeout_s` ends the flow."""
-    settings = load_settings(Path(config_path) if config_path else None, overrides)
+    settings = run_settings(overrides)
     run_id = flow_run.get_id() or str(uuid.uuid4())
     with open_warehouse(settings) as wh:
         items = sample_grades(judged_items(wh, settings.dataset_version), n, seed)

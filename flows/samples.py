@@ -105,7 +105,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
                     "(see the quarantine table); the next run tries again"
                 )
         stats = load_dataset_stats(wh.con, version)
-    cache_figures(settings.cache_dir / "figures")
+    cache_figures(settings)
     create_stats_artifacts(stats)
     return report
 

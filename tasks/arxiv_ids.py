@@ -11,17 +11,20 @@ import re
 
 __all__ = ["ARXIV_ID", "find_arxiv_id", "normalize_arxiv_id"]
 
-_NEW = r"\d{4}\.\d{4,5}"
-_OLD = r"[a-z]+(?:-[a-z]+)*(?:\.[A-Za-z]{2})?/\d{7}"
+# ASCII only (`(?a:...)`, kept where a pattern is embedded): Unicode digits (`２３０１`) and
+# letters that fold to ASCII ones (the Kelvin sign) are no arXiv id.
+_NEW = r"(?a:\d{4}\.\d{4,5})"
+_OLD = r"(?a:[a-z]+(?:-[a-z]+)*(?:\.[A-Za-z]{2})?/\d{7})"
+_VERSION = r"(?a:v\d+)"
 # An id with an optional version, as a pattern to embed in larger ones.
-ARXIV_ID = rf"(?:{_NEW}|{_OLD})(?:v\d+)?"
+ARXIV_ID = rf"(?:{_NEW}|{_OLD}){_VERSION}?"
 
-_WHOLE = re.compile(rf"(?:arxiv:)?\s*({_NEW}|{_OLD})(?:v\d+)?", re.IGNORECASE)
+_WHOLE = re.compile(rf"(?:arxiv:)?\s*({_NEW}|{_OLD}){_VERSION}?", re.IGNORECASE | re.ASCII)
 # An id where the text says it is one: `arXiv:2102.00007`, `arXiv preprint 2102.00007`,
 # `arxiv.org/abs/...`, `arxiv.org/pdf/...`. A bare number elsewhere is not trusted.
 _MENTION = re.compile(
     rf"(?:arxiv(?:\s+preprint)?\s*:?\s*|arxiv\.org/(?:abs|pdf)/)({ARXIV_ID})(?!\d)",
-    re.IGNORECASE,
+    re.IGNORECASE | re.ASCII,
 )
 
 

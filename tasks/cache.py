@@ -1,11 +1,12 @@
 """A content-addressed on-disk store: the LLM and embedding caches.
 
 Keyed by a sha256 of everything that determines an output (backend, model, parameters,
-messages; retries and timeouts excluded). Entries are written atomically (temp file +
-os.replace), so any thread, process or worker sharing the folder can read and write it
-and a crash never leaves a half entry. An entry that cannot be trusted on reading (larger than
-its reader allows, no JSON) is a miss: made again and replaced. The flow copies new LLM
-entries into the warehouse's `llm_cache` table, where analysts can query them.
+messages; retries and timeouts excluded). Entries are written atomically (a temporary in
+the data dir's `tmp/`, then renamed: tasks/files.py), so any thread, process or worker
+sharing the folder can read and write it and a crash never leaves a half entry. An entry
+that cannot be trusted on reading (larger than its reader allows, no JSON) is a miss: made
+again and replaced. The flow copies new LLM entries into the warehouse's `llm_cache` table,
+where analysts query them.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def cache_key(payload: dict[str, Any] | str) -> str:
 
 
 class DiskCache:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, data_dir: Path) -> None:
+        """Entries under `root`, a folder of the data dir `data_dir`."""
         self.root = root
+        self.data_dir = data_dir
 
     def _path(self, key: str, suffix: str) -> Path:
         return self.root / key[:2] / f"{key}{suffix}"
@@ -64,7 +67,7 @@ class DiskCache:
             return None
 
     def put_bytes(self, key: str, data: bytes, suffix: str = ".json") -> None:
-        write_atomic(self._path(key, suffix), data)
+        write_atomic(self._path(key, suffix), data, self.data_dir)
 
     def get_json(self, key: str, max_bytes: int | None = None) -> Any | None:
         """The entry's JSON, or None as `get_bytes` says or when it is no JSON."""

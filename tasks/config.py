@@ -2,11 +2,15 @@
 
 Values come from, in rising priority: defaults here, a TOML file (`LILO_CONFIG` or
 `--config`), environment variables `LILO_<SECTION>__<FIELD>` (e.g. `LILO_LLM__BASE_URL`),
-then explicit overrides from the CLI or a deployment's parameters.
+then explicit overrides from the CLI or a flow run's parameters (`run_settings`). A run's
+parameters shape the run but never say where things are or which key goes where: PLACE
+and SECRET settings come only from the process's own file and environment, or from the
+command that started the flow in this very process (`flow_parameters`).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -20,7 +24,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     SecretStr,
@@ -40,24 +43,27 @@ __all__ = [
     "ChatEndpointSettings",
     "ConfigError",
     "EndpointSettings",
+    "ParameterRefused",
     "Role",
     "Settings",
     "load_settings",
     "output_values",
     "role_of",
+    "run_settings",
     "walk_fields",
 ]
 
 
 class Role(Enum):
     """What a setting is, marked on its field (`Annotated[int, PACING]`); unmarked: OUTPUT.
-    Only OUTPUT and SELECTS settings are in the config hash."""
+    Only OUTPUT and SELECTS settings are in the config hash; PLACE and SECRET settings are
+    never taken from a run's parameters (`run_settings`)."""
 
     OUTPUT = "output"  # changes what lilo computes (a reply, a score, a sample)
-    SELECTS = "selects"  # which units a run covers (methods, lengths), not what one yields
+    SELECTS = "selects"  # which units a run covers (surveys, methods, lengths)
     PACING = "pacing"  # how a run is carried out: speed, retries, timeouts, where units run
     SECRET = "secret"  # an API key: never dumped, logged, hashed or passed as a parameter
-    PLACE = "place"  # where things are: folders, endpoint addresses, the surveys read
+    PLACE = "place"  # where things are: folders, endpoint and scheduler addresses
 
 
 SELECTS, PACING, SECRET, PLACE = Role.SELECTS, Role.PACING, Role.SECRET, Role.PLACE
@@ -67,10 +73,12 @@ _HASHED = (Role.OUTPUT, Role.SELECTS)
 _TargetWords = Annotated[int, Field(ge=100, le=100_000)]
 _Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
 
-# Keys this process holds for the flows it runs: a flow parameter names a key by a random
-# reference (`flow_parameters`), which only this process can turn back into the key.
-_KEYRING: dict[str, SecretStr] = {}
-_REFERENCE = "lilo-key:"
+# PLACE and SECRET values this process holds for the flows it runs in itself: a flow
+# parameter names each by a random reference (`flow_parameters`), which only this process
+# can turn back into the value (`run_settings`).
+_HELD: dict[str, Any] = {}
+_REFERENCE = "lilo-held:"
+_UNTAKEN = (Role.PLACE, Role.SECRET)
 
 
 # Named sets of settings (`profile`, `--profile`): each value applies unless the same setting
@@ -102,23 +110,17 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-def _held(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_REFERENCE):
-        if value not in _KEYRING:
-            raise ValueError(
-                "this API key was held by the process that started the flow: set the key in "
-                "this process's environment (LILO_<SECTION>__API_KEY) or its LILO_CONFIG file"
-            )
-        return _KEYRING[value]
-    return value
-
-
-_Key = Annotated[SecretStr | None, BeforeValidator(_held), SECRET]
+_Key = Annotated[SecretStr | None, SECRET]
 
 
 class ConfigError(InputError, ValueError):
     """Settings that cannot be read: a config file or a LILO_* variable; the message names
     which one and, where it can, the line."""
+
+
+class ParameterRefused(InputError, ValueError):
+    """A run's parameters set where things are or a key (a PLACE or SECRET setting): the
+    message names each, and where to set them instead."""
 
 
 class _Section(BaseModel):
@@ -502,7 +504,7 @@ class Settings(BaseSettings):
     # A named set of settings (PROFILES), applied under the explicit ones by load_settings;
     # what it sets is in the other values, so the label itself changes no result.
     profile: Annotated[Literal["none", "paper"], PACING] = "none"
-    surveys: Annotated[tuple[str, ...], PLACE] = ()
+    surveys: Annotated[tuple[str, ...], SELECTS] = ()
     dataset_version: _Name = "v1"
     # How long a process waits for the warehouse file while another one holds it. Runs hold
     # it only for short writes, so a wait this long is someone's connection to the file (an
@@ -606,18 +608,19 @@ class Settings(BaseSettings):
         return node
 
     def flow_parameters(self) -> dict[str, Any]:
-        """These settings as a flow run's `overrides`, for a flow run in this process:
-        Prefect stores and shows parameters, so each key is replaced by a reference that only
-        this process can resolve (a flow run elsewhere reads keys from its own environment)."""
+        """These settings as the `overrides` of a flow run in this process (a command runs
+        its flows in itself). A run's parameters may not say where things are or carry a
+        key, and Prefect stores and shows them: each PLACE and SECRET value is a reference
+        only this process can resolve (`run_settings`); a flow run anywhere else gets them
+        from its own configuration."""
         data = self.model_dump(mode="json")
         for name, role in walk_fields(Settings):
-            key = self.value_at(name)
-            if role is SECRET and isinstance(key, SecretStr):
+            if role in _UNTAKEN:
                 *parents, leaf = name.split(".")
                 node = data
                 for part in parents:
                     node = node[part]
-                node[leaf] = _reference(key)
+                node[leaf] = _reference(self.value_at(name))
         return data
 
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
@@ -642,14 +645,20 @@ def role_of(field: FieldInfo) -> Role:
 def walk_fields(
     model: type[BaseModel], prefix: str = "", within: Role = Role.OUTPUT
 ) -> Iterator[tuple[str, Role]]:
-    """Every leaf setting as (dotted name, role); a marked section gives its fields its role."""
+    """Every leaf setting as (dotted name, role); a marked section gives its fields its role,
+    except a field marked PLACE or SECRET itself (where a PACING section's units run)."""
     for name, field in model.model_fields.items():
-        role = role_of(field) if within is Role.OUTPUT else within
+        role = _role(field, within)
         kind = field.annotation
         if isinstance(kind, type) and issubclass(kind, _Section):
             yield from walk_fields(kind, f"{prefix}{name}.", role)
         else:
             yield f"{prefix}{name}", role
+
+
+def _role(field: FieldInfo, within: Role) -> Role:
+    own = role_of(field)
+    return own if within is Role.OUTPUT or own in _UNTAKEN else within
 
 
 def _unhashed(model: type[BaseModel]) -> dict[str, Any]:
@@ -668,13 +677,68 @@ def _limits(cfg: ChatEndpointSettings) -> str:
     return f"concurrency {cfg.concurrency}, rpm {cfg.rpm}, tpm {cfg.tpm}"
 
 
-def _reference(key: SecretStr) -> str:
-    for reference, held in _KEYRING.items():
-        if held == key:
+def _reference(value: Any) -> str:
+    for reference, held in _HELD.items():
+        if type(held) is type(value) and held == value:
             return reference
     reference = _REFERENCE + secrets.token_hex(8)
-    _KEYRING[reference] = key
+    _HELD[reference] = value
     return reference
+
+
+def run_settings(parameters: dict[str, Any] | None) -> Settings:
+    """The settings of a flow run: this process's own (`load_settings`: its LILO_CONFIG
+    file, its LILO_* environment) under the run's `parameters`, dotted or nested settings.
+    Parameters shape the run (surveys, methods, lengths, samples, method settings); a
+    PLACE or SECRET setting among them (a folder, an endpoint, a key, a sweep of one) is
+    refused with `ParameterRefused` naming each, unless it is a reference this process made
+    (`flow_parameters`, for a flow a command runs in itself)."""
+    given = copy.deepcopy(_nest(parameters or {}))  # references are resolved in place
+    refused: list[str] = []
+    for name, role, value in _given_roles(given, Settings):
+        if role not in _UNTAKEN:
+            continue
+        if isinstance(value, str) and value in _HELD:
+            _set(given, name, _HELD[value])
+        else:
+            refused.append(name)
+    sweep = given.get("generate", {}).get("sweep", {})
+    roles = dict(walk_fields(Settings))
+    refused += [f"generate.sweep[{k}]" for k in sweep if roles.get(k, Role.OUTPUT) in _UNTAKEN]
+    if refused:
+        raise ParameterRefused(
+            f"a run's parameters may not set {', '.join(refused)}: folders, endpoints and "
+            "keys come from the worker's own configuration (its LILO_CONFIG file or LILO_* "
+            "variables); set them there"
+        )
+    return load_settings(None, given)
+
+
+def _given_roles(
+    given: dict[str, Any], model: type[BaseModel], prefix: str = "", within: Role = Role.OUTPUT
+) -> Iterator[tuple[str, Role, Any]]:
+    """(dotted name, role, value) of each setting in nested `given`, as `walk_fields` gives
+    roles; a section given as a whole (not a dict) is each of its settings given."""
+    for name, value in given.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            continue  # not a setting: validation says so
+        role = _role(field, within)
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, _Section):
+            if isinstance(value, dict):
+                yield from _given_roles(value, kind, f"{prefix}{name}.", role)
+            else:
+                yield from ((n, r, value) for n, r in walk_fields(kind, f"{prefix}{name}.", role))
+        else:
+            yield f"{prefix}{name}", role, value
+
+
+def _set(nested: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        nested = nested[part]
+    nested[leaf] = value
 
 
 def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
@@ -741,29 +805,35 @@ def _from_file(path: Path) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
+        lines = _setting_lines(text)
         problems = "; ".join(
-            f"{path}:{_line_of(text, e['loc'])}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
+            f"{path}:{_line_of(lines, e['loc'])}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
             for e in exc.errors(include_url=False)
         )
         raise ConfigError(problems) from exc
 
 
-def _line_of(text: str, loc: tuple[int | str, ...]) -> int:
-    """The line that sets `loc` (`[section]` headers followed), else its section's header
-    line, else 1: pydantic reports where a value sits in the data, tomllib not at all."""
-    keys = [str(k) for k in loc if isinstance(k, str)]
-    section, found = "", 1
+def _setting_lines(text: str) -> dict[str, int]:
+    """Where each dotted setting and each `[section]` header of a TOML text is first set:
+    read once for all of a file's errors (pydantic reports where a value sits in the data,
+    tomllib not at all)."""
+    found: dict[str, int] = {}
+    section = ""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("[") and not line.startswith("[["):
             section = line.strip("[] ")
-            if section == ".".join(keys[:-1]):
-                found = n
+            found.setdefault(f"[{section}]", n)
         elif "=" in line:
             key = line.split("=", 1)[0].strip().strip("\"'")
-            if ".".join(filter(None, (section, key))) == ".".join(keys):
-                return n
+            found.setdefault(".".join(filter(None, (section, key))), n)
     return found
+
+
+def _line_of(lines: dict[str, int], loc: tuple[int | str, ...]) -> int:
+    """The line that sets `loc`, else its section's header line, else 1."""
+    keys = [str(k) for k in loc if isinstance(k, str)]
+    return lines.get(".".join(keys)) or lines.get(f"[{'.'.join(keys[:-1])}]", 1)
 
 
 def _variable(loc: tuple[int | str, ...]) -> str:

@@ -267,7 +267,7 @@ class Embedder:
     def __init__(self, settings: Settings) -> None:
         cfg = settings.embedding
         self._backend: _Backend = _OpenAI(cfg) if cfg.backend == "openai" else _Local(cfg)
-        self.cache = DiskCache(settings.cache_dir / "embeddings")
+        self.cache = DiskCache(settings.cache_dir / "embeddings", settings.data_dir)
         self.computed = 0
         self.cached = 0
 

@@ -18,6 +18,11 @@ from lilo.tasks.arxiv_ids import find_arxiv_id, normalize_arxiv_id
         ("ascl:1303.002x", None),
         ("2102.000071", None),
         ("", None),
+        # Unicode digits are digits to `\d`, never to arXiv
+        ("２３０１.００００１", None),
+        ("\u0662\u0663\u0660\u0661.\u0660\u0660\u0660\u0660\u0661", None),
+        ("2301.00001v２", None),
+        ("astro-ph/９９１１４３６", None),
     ],
 )
 def test_normalize_arxiv_id(raw: str, expected: str | None) -> None:
@@ -33,6 +38,7 @@ def test_normalize_arxiv_id(raw: str, expected: str | None) -> None:
         ("http://arxiv.org/abs/astro-ph/0601145", "astro-ph/0601145"),
         ("ApJ 529, 2301.01234", None),
         ("arXiv e-prints", None),
+        ("arXiv:２３０１.０１２３４", None),
     ],
 )
 def test_find_arxiv_id_needs_an_arxiv_marker(text: str, expected: str | None) -> None:

@@ -231,3 +231,55 @@ def test_a_narrower_run_makes_a_version_of_what_it_asked_for(run, tmp_path, caps
         "lengths 1k; backbone offline:offline-extractive-v1" in out
     )
     assert _sql(data, "SELECT llm_calls_made FROM runs ORDER BY started_at DESC LIMIT 1") == [(0,)]
+
+
+# Code a template could run if it were compiled outside Jinja's sandbox: it writes a file.
+ESCAPE = (
+    "{% for c in length.__class__.__mro__[1].__subclasses__() %}"
+    "{% if c.__name__=='_wrap_close' %}{{ c.__init__.__globals__['system']('id > MARK') }}"
+    "{% endif %}{% endfor %}"
+)
+
+
+def test_a_benchmark_template_that_would_run_code_is_refused_and_never_runs(
+    tmp_path, capsys, prefect_harness
+):
+    """The import refuses it with one line naming the file (lilo's task template stands
+    in), and the run on the version runs no code."""
+    mark = tmp_path / "ran"
+    clone = write_benchmark(tmp_path / "clone", (2,))
+    for name, text in TEMPLATES.items():
+        (clone / "dataset" / "prompt" / name).write_text(text)
+    template = clone / "dataset" / "prompt" / "survey_gen.jinja"
+    line = template.read_text().count("\n") + 1  # the escape's, on the last line
+    template.write_text(template.read_text() + ESCAPE.replace("MARK", str(mark)))
+    data = tmp_path / "data"
+    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+    assert (
+        f"dataset/prompt/survey_gen.jinja: uses a call on line {line}: a template may use only "
+        "its variables, loop's counters and plain filters: not stored, lilo's task template "
+        "stands in"
+    ) in " ".join(capsys.readouterr().out.split())
+    args = ["run", "--dataset", "longinoutbench", "--samples", "1", "--data-dir", str(data)]
+    assert main([*args, "--methods", "single", "--target-words", "1000"]) == 0
+    assert not mark.exists()
+
+
+def test_a_stored_template_that_would_run_code_renders_in_the_sandbox(tmp_path):
+    """A benchmark imported before its templates were checked: the pack's and the method
+    templates render in Jinja's sandbox, which refuses the escape before it runs."""
+    from jinja2.sandbox import SecurityError
+
+    from lilo.tasks.methods._prompts import MethodPrompts
+    from lilo.tasks.prompts import PromptPack
+
+    mark = tmp_path / "ran"
+    escape = ESCAPE.replace("MARK", str(mark))
+    pack = PromptPack.from_assets(
+        "old", {"task": escape, "plan": escape.replace("length", "instruction")}
+    )
+    with pytest.raises(SecurityError, match="__class__"):
+        pack.render("task", papers=["a"], length=1000)
+    with pytest.raises(SecurityError, match="__class__"):
+        MethodPrompts(pack).plan("write a survey")
+    assert not mark.exists()

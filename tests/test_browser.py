@@ -169,7 +169,6 @@ def _paused_run(api: str, timeout_s: float = 300) -> str:
 def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, shots):
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     overrides = {
-        "data_dir": str(data),
         "qa.review_poll_s": 1,
         "qa.review_batch": 50,
         "qa.review_timeout_s": 600,
@@ -184,7 +183,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
             json.dumps(overrides),
         ],
         cwd=REPO,
-        env=prefect_env,
+        env={**prefect_env, "LILO_DATA_DIR": str(data)},  # a worker's own data dir
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -301,10 +301,9 @@ def test_a_deployment_run_with_an_unreachable_endpoint_is_failed_in_prefect(
     from lilo.flows._preflight import PreflightError
     from lilo.flows.pipeline import lilo_pipeline
 
-    overrides = {
-        "data_dir": str(tmp_path / "data"),
-        "arxiv.api_url": f"http://127.0.0.1:{_closed_port()}/api/query",
-    }
+    closed = f"http://127.0.0.1:{_closed_port()}/api/query"
+    settings = Settings(data_dir=tmp_path / "data").with_overrides({"arxiv.api_url": closed})
+    overrides = settings.flow_parameters()  # as the CLI hands its settings to its flows
     name = f"preflight-{tmp_path.name}"  # to find the run below
     with pytest.raises(PreflightError, match="arXiv at .* is unreachable"):
         lilo_pipeline.with_options(flow_run_name=name)(surveys=["2301.00001"], overrides=overrides)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 import yaml
 from prefect import Flow
 from prefect.flows import load_flow_from_entrypoint
@@ -64,3 +67,84 @@ def test_workers_get_the_environment_a_terminal_run_sets():
         env = d["work_pool"]["job_variables"]["env"]
         assert env["PREFECT_LOGGING_EXTRA_LOGGERS"] == "lilo" and env["HF_HUB_OFFLINE"] == "1"
         assert d["work_pool"]["name"] == "lilo-process"
+
+
+class _Listener(ThreadingHTTPServer):
+    """A loopback server that records every request's Authorization header (an attacker's
+    endpoint); it answers 404."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Recorder)
+        self.seen: list[str | None] = []
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def __enter__(self) -> _Listener:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    server: _Listener
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _answer(self) -> None:
+        self.server.seen.append(self.headers.get("Authorization"))
+        self.send_error(404)
+
+    do_GET = do_POST = do_HEAD = _answer  # noqa: N815 (http.server's naming)
+
+
+def test_a_run_s_parameters_never_choose_endpoints_keys_or_folders(
+    tmp_path, monkeypatch, prefect_harness
+):
+    """What a Prefect API user could ask of a worker: its key sent to their endpoint, its
+    sweep run in their folder. Each deployment's flow fails at once, naming the settings,
+    and nothing is sent or written."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+
+    from lilo.flows.pipeline import lilo_pipeline, lilo_run_dataset
+    from lilo.flows.probe import lilo_probes
+    from lilo.flows.review import qa_review
+    from lilo.tasks.config import ParameterRefused
+
+    monkeypatch.setenv("LILO_DATA_DIR", str(tmp_path / "worker"))  # the worker's own
+    monkeypatch.setenv("LILO_LLM__API_KEY", "sk-worker-secret")
+    victim = tmp_path / "victim"
+    refused = (
+        "a run's parameters may not set llm.base_url, data_dir: folders, endpoints and keys "
+        "come from the worker's own configuration (its LILO_CONFIG file or LILO_* variables); "
+        "set them there"
+    )
+    with _Listener() as attacker:
+        attack = {"llm.backend": "openai", "llm.base_url": attacker.url, "data_dir": str(victim)}
+        runs = {
+            "run-dataset": lambda name: lilo_run_dataset.with_options(flow_run_name=name)(
+                "v1", overrides=attack
+            ),
+            "pipeline": lambda name: lilo_pipeline.with_options(flow_run_name=name)(
+                surveys=["2301.00001"], overrides=attack
+            ),
+            "review": lambda name: qa_review.with_options(flow_run_name=name)(overrides=attack),
+            "probes": lambda name: lilo_probes.with_options(flow_run_name=name)(
+                backbones=[{"llm.model": "m"}, attack]
+            ),
+        }
+        for kind, run in runs.items():
+            name = f"{kind}-{tmp_path.name}"
+            with pytest.raises(Exception) as failed:
+                run(name)
+            assert attacker.seen == [], kind  # the worker's key went nowhere
+            assert not victim.exists() and not (tmp_path / "worker").exists(), kind
+            assert isinstance(failed.value, ParameterRefused) and str(failed.value) == refused
+            with get_client(sync_client=True) as client:
+                (flow_run,) = client.read_flow_runs(
+                    flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name]))
+                )
+            assert flow_run.state.type.value == "FAILED" and refused in flow_run.state.message

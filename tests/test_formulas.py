@@ -170,7 +170,7 @@ def test_ral_writer_k0_restates_nothing(tmp_path):
 def test_a_run_counts_its_tokens_as_calls_return_and_leaves_the_calls_to_the_log(tmp_path):
     """A generation's tokens and calls are its calls' sums; with a call log the client keeps
     no call (a stage's long prompts are not held until it ends)."""
-    settings = load_settings(None, {"data_dir": str(tmp_path), "generate.ral.k": 0})
+    settings = load_settings(None, {"data_dir": str(tmp_path / "data"), "generate.ral.k": 0})
     papers = _papers()
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
     llm = make_client(settings, CallLog(tmp_path / "calls.jsonl"))

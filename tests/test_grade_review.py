@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from lilo.tasks.config import Settings
 from lilo.tasks.qa.grade_review import GradeVerdict, agreement, grade_items, sample_grades
 
 ROWS = [
@@ -125,7 +126,8 @@ def test_grades_from_a_file_and_from_the_prefect_form_land_in_one_table(judged, 
     assert main(["review", "grades-import", str(exported), "--reviewer", "ana", *common]) == 0
     assert "recorded 4 human grades by ana" in capsys.readouterr().out
 
-    overrides = {"data_dir": str(judged), "qa.review_poll_s": 1, "qa.review_batch": 50}
+    tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}  # as the CLI passes its settings
+    overrides = Settings(data_dir=judged).with_overrides(tuned).flow_parameters()
     result: list[dict] = []
     runner = threading.Thread(target=lambda: result.append(grade_review(n=4, overrides=overrides)))
     runner.start()

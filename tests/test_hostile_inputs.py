@@ -26,6 +26,7 @@ from lilo.flows._run import recorded_run
 from lilo.flows.clean import clean_flow
 from lilo.tasks.clean.latex import clean_source
 from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_path
 from lilo.tasks.parallel import map_processes
 from lilo.tasks.records import RawSource
 from lilo.tasks.redact import configured_secrets, redact
@@ -241,9 +242,9 @@ def test_redact_removes_configured_keys_bearer_tokens_and_sk_keys() -> None:
 
 
 def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path) -> None:
-    """`lilo clean` killed with SIGKILL mid-clean leaves its unpacked e-print under the data
-    dir (never the system temp dir); the next run's start removes it, with a killed
-    publish's copy and the `.wal` DuckDB kept beside it."""
+    """`lilo clean` killed with SIGKILL mid-clean leaves its unpacked e-print in the data
+    dir's `tmp/` (never the system temp dir), marked as its own; the next run's start
+    removes it, with a killed publish's copy and the `.wal` DuckDB kept beside it."""
     data = tmp_path / "data"
     slow = {"main.tex": PREAMBLE + "Some words and \\emph{more} \\cite{x}.\n\n" * 400_000 + END}
     archive = _archive(tmp_path, "slow", slow, packed=False)  # 16 MB: no gzip-bomb ratio
@@ -258,20 +259,18 @@ def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path)
     child.send_signal(signal.SIGKILL)
     child.wait()
     (left,) = (data / "tmp").iterdir()
-    assert left.name.endswith(f".{child.pid}.tmp") and list(left.glob("*/main.tex"))
+    owner = left.name.split(".")[-2]  # lilo-<machine>-<pid>-<start>
+    assert owner.split("-")[2] == str(child.pid) and list(left.glob("*/main.tex"))
     assert set(Path(tempfile.gettempdir()).glob("lilo-*")) == system_temp
-    published = data / "published"
-    published.mkdir(parents=True)
-    copy = published / f".lilo.duckdb.{child.pid}.tmp"
+    copy = data / "tmp" / f".lilo.duckdb.0123abcd.{owner}.tmp"  # what a killed publish leaves
     for path in (copy, copy.with_name(copy.name + ".wal")):
         path.write_bytes(b"half a copy")
-    mine = data / "tmp" / f".clean-live.{os.getpid()}.tmp"  # a live process's: kept
+    mine = temp_path(data, "clean-live")  # a live process's: kept
     mine.mkdir()
 
     with recorded_run(Settings(data_dir=data), "next"):
         pass
     assert sorted(p.name for p in (data / "tmp").iterdir()) == [mine.name]
-    assert not any(p.name.endswith((".tmp", ".tmp.wal")) for p in published.iterdir())
 
 
 def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exists(
@@ -362,8 +361,9 @@ def test_a_benchmark_clones_unbounded_files_are_skipped_naming_them(tmp_path: Pa
 
 
 def test_a_probe_clones_unbounded_files_are_refused_naming_them(tmp_path: Path) -> None:
-    """The KV file is `/dev/zero`; the oracle file a gzip of one line with no line break
-    past the limit; a prompt template past its limit: one problem each, quickly."""
+    """The KV file is a FIFO (a read would wait forever; `/dev/zero` through a link is a
+    link out of the clone, tests/test_probes.py); the oracle file a gzip of one line with no
+    line break past the limit; a prompt template past its limit: one problem each, quickly."""
     import gzip
 
     from test_probes import make_clone
@@ -374,7 +374,7 @@ def test_a_probe_clones_unbounded_files_are_refused_naming_them(tmp_path: Path) 
     clone = make_clone(tmp_path / "clone")
     kv = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
     kv.unlink()
-    kv.symlink_to("/dev/zero")
+    os.mkfifo(kv)
     with gzip.open(clone / "qa_data" / "nq-open-oracle.jsonl.gz", "wt") as bomb:
         bomb.write("x" * (MAX_LINE_CHARS + 10))
     prompt = next((clone / "src" / "lost_in_the_middle" / "prompts").iterdir())
@@ -458,7 +458,8 @@ def test_publish_takes_paths_as_parameters(tmp_path: Path) -> None:
     folder = tmp_path / HOSTILE_NAME
     with Warehouse(folder / f"{HOSTILE_NAME}.duckdb") as wh:
         wh.upsert("runs", [], ("run_id",))
-        published = wh.publish(folder / "published" / f"{HOSTILE_NAME}.duckdb")
+        data = folder / HOSTILE_NAME
+        published = wh.publish(data / "published" / f"{HOSTILE_NAME}.duckdb", data)
     assert published.exists() and sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME]
 
 

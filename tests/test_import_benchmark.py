@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from lilo.flows.cli import main
-from lilo.tasks.benchmark import BenchmarkError, header_stripped, read_longinoutbench
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.benchmark import (
+    BenchmarkError,
+    build_dataset,
+    header_stripped,
+    read_longinoutbench,
+)
+from lilo.tasks.prompts import PromptPack, template_problem
 from lilo.tasks.synthetic._prose import ProseWriter
 from lilo.tasks.synthetic._topics import TOPICS
 
@@ -236,8 +242,8 @@ def test_a_clone_lacking_a_script_or_template_says_so_in_one_line(tmp_path):
         "lib/experiments/consistency_score.py#qa_answer_suffix": "experiments/"
         "consistency_score.py: no sentence appended to the QA answer prompt as a string "
         "literal: qa_answer_suffix absent, lilo's own prompt stands in",
-        "lib/src/template/plan.jinja": "src/template/plan.jinja: uses outline, which no "
-        "method passes: lilo's stands in",
+        "lib/src/template/plan.jinja": "src/template/plan.jinja: uses outline; lilo renders "
+        "it with instruction, keys, plan, restatement, step, text, written: lilo's stands in",
     }
     names = {a.name for a in bench.assets}
     assert not names & {"plan", "checklist_system", "qa_answer_suffix"}
@@ -273,6 +279,86 @@ def test_bad_checklists_and_unknown_template_variables_are_not_stored(tmp_path):
     assert "data[0]" in next(q.detail for q in bench.problems if q.reason == "bad_checklist")
     assert "uses context" in next(q.detail for q in bench.problems if q.reason == "bad_template")
     assert set(bench.stand_ins) == {"qa_answer", "checklist.json"}
+
+
+def test_files_that_link_out_of_the_clone_are_one_problem_each_and_not_read(tmp_path):
+    """A template, a paper, a question file, a group folder, a method template and a script
+    that link to files outside the clone: each is one line naming it, and none of their text
+    is read; links within the clone, and a clone reached through a link, read as usual."""
+    root = write_benchmark(tmp_path / "clone", (2, 3, 10))
+    private = tmp_path / "private"
+    private.mkdir()
+    ds = root / "dataset"
+    paper = next((ds / "papers/cleaned/group_2").glob("*.tex"))
+    linked = {
+        "dataset/prompt/gpt_qa.jinja": "PRIVATE {{ paper }} {{ question }}",
+        f"dataset/papers/cleaned/group_2/{paper.name}": "\\title{PRIVATE}\n" + "PRIVATE " * 3000,
+        "dataset/questions/single/group_3.json": '[{"paper": "x", "question": "PRIVATE"}]',
+        "src/template/plan.jinja": "PRIVATE {{ instruction }}",
+        "experiments/quality_score.py": 'm = [{"role": "system", "content": "PRIVATE"}]',
+    }
+    for n, (rel, text) in enumerate(linked.items()):
+        (private / f"{n}.txt").write_text(text)
+        (root / rel).unlink()
+        (root / rel).symlink_to(private / f"{n}.txt")
+    group = ds / "papers/cleaned/group_10"
+    group.rename(private / "group_10")
+    group.symlink_to(private / "group_10")
+    (ds / "prompt/judge_qa.jinja").rename(root / "judge.jinja")  # a link within the clone
+    (ds / "prompt/judge_qa.jinja").symlink_to(Path("../../judge.jinja"))
+    (tmp_path / "via-link").symlink_to(root)
+
+    bench = read_longinoutbench(tmp_path / "via-link", "lib")
+    outside = {q.item_id: q.detail for q in bench.problems if q.reason == "link_outside"}
+    expected = [*linked, "dataset/papers/cleaned/group_10"]
+    assert sorted(outside) == sorted(
+        "lib/" + rel.removeprefix("dataset/") for rel in expected if rel.startswith("dataset/")
+    )
+    for rel, detail in outside.items():
+        assert detail.startswith(
+            f"dataset/{rel.removeprefix('lib/')}: a link out of via-link/ (to "
+        )
+    scripts = {q.item_id: q.detail for q in bench.problems if q.reason != "link_outside"}
+    assert (
+        "src/template/plan.jinja: a link out of via-link/" in scripts["lib/src/template/plan.jinja"]
+    )
+    assert "a link out of via-link/" in scripts["lib/experiments/quality_score.py#checklist_system"]
+    dataset = build_dataset(bench, [], datetime(2026, 1, 1))
+    # group_2 lost a paper, group_10 is outside
+    assert [s.sample_id for s in dataset.samples] == ["lib/group_3"]
+    read = [a.content for a in bench.assets] + [p.text for p in bench.papers]
+    read += [q.question for g in bench.groups for q in g.questions]
+    assert not any("PRIVATE" in text for text in read)
+    assert "judge_qa" not in bench.stand_ins and "qa_answer" in bench.stand_ins
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ("{{ papers|attr('__class__') }}", "uses the filter attr on line 1"),
+        ("{{ length.__class__ }}", "uses the attribute __class__ on line 1"),
+        ("{{ papers[0] }}", "uses a subscript on line 1"),
+        ("\n{{ papers.pop() }}", "uses a call on line 2"),
+        ("{{ 'x' * 9 }}", "uses {% mul %} on line 1"),
+        ("{% include 'other.jinja' %}", "uses {% include %} on line 1"),
+        ("{% macro m() %}{% endmacro %}", "uses {% macro %} on line 1"),
+        (
+            "{{ papers|join(' ') }} {{ context }}",
+            "uses context; lilo renders it with length, papers",
+        ),
+    ],
+)
+def test_a_template_using_more_than_its_variables_and_plain_filters_is_refused(template, why):
+    assert template_problem(template, frozenset({"papers", "length"})).startswith(why)
+
+
+def test_what_the_published_templates_use_is_allowed():
+    template = (
+        "{% for paper in papers %}<paper {{ loop.index }}>{{ paper|trim }}</paper>"
+        "{% if not loop.last %}\n{% endif %}{% endfor %}{% set n = length %}"
+        "{{ n }} {{ length|default(4000) }} {{ 'a' ~ length if length is number else '' }}"
+    )
+    assert template_problem(template, frozenset({"papers", "length"})) == ""
 
 
 def test_missing_folders_and_bad_names_are_errors(tmp_path):
@@ -369,11 +455,8 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
 
 
 def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
-    from datetime import datetime
-
     from lilo.flows._stage import StageReport
     from lilo.flows.import_benchmark import _write
-    from lilo.tasks.benchmark import build_dataset
     from lilo.tasks.config import load_settings
     from lilo.tasks.validate import validate_papers
     from lilo.warehouse import Warehouse

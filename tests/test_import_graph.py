@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, int]] = [
     ("lilo.tasks.arxiv_ids", 0),
     ("lilo.tasks.backoff", 0),
     ("lilo.tasks.bounded_http", 0),
+    ("lilo.tasks.bounded_requests", 0),
     ("lilo.tasks.errors", 0),
     ("lilo.tasks.registry", 0),
     ("lilo.tasks.redact", 1),  # reads the configured keys (lilo.tasks.config)

@@ -57,7 +57,7 @@ def data_dir(tmp_path_factory):
         _seed(wh, "other")
         second = Expected(["s1"], variants, [4000, 8000], "offline:m")
         assert materialize_results(wh, "other", "r2", second).partial
-        wh.publish(root / "published" / "lilo.duckdb")
+        wh.publish(root / "published" / "lilo.duckdb", root)
     return root
 
 
@@ -202,7 +202,7 @@ def _paired_board(root, n: int):
         version = materialize_results(wh, "v1", "r1", expected).version
         settings = load_settings(overrides={"data_dir": str(root)})
         assert record_statistics(wh, version, settings) > 0
-        wh.publish(root / "published" / "lilo.duckdb")
+        wh.publish(root / "published" / "lilo.duckdb", root)
     return root
 
 

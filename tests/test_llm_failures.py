@@ -9,8 +9,10 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 
 import pytest
+from artifacts import read_artifacts
 from llm_server import PAIRS, PAPER, LLMServer
 
 from lilo.flows.qa import qa_flow
@@ -153,3 +155,37 @@ def test_unusable_judgments_are_left_out_of_the_means_and_reported(
     assert (held["item_id"], held["stage"], held["reason"]) == ("g1", "score", "judge_unusable")
     assert "quality_structure: unusable judge reply" in held["detail"]
     assert "consistency: all 2 grades unusable" in held["detail"]
+
+
+def test_endpoint_text_never_becomes_a_script_link_in_an_artifact(
+    prefect_harness, server, settings, tmp_path
+):
+    """An endpoint whose errors hold Markdown links to `javascript:` (and HTML): the run's
+    record in the Prefect UI quotes them as text, never as a link or a tag."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+
+    from lilo.flows.pipeline import lilo_run_dataset
+
+    server.failing = 400
+    server.error_message = (
+        "[open the console](javascript:alert(1)) <img src=x onerror=alert(2)>\n"
+        "[log]: javascript:alert(3)\nsee [log]"
+    )
+    _seed_scoring(settings)
+    version = {"dataset_version": "v1", "number": 1, "created_at": datetime(2026, 1, 1),
+               "surveys": ["s"], "n_samples": 1, "n_papers": 1, "config_hash": "seed"}  # fmt: skip
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert("dim_dataset_versions", [version], ("dataset_version",), extra={"run_id": "s"})
+    name = f"links-{tmp_path.name}"
+    lilo_run_dataset.with_options(flow_run_name=name)(
+        "v1", overrides=settings.with_overrides({"generate.methods": ["single"]}).flow_parameters()
+    )
+    with get_client(sync_client=True) as client:
+        (run,) = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name]))
+        )
+    (record,) = [a for a in read_artifacts("run-record") if a.flow_run_id == run.id]
+    assert "open the console" in record.data
+    assert "](javascript:" not in record.data and "<img" not in record.data
+    assert not re.search(r"^ {0,3}\[log\]:", record.data, re.M), record.data

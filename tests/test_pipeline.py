@@ -8,6 +8,7 @@ import pytest
 
 from lilo.flows._run import RunFailed
 from lilo.flows.pipeline import lilo_pipeline
+from lilo.tasks.config import Settings
 from lilo.tasks.synthetic import Mirror, write_corpus
 
 STAGE_TABLES = (
@@ -53,18 +54,27 @@ def _results(published: str) -> tuple[list[tuple], list[tuple]]:
     return versions, board
 
 
+def _as_the_cli_passes(settings: dict) -> dict:
+    """Settings as `lilo run` hands them to the flow it runs in itself: its folders and
+    endpoints as references only this process resolves (a deployment run's parameters
+    may not set them)."""
+    return Settings().with_overrides(settings).flow_parameters()
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory, prefect_harness):
     root = tmp_path_factory.mktemp("pipeline")
     manifest = write_corpus(root / "corpus")
     surveys = [i.arxiv_id for i in manifest.items if i.role == "survey"]
     with Mirror(root / "corpus") as mirror:
-        overrides = {
-            "data_dir": str(root / "data"),
-            "arxiv.api_url": mirror.api_url,
-            "arxiv.eprint_url": mirror.eprint_url,
-            "arxiv.delay_s": 0.0,
-        }
+        overrides = _as_the_cli_passes(
+            {
+                "data_dir": str(root / "data"),
+                "arxiv.api_url": mirror.api_url,
+                "arxiv.eprint_url": mirror.eprint_url,
+                "arxiv.delay_s": 0.0,
+            }
+        )
         first = lilo_pipeline(
             surveys=surveys, methods=METHODS, target_words=TARGETS, overrides=overrides
         )
@@ -140,14 +150,16 @@ def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
     manifest = write_corpus(tmp_path / "corpus")
     (survey,) = [i.arxiv_id for i in manifest.items if i.role == "survey"]
     with Mirror(tmp_path / "corpus") as mirror:
-        overrides = {
-            "data_dir": str(tmp_path / "data"),
-            "arxiv.api_url": mirror.api_url,
-            "arxiv.eprint_url": mirror.eprint_url,
-            "arxiv.delay_s": 0.0,
-            "arxiv.backoff_s": 0.0,
-            "arxiv.retries": 1,
-        }
+        overrides = _as_the_cli_passes(
+            {
+                "data_dir": str(tmp_path / "data"),
+                "arxiv.api_url": mirror.api_url,
+                "arxiv.eprint_url": mirror.eprint_url,
+                "arxiv.delay_s": 0.0,
+                "arxiv.backoff_s": 0.0,
+                "arxiv.retries": 1,
+            }
+        )
         mirror.inject(f"/e-print/{survey}", [503, 503])
         run = dict(surveys=[survey], methods=["single"], target_words=[500], overrides=overrides)
         with pytest.raises(RunFailed, match=f"no survey could be read: {survey} .fetch_failed"):

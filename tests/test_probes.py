@@ -27,6 +27,7 @@ from lilo.tasks.probes import (
     build_prompt,
     kv_items,
     mdqa_from_warehouse,
+    read_clone,
 )
 from lilo.tasks.records import PaperText, QAPair
 from lilo.warehouse import Warehouse
@@ -159,6 +160,51 @@ def test_import_reads_what_the_clone_holds_once(tmp_path, capsys, prefect_harnes
     assert _published(data, "SELECT max(version) FROM res_probe_versions") == [(2,)]
 
 
+def test_clone_files_that_link_out_of_it_are_one_problem_each_and_not_read(tmp_path):
+    clone = make_clone(tmp_path / "clone")
+    private = tmp_path / "private"
+    private.mkdir()
+    data = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
+    prompt = clone / "src" / "lost_in_the_middle" / "prompts" / CLONE_PROMPTS["qa"]
+    for path in (data, prompt):
+        path.rename(private / path.name)
+        path.symlink_to(private / path.name)
+    cloned = read_clone(clone)
+    lines = {q.item_id: (q.reason, q.detail) for q in cloned.problems if "link" in q.detail}
+    kv, qa = (p.relative_to(clone).as_posix() for p in (data, prompt))
+    assert lines == {
+        f"lost-in-the-middle/{kv}": (
+            "link_outside",
+            f"{kv}: a link out of clone/ (to {private / data.name})",
+        ),
+        f"lost-in-the-middle/{qa}": (
+            "probe_prompt",
+            f"{qa}: a link out of clone/ (to {private / prompt.name}); lilo's own qa prompt "
+            "stands in",
+        ),
+    }
+    assert not any(i.probe_set == "liu/kv-75" for i in cloned.items) and "qa" not in cloned.prompts
+    assert {i.probe_set for i in cloned.items} == {"liu/nq-oracle", "liu/mdqa-10"}
+
+
+def test_a_clone_prompt_with_more_than_its_placeholders_is_refused(tmp_path):
+    """The prompts are Python format strings: a field that reads an attribute or pads
+    without bound is refused at import, and lilo's own prompt stands in."""
+    clone = make_clone(tmp_path / "clone")
+    prompts = clone / "src" / "lost_in_the_middle" / "prompts"
+    kv, qa = prompts / CLONE_PROMPTS["kv"], prompts / CLONE_PROMPTS["qa"]
+    kv.write_text(kv.read_text() + "{key.__class__.__mro__}")
+    qa.write_text(qa.read_text() + "{question:>999999999}")
+    cloned = read_clone(clone)
+    assert sorted(q.detail for q in cloned.problems if q.reason == "probe_prompt") == [
+        "src/lost_in_the_middle/prompts/kv_retrieval.prompt: uses {key.__class__.__mro__}, a "
+        "prompt may use only {formatted_kv_records}, {key}; lilo's own stands in",
+        "src/lost_in_the_middle/prompts/qa.prompt: uses {question:>999999999}, a prompt may "
+        "use only {search_results}, {question}; lilo's own stands in",
+    ]
+    assert "kv" not in cloned.prompts and "qa" not in cloned.prompts
+
+
 def _kv_curve(data: Path) -> dict[int, float]:
     rows = _published(
         data, "SELECT position, accuracy FROM probe_curve WHERE task = 'kv' ORDER BY position"
@@ -255,10 +301,11 @@ def test_neglect_is_a_property_of_position_in_a_long_prompt():
     assert reply(closed, neglect).text == NO_ANSWER
 
 
-def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness):
+def test_the_nightly_flow_runs_each_probe_on_each_backbone(tmp_path, prefect_harness, monkeypatch):
     from lilo.flows.probe import lilo_probes
 
-    overrides = {"data_dir": str(tmp_path), "probe.kv_keys": [8], "probe.examples": 2}
+    monkeypatch.setenv("LILO_DATA_DIR", str(tmp_path))  # the worker's own
+    overrides = {"probe.kv_keys": [8], "probe.examples": 2}
     results = lilo_probes(
         tasks=["kv"], backbones=[{}, {"llm.model": "offline-other"}], overrides=overrides
     )

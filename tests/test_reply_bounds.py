@@ -415,7 +415,7 @@ def test_e_prints_over_tls_are_verified_and_bounded_too(tmp_path, monkeypatch):
 
 
 def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):
-    cache = DiskCache(tmp_path)
+    cache = DiskCache(tmp_path / "cache", tmp_path)
     cache.put_bytes("ab" * 32, b"x" * 100)
     assert cache.get_bytes("ab" * 32, max_bytes=99) is None
     assert cache.get_bytes("ab" * 32, max_bytes=100) == b"x" * 100

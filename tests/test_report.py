@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import socket
 from html.parser import HTMLParser
 from pathlib import Path
@@ -370,3 +371,57 @@ def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(de
     assert '"s_c_low"' in str(latest["leaderboard"].data)
     results = str(latest["results"].data)
     assert "Paired with ral_writer" in results and "| within noise |" in results
+
+
+def test_a_result_folder_that_is_a_link_is_not_written_through(demo, tmp_path, capsys):
+    """Someone replaced a result version's folder by a link, and the reproduction's page by
+    a link to a file of theirs: the report is refused with one line, the page replaces its
+    link; nothing outside the data dir is written."""
+    from lilo.flows.reproduce import write_paper_page
+    from lilo.tasks.config import Settings
+
+    data = tmp_path / "data"
+    shutil.copytree(demo, data)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("mine")
+    results = data / "published" / "results"
+    (folder,) = results.glob("version=*")
+    shutil.rmtree(folder)
+    folder.symlink_to(elsewhere)
+    page = results / f"ral-writer-v{int(folder.name.split('=')[1]):04d}.html"
+    page.symlink_to(elsewhere / "notes.txt")
+
+    assert main(["report", "--data-dir", str(data)]) == 2
+    assert capsys.readouterr().err == (
+        f"lilo: {folder} is a link or a file, not a folder: lilo writes only inside its data "
+        "dir; remove it (lilo makes the folder again)\n"
+    )
+    lengths = tuple(int(n) for n in DEMO[-1].split(","))
+    assert write_paper_page(Settings(data_dir=data), lengths, pd.DataFrame()) == page
+    assert not page.is_symlink() and page.read_text().startswith("<!doctype html>")
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["notes.txt"]
+    assert (elsewhere / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        ("[a](javascript:alert(1))", "[a]\\(javascript:alert(1))"),
+        ("![a](vbscript:x)", "![a]\\(vbscript:x)"),
+        ("[a](JaVa&#x53;cript:x)", "[a]\\(JaVa&#x53;cript:x)"),
+        ("[a]( <javascript:x>)", "[a]\\( &lt;javascript:x>)"),
+        ("[a](data:text/html,x)", "[a]\\(data:text/html,x)"),
+        ("text\n[a]: javascript:x\n[a]", "text\n\\[a]: javascript:x\n[a]"),
+        (
+            "<javascript:x> <img src=x onerror=y> </p>",
+            "&lt;javascript:x> &lt;img src=x onerror=y> &lt;/p>",
+        ),
+        ("[ok](https://a.org/x) ![p](data:image/png;base64,AA) [k](/artifacts/key/k)", None),
+        ("a < b, 3 > 2, x[0](1)", None),
+    ],
+)
+def test_artifact_markdown_never_links_to_a_script(markdown, shown):
+    from lilo.tasks.reporting import safe_markdown
+
+    assert safe_markdown(markdown) == (markdown if shown is None else shown)

@@ -17,6 +17,7 @@ import pytest
 from artifacts import read_artifacts
 
 from lilo.flows.cli import main
+from lilo.tasks.config import Settings
 from lilo.tasks.qa import Verdict, apply_verdicts, decide
 from lilo.tasks.records import QAPair
 
@@ -272,7 +273,9 @@ def test_review_flow_form_resumed_like_the_ui(data):
     from lilo.flows.review import qa_review
 
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
-    overrides = {"data_dir": str(data), "qa.review_poll_s": 1, "qa.review_batch": 50}
+    # as `lilo review ui` passes its settings to the flow it runs in itself
+    tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}
+    overrides = Settings(data_dir=data).with_overrides(tuned).flow_parameters()
     result: list[dict] = []
     runner = threading.Thread(
         target=lambda: result.append(qa_review(sample=sample, overrides=overrides))
@@ -421,7 +424,9 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
     from lilo.flows.review import qa_review
 
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
-    overrides = {"data_dir": str(data), "qa.review_poll_s": 1, "qa.review_batch": 50}
+    # as `lilo review ui` passes its settings to the flow it runs in itself
+    tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}
+    overrides = Settings(data_dir=data).with_overrides(tuned).flow_parameters()
     result: list[dict] = []
     runner = threading.Thread(
         target=lambda: result.append(qa_review(sample=sample, overrides=overrides))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from lilo.flows._run import recorded_run
 from lilo.flows._stage import unheld_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_path
 from lilo.tasks.llm.ledger import CallLog, call_log_path, read_calls
 from lilo.tasks.records import Generation, LLMCall, Quarantine, Sample, ScoreRow
 from lilo.warehouse import Warehouse, WarehouseBusy, open_warehouse
@@ -55,8 +57,8 @@ def test_next_start_marks_killed_runs_crashed_folds_their_calls_and_removes_temp
         handle.write(b'{"key": "cut sh')  # the line a kill interrupted
     # A stage killed before its first reply leaves only what it sent.
     CallLog(call_log_path(tmp_path, "killed", "score")).sent("s0", "openai", "m", "grade")
-    temp = settings.published_path.with_name(f".lilo.duckdb.{dead}.tmp")
-    temp.parent.mkdir(parents=True)
+    temp = temp_path(tmp_path, "lilo.duckdb")
+    temp = temp.with_name(temp.name.replace(f"-{os.getpid()}-", f"-{dead}-"))  # a killed one's
     temp.write_bytes(b"half a copy")
 
     with recorded_run(settings, "next") as run:
@@ -224,6 +226,7 @@ import sys
 from pathlib import Path
 from lilo.flows._run import recorded_run
 from lilo.tasks.config import Settings
+from lilo.tasks.files import temp_path
 settings = Settings(data_dir=Path(sys.argv[1]))
 with recorded_run(settings, "full-disk"):
     with open(Path(sys.argv[1]) / "filler", "wb") as f:  # the disk fills up mid-run

@@ -31,7 +31,7 @@ def test_unreadable_survey_becomes_a_quarantine_record(tmp_path: Path) -> None:
     """An archive gone between fetch and read: a failure no check foresees."""
     raw = _survey(tmp_path, "Fine")
     Path(raw.path).unlink()
-    record = read_survey(raw, Settings().with_overrides({"data_dir": str(tmp_path)}))
+    record = read_survey(raw, Settings().with_overrides({"data_dir": str(tmp_path / "data")}))
     assert (record.item_id, record.stage, record.reason) == (
         "2601.99999",
         "fetch",
@@ -46,5 +46,5 @@ def test_a_title_nested_too_deep_for_the_parser_loses_its_markup_not_the_survey(
     """5,000 nested braces make the LaTeX parser recurse too far: the title is read without
     its markup instead."""
     raw = _survey(tmp_path, "{" * 5000 + "Deep" + "}" * 5000)
-    survey = read_survey(raw, Settings().with_overrides({"data_dir": str(tmp_path)}))
+    survey = read_survey(raw, Settings().with_overrides({"data_dir": str(tmp_path / "data")}))
     assert survey.title == "Deep"

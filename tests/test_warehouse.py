@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from lilo.tasks.records import Generation, Quarantine, Sample, ScoreRow
 from lilo.warehouse import Warehouse
+from lilo.warehouse.db import NewerWarehouse
 from lilo.warehouse.results import Expected, materialize_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +50,29 @@ def test_migrations_apply_once(tmp_path):
     migrations = len(list((ROOT / "warehouse" / "migrations").glob("*.sql")))
     assert wh.scalar("SELECT count(*) FROM schema_migrations") == migrations
     assert {"runs", "dim_papers", "fct_generations", "fct_scores", "res_scores"} <= set(wh.tables())
+
+
+def test_a_warehouse_migrated_by_a_newer_lilo_is_refused_naming_the_versions(tmp_path):
+    path = tmp_path / "w.duckdb"
+    known = sorted(p.name for p in (ROOT / "warehouse" / "migrations").glob("*.sql"))
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE schema_migrations (version VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+    )
+    con.executemany(
+        "INSERT INTO schema_migrations VALUES (?, now())",
+        [[v] for v in [*known, "099_from_a_newer_lilo.sql"]],
+    )
+    con.close()
+    with pytest.raises(NewerWarehouse) as refused:
+        Warehouse(path)
+    assert str(refused.value) == (
+        f"{path} was migrated by a newer lilo (schema 099_from_a_newer_lilo.sql; this lilo "
+        f"knows up to {known[-1]}): open it with that lilo, or upgrade this one"
+    )
+    con = duckdb.connect(str(path), read_only=True)
+    assert [t for (t,) in con.execute("SHOW TABLES").fetchall()] == ["schema_migrations"]
+    con.close()
 
 
 def _seed(wh: Warehouse, value: float) -> None:
@@ -103,15 +128,15 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
 
 
 def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "lilo.duckdb")
     _seed(wh, 50.0)
     materialize_results(wh, "v1", "r1", EXPECTED)
-    published = wh.publish(tmp_path / "published" / "lilo.duckdb")
+    published = wh.publish(tmp_path / "published" / "lilo.duckdb", tmp_path)
     reader = duckdb.connect(str(published), read_only=True)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     _seed(wh, 75.0)
     materialize_results(wh, "v1", "r2", EXPECTED)
-    wh.publish(published)  # replaced under an open reader: the reader keeps its snapshot
+    wh.publish(published, tmp_path)  # replaced under an open reader: the reader keeps its snapshot
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     reader.close()
     fresh = duckdb.connect(str(published), read_only=True)

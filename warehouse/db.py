@@ -10,9 +10,7 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import json
-import os
 import re
-import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,15 +24,15 @@ import pandas as pd
 import pyarrow as pa
 
 from lilo.tasks.backoff import WAREHOUSE_LOCK
-from lilo.tasks.errors import Unavailable
+from lilo.tasks.errors import InputError, Unavailable
+from lilo.tasks.files import place, temp_path
 
 __all__ = [
+    "NewerWarehouse",
     "Warehouse",
     "WarehouseBusy",
     "model_statements",
     "open_warehouse",
-    "pid_alive",
-    "remove_stale_temp",
 ]
 
 # A model file's statements: `CREATE OR REPLACE VIEW|MACRO name`.
@@ -98,8 +96,19 @@ class Warehouse:
         )
         done = {r[0] for r in self.con.execute("SELECT version FROM schema_migrations").fetchall()}
         migrations = resources.files(__package__) / "migrations"
-        for entry in sorted(migrations.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".sql") and entry.name not in done:
+        entries = sorted(
+            (e for e in migrations.iterdir() if e.name.endswith(".sql")), key=lambda e: e.name
+        )
+        newer = sorted(done - {e.name for e in entries})
+        if newer:
+            self.con.close()
+            raise NewerWarehouse(
+                f"{self.path} was migrated by a newer lilo (schema {', '.join(newer)}; this "
+                f"lilo knows up to {entries[-1].name}): open it with that lilo, or upgrade "
+                "this one"
+            )
+        for entry in entries:
+            if entry.name not in done:
                 with self.transaction():
                     self.con.execute(entry.read_text())
                     self.con.execute(
@@ -252,57 +261,62 @@ class Warehouse:
         return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
 
     # -- publishing ---------------------------------------------------------------------
-    def publish(self, published: Path) -> Path:
+    def publish(self, published: Path, data_dir: Path) -> Path:
         """Atomically replace the serving copy analysts read (docs/design.md §10).
 
         A file held read-write by this process cannot be opened by any other, so analysts
-        read a copy: ATTACH a temp file, copy each table into it, create the models' views and
-        macros (warehouse/models/), DETACH,
-        os.replace. A reader that has the old copy open keeps reading it; the next open sees
-        the new one. The copy holds what analysts query: `llm_cache` without its `request`
-        column (every call's full prompt, the bulk of the file; it stays here and in the
-        content-addressed cache), so publishing is neither slow nor the run's memory peak.
+        read a copy: ATTACH a temporary file (in `data_dir/tmp`, tasks/files.py), copy each
+        table into it, create the models' views and macros (warehouse/models/), DETACH,
+        move it into place. A reader that has the old copy open keeps reading it; the next
+        open sees the new one. The copy holds what analysts query: `llm_cache` without its
+        `request` column (every call's full prompt, the bulk of the file; it stays here and
+        in the content-addressed cache), so publishing is neither slow nor the run's memory
+        peak.
         """
-        published.parent.mkdir(parents=True, exist_ok=True)
-        tmp = published.with_name(f".{published.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
+        tmp = temp_path(data_dir, published.name)
         source = self.scalar("SELECT current_database()")
         # Paths are parameters and names quoted identifiers: a data dir may hold any character.
         self.con.execute("ATTACH ? AS lilo_publish", [str(tmp)])
         try:
-            for table in self.tables():
-                columns = "* EXCLUDE (request)" if table == "llm_cache" else "*"
-                self.con.execute(
-                    f"CREATE TABLE lilo_publish.main.{_identifier(table)} AS "
-                    f"SELECT {columns} FROM {_identifier(source)}.main.{_identifier(table)}"
-                )
-            self.con.execute("USE lilo_publish")
             try:
-                for statement in model_statements():
-                    self.con.execute(statement)
+                for table in self.tables():
+                    columns = "* EXCLUDE (request)" if table == "llm_cache" else "*"
+                    self.con.execute(
+                        f"CREATE TABLE lilo_publish.main.{_identifier(table)} AS "
+                        f"SELECT {columns} FROM {_identifier(source)}.main.{_identifier(table)}"
+                    )
+                self.con.execute("USE lilo_publish")
+                try:
+                    for statement in model_statements():
+                        self.con.execute(statement)
+                finally:
+                    self.con.execute(f"USE {_identifier(source)}")
             finally:
-                self.con.execute(f"USE {_identifier(source)}")
+                self.con.execute("DETACH lilo_publish")
+            place(tmp, published, data_dir)
         finally:
-            self.con.execute("DETACH lilo_publish")
-        os.replace(tmp, published)
-        self._publish_parquet(published.parent / "results")
+            tmp.unlink(missing_ok=True)
+            tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+        self._publish_parquet(published.parent / "results", data_dir)
         return published
 
-    def _publish_parquet(self, folder: Path) -> None:
+    def _publish_parquet(self, folder: Path, data_dir: Path) -> None:
         """Each result version as Parquet, written once: the hand-off to other engines."""
         versions = [r[0] for r in self.con.execute("SELECT version FROM res_versions").fetchall()]
         for version in versions:
             target = folder / f"version={version:04d}" / "res_scores.parquet"
             if target.exists():
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            self.con.execute(
-                "COPY (SELECT * FROM res_scores WHERE version = ? ORDER BY ALL) "
-                "TO ? (FORMAT parquet)",
-                [version, str(tmp)],
-            )
-            os.replace(tmp, target)
+            tmp = temp_path(data_dir, target.name)
+            try:
+                self.con.execute(
+                    "COPY (SELECT * FROM res_scores WHERE version = ? ORDER BY ALL) "
+                    "TO ? (FORMAT parquet)",
+                    [version, str(tmp)],
+                )
+                place(tmp, target, data_dir)
+            finally:
+                tmp.unlink(missing_ok=True)
 
 
 def _identifier(name: str) -> str:
@@ -310,39 +324,8 @@ def _identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-# `.NAME.<pid>.tmp`, and the `.wal` DuckDB keeps beside an attached one.
-_TEMP = re.compile(r"^\..+\.(\d+)\.tmp(?:\.wal)?$")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id runs on this machine."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def remove_stale_temp(folder: Path) -> list[Path]:
-    """Remove the temporaries (`.NAME.<pid>.tmp` files and folders, anywhere under
-    `folder`: publish copies and their `.wal`, partial writes, unpacked e-prints) that a
-    killed process left behind; a live process's own are kept. Returns what was removed."""
-    removed = []
-    for root, dirs, files in os.walk(folder):
-        for name in [*dirs, *files]:
-            found = _TEMP.match(name)
-            if found is None or pid_alive(int(found.group(1))):
-                continue
-            path = Path(root) / name
-            if name in dirs:
-                dirs.remove(name)
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
+class NewerWarehouse(InputError):
+    """The warehouse holds migrations this code does not know: a newer lilo made it."""
 
 
 class WarehouseBusy(Unavailable, RuntimeError):

@@ -51,9 +51,12 @@ def start_prefect_early(settings: Settings) -> None:
     no PREFECT_API_URL: its start runs while the command prepares (flows/cli/_server.py);
     `running_flows` waits for it. On a new warehouse every stage has work, so the libraries
     the clean and samples stages load (Great Expectations, the local embedding model: about
-    4 s) load meanwhile on a thread; a warehouse with results may need neither."""
+    4 s) load meanwhile on a thread; a warehouse with results may need neither. A data
+    dir that is not lilo's is refused first, before anything is written there."""
     from lilo.flows.cli._server import start
+    from lilo.tasks.files import claim_data_dir
 
+    claim_data_dir(settings.data_dir)
     start(settings.data_dir)
     if not settings.db_path.exists():
         threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()

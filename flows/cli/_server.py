@@ -21,7 +21,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,7 +40,7 @@ _LOG: Path | None = None
 def start(data_dir: Path) -> None:
     """Start the server unless PREFECT_API_URL names one (environment, profile or
     Prefect's settings files) or ephemeral servers are off; once per process. Its log is
-    `data_dir/tmp/.prefect-server-*.<pid>.tmp`."""
+    a temporary in `data_dir/tmp` (tasks/files.py)."""
     global _PROCESS, _URL, _LOG
     if _PROCESS is not None or os.environ.get("PREFECT_API_URL") or _configured(loaded=True):
         return
@@ -51,11 +50,10 @@ def start(data_dir: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    (data_dir / "tmp").mkdir(parents=True, exist_ok=True)
-    log = tempfile.NamedTemporaryFile(
-        dir=data_dir / "tmp", prefix=".prefect-server-", suffix=f".{os.getpid()}.tmp", delete=False
-    )
-    _LOG = Path(log.name)
+    from lilo.tasks.files import temp_path
+
+    _LOG = temp_path(data_dir, "prefect-server")
+    log = open(_LOG, "xb")  # noqa: SIM115  # the server's output until it stops
     _PROCESS = subprocess.Popen(
         [
             sys.executable,

@@ -22,12 +22,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from lilo.tasks.report import cache_figures
 
     settings = settings_from_args(args)
-    cache_figures(settings.cache_dir / "figures")
+    cache_figures(settings)
     with published_results(settings) as con:
         try:
-            path = write_report(
-                con, settings.published_path.parent / "results", args.result_version
-            )
+            path = write_report(con, settings, args.result_version)
         except LookupError as exc:
             raise CLIError(str(exc), code=1) from exc
     print(path.resolve())

@@ -1,7 +1,8 @@
 """A benchmark's prompt templates and checklists as dataset assets (docs/design.md §14).
 
 Each is checked before it is stored: a template must compile with Jinja2 and use only the
-variables lilo renders it with (tasks/prompts/pack.py), a checklist must parse with
+variables lilo renders it with and plain filters (tasks/prompts/pack.py `template_problem`;
+it is rendered in Jinja's sandbox all the same), a checklist must parse with
 `parse_checklist`. One that fails is a problem naming its file and is not stored, so lilo's
 own stands in for it on runs (`PromptPack.from_assets`).
 """
@@ -12,11 +13,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-import jinja2
-from jinja2 import meta
-
 from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
-from lilo.tasks.prompts import parse_checklist
+from lilo.tasks.prompts import parse_checklist, template_problem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["Asset", "make_asset", "read_assets"]
@@ -58,10 +56,9 @@ def read_assets(files: Files) -> tuple[list[Asset], list[str], list[Quarantine]]
     assets: list[Asset] = []
     stand_ins: list[str] = []
     problems: list[Quarantine] = []
-    env = jinja2.Environment(autoescape=False)
     for rel, (name, variables) in TEMPLATE_FILES.items():
         text = _read(files, rel, problems)
-        why = "" if text is None else _template_problem(env, text, variables)
+        why = "" if text is None else template_problem(text, variables)
         if text is not None and not why:
             assets.append(make_asset(name, text, rel))
             continue
@@ -109,17 +106,6 @@ def _read(files: Files, rel: str, problems: list[Quarantine]) -> str | None:
             )
         )
         return None
-
-
-def _template_problem(env: jinja2.Environment, text: str, variables: frozenset[str]) -> str:
-    try:
-        used = meta.find_undeclared_variables(env.parse(text))
-    except jinja2.TemplateSyntaxError as exc:
-        return f"Jinja2 syntax error on line {exc.lineno}: {exc.message}"
-    unknown = sorted(used - variables)
-    if unknown:
-        return f"uses {', '.join(unknown)}; lilo renders it with {', '.join(sorted(variables))}"
-    return ""
 
 
 def _checklist_problem(text: str, shown: str) -> str:

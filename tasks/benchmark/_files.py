@@ -1,5 +1,6 @@
 """Reading a published benchmark's files: where its `dataset/` folder is, JSON that may be
-malformed, papers that may not be UTF-8, and each problem as one line naming the file."""
+malformed, papers that may not be UTF-8, files that link out of the clone, and each problem
+as one line naming the file."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from pylatexenc.latex2text import LatexNodes2Text
 
-from lilo.tasks.files import FileTooLarge, read_bounded
+from lilo.tasks.files import FileTooLarge, LinkOutside, read_bounded
 from lilo.tasks.records import PaperText, Quarantine
 from lilo.tasks.text import count_words
 from lilo.tasks.tokens import count_word_tokens
@@ -76,11 +77,16 @@ def locate_dataset(path: Path, name: str) -> Path:
 
 @dataclass(frozen=True)
 class Files:
-    """A benchmark's dataset folder; paths in messages are relative to the PATH given."""
+    """A benchmark's dataset folder; paths in messages are relative to the PATH given. Every
+    file is read only where it resolves inside the clone (the dataset folder's parent)."""
 
     given: Path
     root: Path
     name: str
+
+    @property
+    def clone(self) -> Path:
+        return self.root.parent
 
     def shown(self, rel: str) -> str:
         """`rel` (relative to the dataset folder) as the user sees it: relative to PATH."""
@@ -92,13 +98,15 @@ class Files:
 
     def read(self, rel: str, limit: int, problems: list[Quarantine]) -> bytes | None:
         """The file's bytes, or None with a `too_large` problem when it is past `limit` or
-        not a regular file (missing files: the caller)."""
+        not a regular file, a `link_outside` one when it links out of the clone (missing
+        files: the caller)."""
         try:
-            return read_bounded(self.root / rel, limit)
+            return read_bounded(self.root / rel, limit, within=self.clone)
         except FileTooLarge as exc:
             why = str(exc).rpartition(": ")[2]
+            reason = "link_outside" if isinstance(exc, LinkOutside) else "too_large"
             problems.append(
-                problem(self.item(rel), "too_large", f"{self.shown(rel)}: {why}: file skipped")
+                problem(self.item(rel), reason, f"{self.shown(rel)}: {why}: file skipped")
             )
             return None
 

@@ -10,7 +10,7 @@ from typing import Any
 from lilo.tasks.benchmark._assets import Asset, make_asset
 from lilo.tasks.benchmark._files import MAX_JSON_BYTES, PAPERS_DIR, Files, problem
 from lilo.tasks.benchmark._questions import QUESTION_FOLDERS
-from lilo.tasks.files import read_bounded
+from lilo.tasks.files import LinkOutside, inside, read_bounded
 from lilo.tasks.records import Quarantine
 
 __all__ = ["DESCRIPTION_FILE", "group_folders", "read_descriptions", "report_orphans"]
@@ -59,7 +59,8 @@ def read_descriptions(
             )
             continue
         found[key] = entry
-    text = read_bounded(files.root / rel, MAX_JSON_BYTES).decode("utf-8")  # read_json read it
+    # read_json read it
+    text = read_bounded(files.root / rel, MAX_JSON_BYTES, within=files.clone).decode("utf-8")
     return found, make_asset("description.json", text, rel)
 
 
@@ -67,6 +68,15 @@ def group_folders(files: Files, problems: list[Quarantine]) -> dict[int, Path]:
     folders: dict[int, Path] = {}
     for entry in sorted((files.root / PAPERS_DIR).iterdir()):
         match = _GROUP_RE.match(entry.name)
+        try:
+            inside(entry, files.clone)
+        except LinkOutside as exc:
+            rel = f"{PAPERS_DIR}/{entry.name}"
+            why = str(exc).rpartition(": ")[2]
+            problems.append(
+                problem(files.item(rel), "link_outside", f"{files.shown(rel)}: {why}: skipped")
+            )
+            continue
         if entry.is_dir() and match:
             folders[int(match.group(1))] = entry
         elif not entry.name.startswith("."):

@@ -13,13 +13,10 @@ import ast
 from collections.abc import Callable
 from pathlib import Path
 
-import jinja2
-from jinja2 import meta
-
 from lilo.tasks.benchmark._assets import Asset, make_asset
 from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
 from lilo.tasks.files import FileTooLarge, read_bounded
-from lilo.tasks.prompts import METHOD_TEMPLATES
+from lilo.tasks.prompts import METHOD_TEMPLATES, template_problem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["read_method_assets"]
@@ -74,15 +71,14 @@ SCRIPTS: dict[str, tuple[str, Callable[[ast.AST], str | None], str]] = {
 def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
     """The clone's method templates and script strings (the clone: the dataset folder's
     parent); each missing or unusable one is a problem and absent."""
-    clone = files.root.parent
+    clone = files.clone
     assets: list[Asset] = []
     problems: list[Quarantine] = []
-    env = jinja2.Environment(autoescape=False)
     for name in METHOD_TEMPLATES:
         rel = f"{TEMPLATE_DIR}/{name}.jinja"
-        text, why = _read(clone / rel)
+        text, why = _read(clone / rel, clone)
         if text is not None:
-            why = _template_problem(env, text)
+            why = template_problem(text, METHOD_VARIABLES)
         if not why:
             assets.append(make_asset(name, str(text), rel))
         else:
@@ -90,7 +86,7 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
                 problem(f"{files.name}/{rel}", "method_template", f"{rel}: {why}: lilo's stands in")
             )
     for name, (rel, find, what) in SCRIPTS.items():
-        text, why = _read(clone / rel)
+        text, why = _read(clone / rel, clone)
         found = None
         if text is not None:
             try:
@@ -112,21 +108,12 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
     return assets, problems
 
 
-def _read(path: Path) -> tuple[str | None, str]:
+def _read(path: Path, clone: Path) -> tuple[str | None, str]:
     if not path.is_file():
         return None, "missing"
     try:
-        return read_bounded(path, MAX_PROMPT_BYTES).decode("utf-8"), ""
+        return read_bounded(path, MAX_PROMPT_BYTES, within=clone).decode("utf-8"), ""
     except FileTooLarge as exc:
         return None, str(exc).rpartition(": ")[2]
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte {exc.start})"
-
-
-def _template_problem(env: jinja2.Environment, text: str) -> str:
-    try:
-        used = meta.find_undeclared_variables(env.parse(text))
-    except jinja2.TemplateSyntaxError as exc:
-        return f"Jinja2 syntax error on line {exc.lineno}: {exc.message}"
-    unknown = sorted(used - METHOD_VARIABLES)
-    return f"uses {', '.join(unknown)}, which no method passes" if unknown else ""

@@ -64,13 +64,13 @@ def _download(session: requests.Session, url: str, cfg: ArxivSettings) -> bytes:
     return polite(attempt, url, cfg)
 
 
-def _store(data: bytes, archive_dir: Path) -> tuple[str, Path]:
-    """Write under `<sha[:2]>/<sha256>` via a temp file in the same folder and os.replace,
-    so a crash never leaves a partial file under a final name."""
+def _store(data: bytes, settings: Settings) -> tuple[str, Path]:
+    """Write under `archives/<sha[:2]>/<sha256>` through a temporary (tasks/files.py), so a
+    crash never leaves a partial file under a final name."""
     sha = hashlib.sha256(data).hexdigest()
-    path = archive_dir / sha[:2] / sha
+    path = settings.archive_dir / sha[:2] / sha
     if not path.exists():
-        write_atomic(path, data)
+        write_atomic(path, data, settings.data_dir)
     return sha, path
 
 
@@ -106,7 +106,7 @@ def fetch_eprints(
         except (FetchError, ReplyRefused) as err:
             failures.append(Quarantine(arxiv_id, "fetch", "fetch_failed", str(err)))
             continue
-        sha, path = _store(data, settings.archive_dir)
+        sha, path = _store(data, settings)
         info = meta.get(arxiv_id)
         sources.append(
             RawSource(

@@ -299,4 +299,6 @@ def make_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
         from lilo.tasks.llm.openai_backend import OpenAIBackend
 
         backend = OpenAIBackend(settings)
-    return LLMClient(backend, DiskCache(settings.cache_dir / "llm"), settings, log)
+    return LLMClient(
+        backend, DiskCache(settings.cache_dir / "llm", settings.data_dir), settings, log
+    )

@@ -19,7 +19,7 @@ from importlib import resources
 
 import jinja2
 
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompts import PromptPack, reference_template
 
 __all__ = [
     "PLAN_ASK",
@@ -41,13 +41,6 @@ def _template(name: str) -> jinja2.Template:
     return jinja2.Environment(
         autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False
     ).from_string(source)
-
-
-@functools.lru_cache(maxsize=32)
-def _reference(source: str) -> jinja2.Template:
-    """As the reference compiles its templates (`jinja2.Template(text)`): a variable it does
-    not pass renders empty, a trailing newline is dropped."""
-    return jinja2.Template(source)
 
 
 def task_instruction(pack: PromptPack, texts: list[str], target_words: int) -> str:
@@ -77,7 +70,7 @@ class MethodPrompts:
     def plan(self, instruction: str) -> str:
         """The planner; a re-ask (RAL-Writer) sends the same prompt again."""
         if (own := self._extra("plan")) is not None:
-            return _reference(own[0]).render(instruction=instruction)
+            return reference_template(own[0]).render(instruction=instruction)
         return _template("plan").render(instruction=instruction)
 
     def plan_text(self, reply: str, lines: Sequence[str]) -> str:
@@ -105,10 +98,10 @@ class MethodPrompts:
         if own is None:
             return self._lilo_step(instruction, plan, step, written)
         if index == 0:
-            return _reference(own[0]).render(instruction=instruction, plan=plan, step=step)
+            return reference_template(own[0]).render(instruction=instruction, plan=plan, step=step)
         # The reference's ConcatAgent passes `text=written`; its template reads `written`.
         key = "written" if self.sees_written else "text"
-        return _reference(own[1]).render(
+        return reference_template(own[1]).render(
             instruction=instruction, plan=plan, step=step, **{key: written}
         )
 
@@ -130,10 +123,10 @@ class MethodPrompts:
             shown = keys if written else ""
             return self._lilo_step(instruction, plan, step, written, restatement, shown)
         if begin:
-            return _reference(own[0]).render(
+            return reference_template(own[0]).render(
                 instruction=instruction, plan=plan, step=step, restatement=restatement
             )
-        return _reference(own[1]).render(
+        return reference_template(own[1]).render(
             instruction=instruction,
             plan=plan,
             step=step,

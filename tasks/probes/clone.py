@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lilo.tasks.files import LinkOutside, inside
 from lilo.tasks.probes.prompts import read_clone_prompts
 from lilo.tasks.probes.records import Document, ProbeItem
 from lilo.tasks.records import Quarantine
@@ -93,6 +94,16 @@ def read_clone(path: Path) -> ClonedProbes:
 def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
     relative = file.relative_to(root).as_posix()
     read = total = 0
+    try:
+        inside(file, root)
+    except LinkOutside as exc:
+        why = str(exc).rpartition(": ")[2]
+        out.problems.append(
+            Quarantine(
+                f"lost-in-the-middle/{relative}", STAGE, "link_outside", f"{relative}: {why}"
+            )
+        )
+        return
     try:
         if not stat.S_ISREG(file.stat().st_mode):  # before opening: opening a FIFO blocks
             raise OSError("not a regular file")

@@ -7,6 +7,7 @@ with a pair per line, the documents as `Document [i](Title: ...) text` from i = 
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +81,7 @@ def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[st
             problems.append(f"{relative}: missing; lilo's own {name} prompt stands in")
             continue
         try:
-            text = read_bounded(path, _MAX_PROMPT_BYTES).decode("utf-8")
+            text = read_bounded(path, _MAX_PROMPT_BYTES, within=clone).decode("utf-8")
         except FileTooLarge as exc:
             why = str(exc).rpartition(": ")[2]
             problems.append(f"{relative}: {why}; lilo's own {name} prompt stands in")
@@ -92,8 +93,33 @@ def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[st
         if missing:
             problems.append(f"{relative}: lacks {', '.join(missing)}; lilo's own stands in")
             continue
+        if other := _beyond_placeholders(text, _PLACEHOLDERS[name]):
+            problems.append(
+                f"{relative}: uses {other}, a prompt may use only "
+                f"{', '.join(_PLACEHOLDERS[name])}; lilo's own stands in"
+            )
+            continue
         found[name] = (text, relative)
     return found, problems
+
+
+def _beyond_placeholders(text: str, placeholders: Sequence[str]) -> str:
+    """The first replacement field of a format string other than the plain placeholders
+    (`{key.__class__}`, `{key:>99999999}`, `{0}`), "" when there is none."""
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        return f"a malformed field ({exc})"
+    for _, field, spec, conversion in fields:
+        if field is not None and (f"{{{field}}}" not in placeholders or spec or conversion):
+            return (
+                "{"
+                + field
+                + (f"!{conversion}" if conversion else "")
+                + (f":{spec}" if spec else "")
+                + "}"
+            )
+    return ""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import jinja2
 import pandas as pd
 
 from lilo.tasks.report._html import data_uri
-from lilo.tasks.reporting import markdown_table
+from lilo.tasks.reporting import markdown_table, safe_markdown
 
 __all__ = ["create_probe_artifacts", "probe_curve_png", "render_probe_report"]
 
@@ -146,8 +146,10 @@ def create_probe_artifacts(
     if not curve.empty:
         image = data_uri(probe_curve_png(curve))
         create_markdown_artifact(
-            f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
-            f"{markdown_table(summary)}\n\nReport: `{report}`\n",
+            safe_markdown(
+                f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
+                f"{markdown_table(summary)}\n\nReport: `{report}`\n"
+            ),
             key="probe-curve-plot",
             description=f"Probe U-curves, {v}",
         )

@@ -10,6 +10,8 @@ from lilo.tasks.prompts.pack import (
     key_requirements,
     lilo_pack,
     parse_checklist,
+    reference_template,
+    template_problem,
 )
 
 __all__ = [
@@ -22,4 +24,6 @@ __all__ = [
     "key_requirements",
     "lilo_pack",
     "parse_checklist",
+    "reference_template",
+    "template_problem",
 ]

@@ -11,6 +11,10 @@ Template variables follow the published benchmark: task `papers`, `length`; QA a
 `paper` (the text answered from), `question`; QA judge `question`, `answer`, `predict`;
 checklist `response`, `checklists`, `num_checklist`; win-rate `response_A`, `response_B`,
 `checklists`, `num_checklist`.
+
+A benchmark's templates come from the user's clone: they are checked at import
+(`template_problem`: only their variables, the names they bind, `loop`'s counters and plain
+filters and tests) and always rendered in Jinja's sandbox, so a template never runs code.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+from jinja2 import meta, nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 __all__ = [
     "ASSET_NAMES",
@@ -35,6 +41,8 @@ __all__ = [
     "key_requirements",
     "lilo_pack",
     "parse_checklist",
+    "reference_template",
+    "template_problem",
 ]
 
 TEMPLATES = ("task", "qa_answer", "qa_judge", "checklist", "winrate")
@@ -184,11 +192,85 @@ def _plain(checklist: dict[str, list[ChecklistItem]]) -> dict[str, Any]:
     return {a: [(i.question, i.levels) for i in items] for a, items in checklist.items()}
 
 
+# Prompts are plain text, not HTML: no autoescaping. In the sandbox: no attribute that
+# starts with `_`, no method that changes a value, whatever a template holds.
+_PACK = ImmutableSandboxedEnvironment(autoescape=False, undefined=jinja2.StrictUndefined)
+# As the reference compiles its method templates (`jinja2.Template(text)`): a variable it
+# does not pass renders empty, a trailing newline is dropped.
+_REFERENCE = ImmutableSandboxedEnvironment()
+
+# What a template from outside lilo may use besides text, its variables and the names its own
+# `for` and `set` bind: these statements and operators, `loop`'s counters, plain filters and
+# tests. No other attribute, no subscript, no call, no macro, no import.
+_PLAIN = (
+    nodes.Template, nodes.Output, nodes.TemplateData, nodes.Name, nodes.Const, nodes.For,
+    nodes.If, nodes.Assign, nodes.Compare, nodes.Operand, nodes.And, nodes.Or, nodes.Not,
+    nodes.Concat, nodes.CondExpr, nodes.Add, nodes.Sub, nodes.Neg, nodes.Pos, nodes.Tuple,
+    nodes.List, nodes.Keyword,
+)  # fmt: skip
+_LOOP = frozenset(
+    {"index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0"}
+)
+_FILTERS = frozenset(
+    {"abs", "capitalize", "count", "d", "default", "e", "escape", "first", "float", "int"}
+    | {"join", "last", "length", "list", "lower", "max", "min", "reverse", "round", "safe"}
+    | {"sort", "string", "striptags", "sum", "title", "tojson", "trim", "truncate", "unique"}
+    | {"upper", "wordcount"}
+)
+_TESTS = frozenset(
+    {"boolean", "defined", "divisibleby", "eq", "even", "false", "float", "ge", "gt", "in"}
+    | {"integer", "iterable", "le", "lower", "lt", "mapping", "ne", "none", "number", "odd"}
+    | {"sequence", "string", "true", "undefined", "upper"}
+)
+
+
+def _beyond_plain(node: nodes.Node) -> str:
+    """What `node` is when a template from outside lilo may not use it, else ""."""
+    if isinstance(node, nodes.Filter):
+        return "" if node.name in _FILTERS else f"the filter {node.name}"
+    if isinstance(node, nodes.Test):
+        return "" if node.name in _TESTS else f"the test {node.name}"
+    if isinstance(node, nodes.Getattr):
+        looped = isinstance(node.node, nodes.Name) and node.node.name == "loop"
+        return "" if looped and node.attr in _LOOP else f"the attribute {node.attr}"
+    if type(node) in _PLAIN:
+        return ""
+    return {nodes.Getitem: "a subscript", nodes.Call: "a call"}.get(
+        type(node), f"{{% {type(node).__name__.lower()} %}}"
+    )
+
+
+def template_problem(source: str, variables: frozenset[str]) -> str:
+    """Why a template from outside lilo (a benchmark's, read from the user's clone) may not
+    be used, "" when it may: it must parse, and use only `variables` (those lilo renders it
+    with), the names it binds itself, `loop`'s counters and plain filters and tests."""
+    try:
+        tree = _PACK.parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        return f"Jinja2 syntax error on line {exc.lineno}: {exc.message}"
+    for node in tree.find_all(nodes.Node):
+        if what := _beyond_plain(node):
+            return (
+                f"uses {what} on line {node.lineno}: a template may use only its variables, "
+                "loop's counters and plain filters"
+            )
+    unknown = sorted(meta.find_undeclared_variables(tree) - variables)
+    if unknown:
+        return f"uses {', '.join(unknown)}; lilo renders it with {', '.join(sorted(variables))}"
+    return ""
+
+
 @functools.lru_cache(maxsize=64)
 def _compile(source: str) -> jinja2.Template:
-    # Prompts are plain text, not HTML: no autoescaping; missing variables are an error.
-    env = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
-    return env.from_string(source)
+    """A pack's template (lilo's or a benchmark's), in the sandbox; a missing variable is
+    an error."""
+    return _PACK.from_string(source)
+
+
+@functools.lru_cache(maxsize=32)
+def reference_template(source: str) -> jinja2.Template:
+    """A benchmark's method template as the reference compiles it, in the sandbox."""
+    return _REFERENCE.from_string(source)
 
 
 @functools.cache

@@ -27,6 +27,7 @@ from lilo.tasks.leaderboard import Board
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._html import data_uri
 from lilo.tasks.report._plots import histogram_png, position_curve_png
+from lilo.tasks.reporting import safe_markdown
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
 __all__ = [
@@ -66,8 +67,10 @@ def _is_new(run_id: str | None, key: str, *content: Any) -> bool:
 
 
 def create_markdown_artifact(markdown: str, key: str, description: str) -> None:
-    """A Markdown artifact on the top flow run."""
+    """A Markdown artifact on the top flow run; no link it quotes runs a script
+    (`safe_markdown`)."""
     run_id = _top_run()
+    markdown, description = safe_markdown(markdown), safe_markdown(description)
     if _is_new(run_id, key, markdown, description):
         MarkdownArtifact(
             key=key, markdown=markdown, description=description, flow_run_id=run_id

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from lilo.tasks.cache import DiskCache, cache_key
+from lilo.tasks.config import Settings
 from lilo.tasks.samples.stats import DatasetStats
 
 __all__ = [
@@ -114,11 +115,12 @@ def _png(fig: Any) -> bytes:
 _DISK: DiskCache | None = None
 
 
-def cache_figures(root: Path) -> None:
-    """Keep every figure drawn in this process under `root` too, by content: a run whose
-    results did not change shows its figures without drawing them again."""
+def cache_figures(settings: Settings) -> None:
+    """Keep every figure drawn in this process in the data dir's `cache/figures` too, by
+    content: a run whose results did not change shows its figures without drawing them
+    again."""
     global _DISK
-    _DISK = DiskCache(root)
+    _DISK = DiskCache(settings.cache_dir / "figures", settings.data_dir)
 
 
 @functools.cache

@@ -11,7 +11,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from lilo.flows._load import load_papers, load_qa, load_samples
+from lilo.flows._load import first_samples, load_papers, load_qa, load_samples
 from lilo.flows._progress import StageProgress
 from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
 from lilo.flows._stage_writer import StageWriter
@@ -66,7 +66,9 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
         with open_warehouse(settings) as wh:
             papers = load_papers(wh)
             qa = load_qa(wh, settings.dataset_version)
-            samples = load_samples(wh, settings.dataset_version, complete=True)
+            samples = first_samples(
+                load_samples(wh, settings.dataset_version, complete=True), settings
+            )
             work = [
                 (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
                 for sample in samples

@@ -99,6 +99,22 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.temperature": 0.0,
         "judge.checklist_temperature": 0.8,
     },
+    # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
+    # cores: one sample, Single and RAL-Writer at 300 words, RAL-Writer retrieving 4
+    # chunks of 256 words, fewer QA pairs.
+    "local-model": {
+        "generate.samples": 1,
+        "generate.methods": ["single", "ral_writer"],
+        "generate.target_words": [300],
+        "generate.ral.k": 4,
+        "generate.ral.chunk_words": 256,
+        "generate.ral.overlap_words": 64,
+        "qa.single_per_paper": 1,
+        "qa.cross_per_sample": 2,
+        "qa.quota_single": 3,
+        "qa.quota_cross": 2,
+        "qa.max_rounds": 2,
+    },
 }
 
 
@@ -207,6 +223,10 @@ class ChatEndpointSettings(EndpointSettings):
     concurrency: Annotated[int, PACING] = Field(4, ge=1)
     rpm: Annotated[int, PACING] = Field(0, ge=0)
     tpm: Annotated[int, PACING] = Field(0, ge=0)
+    # What the served weights are where the address does not say: a server lilo starts
+    # (`--local-model`) gets a free port each time. Set, it stands for `base_url` in cache
+    # keys and generation ids, so a rerun is served from the cache; "": the address.
+    weights: str = ""
     offline: OfflineSettings = OfflineSettings()
 
 
@@ -462,7 +482,7 @@ class Settings(BaseSettings):
     data_dir: Annotated[Path, PLACE] = Path("lilo-data")
     # A named set of settings (PROFILES), applied under the explicit ones by load_settings;
     # what it sets is in the other values, so the label itself changes no result.
-    profile: Annotated[Literal["none", "paper"], PACING] = "none"
+    profile: Annotated[Literal["none", "paper", "local-model"], PACING] = "none"
     surveys: Annotated[tuple[str, ...], PLACE] = ()
     dataset_version: _Name = "v1"
     # How long a process waits for the warehouse file while another one holds it. Runs hold

@@ -29,7 +29,7 @@ __all__ = ["start", "stop", "wait"]
 
 # `python -m uvicorn ARGS`, as Prefect runs it, ending with lilo even when lilo is killed.
 _SERVE = (
-    "import sys; from tasks.lifetime import end_with_parent; "
+    "import sys; from lilo.tasks.lifetime import end_with_parent; "
     "end_with_parent(int(sys.argv.pop(1))); sys.argv[0] = 'uvicorn'; "
     "from uvicorn.main import main; main()"
 )

@@ -50,11 +50,13 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
+        self.weights = cfg.weights
         self._client = _client(self.base_url, api_key or "not-needed", cfg.retries, cfg.timeout_s)
 
     def fingerprint(self) -> dict[str, object]:
-        """Two servers may serve different weights under one model name."""
-        return {"base_url": self.base_url}
+        """Two servers may serve different weights under one model name: the address, or
+        what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py)."""
+        return {"weights": self.weights} if self.weights else {"base_url": self.base_url}
 
     def complete(
         self,

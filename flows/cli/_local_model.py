@@ -63,6 +63,12 @@ class LocalModel:
     n_ctx: int
     log: Path
 
+    def chat_requests(self) -> int:
+        """The chat requests the server has answered, whatever their status, as its access
+        log counts them: what lilo's ledger (`fct_llm_calls`) must match."""
+        log = self.log.read_text(encoding="utf-8", errors="replace")
+        return log.count('"POST /v1/chat/completions HTTP/1.1"')
+
     def settings(self) -> dict[str, Any]:
         """The `llm.*` settings that point a run at this server. One request at a time: the
         server computes one, and a second would wait in its queue against `timeout_s`."""
@@ -143,6 +149,8 @@ def local_model(
                 "--chat_format",
                 "gemma",
             ],
+            # Its access log (the requests it answered) reaches the file line by line.
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
             # Its own process group: a terminal's Ctrl-C reaches lilo, which stops it.
             start_new_session=True,
             stdin=subprocess.DEVNULL,
@@ -150,14 +158,13 @@ def local_model(
             stderr=subprocess.STDOUT,
         )
     server = LocalModel(f"http://127.0.0.1:{port}/v1", model, _weights(path), n_ctx, Path(log.name))
-    failed = True
     try:
         _wait(process, server, timeout_s)
         yield server
-        failed = False
     finally:
+        ended_by_itself = process.poll() is not None
         _stop(process)
-        if not failed:
+        if not ended_by_itself:  # a server that failed keeps its log: the error names it
             server.log.unlink(missing_ok=True)
 
 
@@ -185,11 +192,12 @@ def _wait(process: subprocess.Popen[bytes], server: LocalModel, timeout_s: float
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL after 10 s: a server computing a request stops at once."""
+    """SIGTERM, then SIGKILL after 2 s: a server still computing an abandoned request would
+    finish it first, for minutes, and it holds nothing worth a graceful end."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -219,3 +227,4 @@ def served(option: str | None, data_dir: Path) -> Iterator[dict[str, Any]]:
     with local_model(Path(option) if option else None, data_dir) as server:
         print(f"local model {server.model} served by llama.cpp at {server.base_url}")
         yield server.settings()
+        print(f"llama.cpp answered {server.chat_requests()} chat requests; stopping it")

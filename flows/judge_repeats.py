@@ -13,7 +13,7 @@ from lilo.flows._load import load_generations, load_pack, load_papers, ready_sam
 from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
-from lilo.tasks.llm import LLMClient, LLMError, make_judge_client
+from lilo.tasks.llm import Completion, LLMClient, LLMError, make_judge_client
 from lilo.tasks.parallel import fan_out
 from lilo.tasks.records import Generation
 from lilo.tasks.scoring import ScoreContext, get_scorer
@@ -33,8 +33,8 @@ class RepeatedJudge(LLMClient):
         super().__init__(judge.backend, judge.cache, judge.settings, judge.log)
         self.repeat = repeat
 
-    def chat(self, messages: Any, *, attempt: int = 0, **kwargs: Any) -> str:
-        return super().chat(messages, attempt=self.repeat * _SPAN + attempt, **kwargs)
+    def complete(self, messages: Any, *, attempt: int = 0, **kwargs: Any) -> Completion:
+        return super().complete(messages, attempt=self.repeat * _SPAN + attempt, **kwargs)
 
 
 @flow(name="judge-repeats", log_prints=True)

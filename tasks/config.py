@@ -228,12 +228,22 @@ class ChatEndpointSettings(EndpointSettings):
     # keys and generation ids, so a rerun is served from the cache; "": the address.
     weights: str = ""
     offline: OfflineSettings = OfflineSettings()
+    # The model's context window at this endpoint in tokens (prompt and reply together),
+    # for a server that does not say it; 0: unknown. The smallest of what the server says,
+    # this and what its rejection said applies (tasks/llm/window.py). A fact of the
+    # endpoint, as its address is.
+    context_window: Annotated[int, PLACE] = Field(0, ge=0)
+    # max_tokens cut to what the window leaves after the prompt, and a prompt that cannot
+    # fit failed as `context_exceeded` without a call; off: every request sent as asked, as
+    # the reference sends it (docs/reference.md), the server's rejection recorded.
+    fit_max_tokens: bool = True
 
 
 class LLMSettings(ChatEndpointSettings):
     backend: Literal["offline", "openai"] = "offline"
     temperature: float = Field(0.3, ge=0.0, le=2.0)
-    max_tokens: int = Field(8192, gt=0)
+    # The output budget of a call that names none; 0: no max_tokens sent (the server's own).
+    max_tokens: int = Field(8192, ge=0)
 
 
 class JudgeSettings(ChatEndpointSettings):
@@ -244,6 +254,14 @@ class JudgeSettings(ChatEndpointSettings):
 
     backend: Literal["offline", "openai"] | None = None
     checklist_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    # Output tokens (max_tokens) each judgment asks for, sized to its reply: a QA answer
+    # (asked in 50-200 characters), a QA grade ({"reason", "score"}), one checklist
+    # aspect's grades or win-rate verdicts (five items, a reason each); 0: none sent (the
+    # server's own limit, as the reference's scripts send none).
+    answer_max_tokens: int = Field(256, ge=0)
+    grade_max_tokens: int = Field(512, ge=0)
+    checklist_max_tokens: int = Field(2048, ge=0)
+    winrate_max_tokens: int = Field(2048, ge=0)
 
 
 class EmbeddingSettings(EndpointSettings):
@@ -288,6 +306,11 @@ class QASettings(_Section):
     review_batch: Annotated[int, PACING] = Field(10, ge=1)
     review_timeout_s: Annotated[int, PACING] = Field(86_400, gt=0)
     review_poll_s: Annotated[int, PACING] = Field(10, gt=0)
+    # Output tokens (max_tokens) a QA generation call and a filter verdict ask for: six
+    # pairs with their quotes take under a thousand, a verdict under a hundred; 0: none
+    # sent (the server's own limit). A reply cut at its budget is `truncated`, not parsed.
+    generate_max_tokens: int = Field(2048, ge=0)
+    filter_max_tokens: int = Field(512, ge=0)
 
 
 class RALSettings(_Section):

@@ -146,3 +146,6 @@ class LLMCall:
     cached: bool
     request: str  # the messages and parameters, JSON
     response: str
+    # Why the reply ended: "stop", or "length" (cut at its budget); "" in logs written
+    # before it was kept.
+    finish_reason: str = ""

@@ -20,15 +20,15 @@ import functools
 import re
 from typing import Any
 
-__all__ = ["GPT4O_ENCODING", "count_gpt4o_tokens", "count_word_tokens"]
+__all__ = ["GPT4O_ENCODING", "WORD_TOKEN_RE", "count_gpt4o_tokens", "count_word_tokens"]
 
 GPT4O_ENCODING = "o200k_base"
-_WORD_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+WORD_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 
 
 def count_word_tokens(text: str) -> int:
     """Runs of word characters plus punctuation marks, each one token."""
-    return len(_WORD_TOKEN_RE.findall(text))
+    return len(WORD_TOKEN_RE.findall(text))
 
 
 @functools.cache

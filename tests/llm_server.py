@@ -12,7 +12,18 @@ how many times that same request came before, so a run's faults do not depend on
 its threads send them. `answered` counts the chat requests answered with a completion.
 A request's `response_format` (structured output) is recorded with it; with
 `rejects_response_format` set the server refuses it with a 400, as endpoints without
-structured output do."""
+structured output do.
+
+`Model` makes it a server with a context window, which it names or not as `kind` does:
+vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
+(`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
+(`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
+(nothing said). A token is a whitespace-separated word, and each message adds 4 (its
+template). A prompt past the window gets the 400 that kind of server answers ("maximum
+context length is N tokens", or llama-server's `exceed_context_size_error`); a reply longer
+than `max_tokens` words is cut there with `finish_reason` "length"; `usage` counts both.
+Requests to the endpoints other than chat and embeddings go to `asked`, not `requests`;
+`peak` is the most chat requests computed at once, each taking `compute_s`."""
 
 from __future__ import annotations
 
@@ -31,7 +42,17 @@ from lilo.tasks.config import Settings
 from lilo.tasks.records import PaperText, QAPair, Sample
 from lilo.warehouse import Warehouse
 
-__all__ = ["EMBEDDING_DIM", "FAULTS", "PAIRS", "PAPER", "Faults", "LLMServer", "bag_of_words"]
+__all__ = [
+    "EMBEDDING_DIM",
+    "FAULTS",
+    "PAIRS",
+    "PAPER",
+    "Faults",
+    "LLMServer",
+    "Model",
+    "bag_of_words",
+    "prompt_tokens",
+]
 
 FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
 
@@ -121,6 +142,50 @@ class Faults:
         return kind
 
 
+@dataclass
+class Model:
+    """A served model with a context window (see the module's docstring): `kind` is one of
+    vllm, llama.cpp, llama-cpp-python, ollama, openai; `slots` what llama-server says it
+    computes at once."""
+
+    window: int
+    kind: str = "vllm"
+    slots: int = 0
+    says: bool = True  # False: the window is named nowhere (only its rejections tell)
+
+
+def prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """The fake tokenizer: words of every message, and 4 for each message's template."""
+    return sum(len(m["content"].split()) + 4 for m in messages)
+
+
+def _context_error(model: Model, prompt: int, budget: int | None) -> dict[str, Any] | None:
+    """The 400 body a server of `model.kind` answers for a prompt past its window, or None.
+    vLLM and OpenAI count the budget asked for; llama.cpp servers only the prompt."""
+    asked = prompt + (budget or 0)
+    # llama.cpp's servers cut the budget to the room the prompt leaves.
+    fits = asked <= model.window if model.kind in ("vllm", "openai") else prompt < model.window
+    if fits or model.kind == "ollama":  # Ollama cuts the prompt silently
+        return None
+    if model.kind == "llama.cpp":
+        return {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": prompt,
+            "n_ctx": model.window,
+        }
+    message = f"This model's maximum context length is {model.window} tokens. "
+    if budget or model.kind == "llama-cpp-python":
+        message += (
+            f"However, you requested {asked} tokens ({prompt} in the messages, {budget} in "
+            "the completion). Please reduce the length of the messages or completion."
+        )
+    else:
+        message += f"However, your messages resulted in {prompt} tokens."
+    return {"message": message, "type": "invalid_request_error", "param": "messages"}
+
+
 class LLMServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -137,6 +202,12 @@ class LLMServer(ThreadingHTTPServer):
         self.rejects_response_format = False
         self.lock = threading.Lock()
         self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+        self.model: Model | None = None  # a context window, and the endpoints naming it
+        self.asked: list[str] = []  # "GET /props" and the like, in order
+        self.compute_s = 0.0  # how long each chat reply takes
+        self.busy = 0  # chat requests being computed now
+        self.peak = 0  # the most at once
+        self.usage: Counter[str] = Counter()  # the `usage` of every completion answered
 
     @property
     def prompts(self) -> list[list[dict[str, str]]]:
@@ -167,9 +238,15 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self._about(None)
+
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         body = json.loads(raw)
+        if not self.path.startswith(("/v1/chat/", "/v1/embeddings")):
+            self._about(body)
+            return
         server = self.server
         with server.lock:
             server.requests.append(
@@ -192,19 +269,44 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault and self._fault(fault):
             return
+        model = server.model
+        budget = body.get("max_tokens")
+        wanted = body.get("response_format") or {}
+        if model and model.kind == "llama-cpp-python" and wanted.get("type") == "json_schema":
+            message = "Input should be 'text' or 'json_object' ('body', 'response_format', 'type')"
+            self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
+            return
+        if model and (error := _context_error(model, prompt_tokens(body["messages"]), budget)):
+            self._send(400, {"error": error})
+            return
+        with server.lock:
+            server.busy += 1
+            server.peak = max(server.peak, server.busy)
+        time.sleep(server.compute_s)
         content = (
             ""
             if fault == "empty"
             else server.respond(body["messages"][-1]["content"], len(body["messages"]))
         )
+        with server.lock:
+            server.busy -= 1
+        finish = "stop"
+        if budget is not None and len(content.split()) > budget:
+            content, finish = " ".join(content.split()[:budget]), "length"
         message = {"role": "assistant", "content": content}
+        usage = {"prompt_tokens": 11, "completion_tokens": 3}
+        if model:
+            usage = {
+                "prompt_tokens": prompt_tokens(body["messages"]),
+                "completion_tokens": len(content.split()),
+            }
         payload = {
             "id": "chatcmpl-1",
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {**usage, "total_tokens": sum(usage.values())},
         }
         if fault == "truncated":
             data = json.dumps(payload).encode()
@@ -213,7 +315,40 @@ class _Handler(BaseHTTPRequestHandler):
         if not fault:
             with server.lock:
                 server.answered += 1
+                server.usage.update(usage)
         self._send(200, payload)
+
+    def _about(self, body: dict[str, Any] | None) -> None:
+        """The endpoints a server of `model.kind` has beside chat: what it says about the
+        model and its tokenizer; 404 for the others."""
+        server, model = self.server, self.server.model
+        with server.lock:
+            server.asked.append(f"{self.command} {self.path}")
+        kind = model.kind if model else "openai"
+        says = model is not None and model.says
+        found: dict[str, Any] | None = None
+        if self.path == "/v1/models":
+            entry: dict[str, Any] = {"id": "scripted", "object": "model"}
+            if model and says and kind == "vllm":
+                entry["max_model_len"] = model.window
+            found = {"object": "list", "data": [entry]}
+        elif self.path == "/props" and model and says and kind == "llama.cpp":
+            found = {
+                "default_generation_settings": {"n_ctx": model.window},
+                "total_slots": model.slots or 1,
+            }
+        elif self.path == "/api/show" and model and says and kind == "ollama":
+            found = {"model_info": {"gemma3.context_length": model.window}, "parameters": ""}
+        elif self.path == "/tokenize" and body and kind == "vllm":
+            found = {"count": prompt_tokens(body["messages"])}
+        elif self.path == "/tokenize" and body and kind == "llama.cpp":
+            found = {"tokens": list(range(len(body["content"].split())))}
+        elif self.path == "/extras/tokenize/count" and body and kind == "llama-cpp-python":
+            found = {"count": len(body["input"].split())}
+        if found is None:
+            self._send(404, {"detail": "Not Found"})
+        else:
+            self._send(200, found)
 
     def _fault(self, kind: str) -> bool:
         """Serve a fault that replaces the whole reply; False for those that shape it."""

@@ -1,8 +1,9 @@
 """The generate and score stages against a misbehaving endpoint, through the real `openai`
 client: with 20% of requests faulty (429 with Retry-After, 500, 503, stalls past the timeout,
 dropped connections, JSON cut short, empty content, an HTML page) nothing is lost or counted
-twice, every permanent failure is recorded with its reason and the run ends `partial`; the
-next run, faults off, completes and clears them."""
+twice, every request the endpoint received is in the ledger, every permanent failure is
+recorded with its reason and the run ends `partial`; the next run, faults off, completes and
+clears them."""
 
 from __future__ import annotations
 
@@ -103,9 +104,11 @@ def test_faults_lose_nothing_count_nothing_twice_and_the_rerun_clears_them(
         "SELECT key FROM fct_llm_calls WHERE run_id = ? AND NOT replied",
         [faulty["run_id"]],
     )
-    # The requests that failed past the retries are in the ledger too, without a reply (one
-    # per request: units that shared a request through single flight share its failure).
-    assert 0 < len(unanswered) <= len(failed) + len(held)
+    # Every request the endpoint received is in the ledger: each answered one with its
+    # reply, each other one (a fault, asked again or failed for good) without.
+    received = [r for r in server.requests if r["path"] == "/v1/chat/completions"]
+    assert len(made) + len(unanswered) == len(received)
+    assert len(unanswered) == len(received) - server.answered > 0
     assert faulty["status"] == "partial"
     assert "failed generations" in faulty["message"] or "llm_error" in faulty["message"]
 

@@ -146,7 +146,7 @@ def test_unusable_after_retry_is_a_failed_attempt_with_raw_output(tmp_path, mode
     assert attempt.reason.endswith(f"raw output: {bad}")
     assert (attempt.round, attempt.prompt_version, attempt.backbone) == (
         1,
-        "qa-v1",
+        "qa-v2",
         "openai:scripted",
     )
     assert not result.ready and result.stuck

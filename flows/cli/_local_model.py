@@ -77,6 +77,7 @@ class LocalModel:
             "llm.base_url": self.base_url,
             "llm.model": self.model,
             "llm.weights": self.weights,
+            "llm.context_window": self.n_ctx,  # llama-cpp-python's server does not say it
             "llm.api_key": "not-needed",
             "llm.concurrency": 1,
         }

@@ -5,8 +5,13 @@ flight at once share one call, also across the processes sharing the cache), the
 concurrency and rate limits of its endpoint and model (tasks/llm/limits.py) and the
 backend's retries; each call (hit or miss) is kept as an `LLMCall` record, appended to the
 run's call log when the client has one (the flow folds it into the warehouse) and kept for
-the task to return. A backend is anything with `name`, `model`, `fingerprint()` and
-`complete()` (tasks/llm/types.py).
+the task to return. A backend is anything with `name`, `model`, `fingerprint()`,
+`facts()`, `count_tokens()` and `complete()` (tasks/llm/types.py).
+
+Before a request is sent its budget is fitted to the endpoint's context window
+(tasks/llm/window.py): `max_tokens` cut to what the prompt leaves, or the failure
+`context_exceeded` without a call. The cache key holds the budget asked for; the entry and
+the call record what was sent and why the reply ended (`finish_reason`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,16 @@ from lilo.tasks.config import ChatEndpointSettings, Settings
 from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
-from lilo.tasks.llm.types import Backend, Completion, LLMError, Message, ResponseFormatUnsupported
+from lilo.tasks.llm.types import (
+    Backend,
+    Completion,
+    ContextExceeded,
+    ContextRejected,
+    LLMError,
+    Message,
+    ResponseFormatUnsupported,
+)
+from lilo.tasks.llm.window import window_for
 from lilo.tasks.records import LLMCall
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.tasks.tokens import count_word_tokens
@@ -49,13 +63,18 @@ class LLMClient:
         cfg = settings.llm
         where = f"{backend.name}:{getattr(backend, 'base_url', '')}"
         self._endpoint = limits_for(where, backend.model, Limits(cfg.concurrency, cfg.rpm, cfg.tpm))
+        self.window = window_for(backend, cache, cfg.context_window)
 
     @property
     def backbone(self) -> str:
         """The label recorded with every result this client produced."""
         return f"{self.backend.name}:{self.backend.model}"
 
-    def chat(
+    def chat(self, messages: list[Message], **ask: Any) -> str:
+        """The reply's text (see `complete`)."""
+        return self.complete(messages, **ask).text
+
+    def complete(
         self,
         messages: list[Message],
         *,
@@ -65,15 +84,17 @@ class LLMClient:
         attempt: int = 0,
         response_format: dict[str, Any] | None = None,
         draw: str = "",
-    ) -> str:
-        """The reply to `messages`. `attempt` > 0 asks the same prompt again for a fresh
-        sample (a re-asked plan): it is part of the cache key, so a rerun replays each
-        attempt from the cache instead of getting the first reply every time.
-        `response_format` (OpenAI's, e.g. a JSON schema) is sent and is part of the key.
-        `draw` names who samples (a method): two methods sending one prompt get a reply
-        each, each replayed on a rerun; it is in the key, never sent."""
+    ) -> Completion:
+        """The reply to `messages`, with its tokens and why it ended (`truncated`: cut at
+        its budget). `max_tokens` None: `llm.max_tokens`; 0: none sent (the server's own
+        limit). `attempt` > 0 asks the same prompt again for a fresh sample (a re-asked
+        plan): it is part of the cache key, so a rerun replays each attempt from the cache
+        instead of getting the first reply every time. `response_format` (OpenAI's, e.g. a
+        JSON schema) is sent and is part of the key. `draw` names who samples (a method):
+        two methods sending one prompt get a reply each, each replayed on a rerun; it is in
+        the key, never sent."""
         temperature = self.settings.llm.temperature if temperature is None else temperature
-        max_tokens = max_tokens or self.settings.llm.max_tokens
+        max_tokens = self.settings.llm.max_tokens if max_tokens is None else max_tokens
         request: dict[str, object] = {
             "backend": self.backend.name,
             "model": self.backend.model,
@@ -93,9 +114,9 @@ class LLMClient:
         key = cache_key(blob)
         hit = self.cache.get_json(key)
         if hit is not None:
-            completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
+            completion = _completion(hit)
             self._record(key, purpose, blob, completion, hit["latency_s"], cached=True)
-            return completion.text
+            return completion
         flight = f"{self.cache.root}:{key}"
         with _LOCK:
             shared = _IN_FLIGHT.get(flight)
@@ -105,7 +126,7 @@ class LLMClient:
         if shared is not None:  # the same request is in flight: share its reply
             completion, latency = shared.result()
             self._record(key, purpose, blob, completion, latency, cached=True)
-            return completion.text
+            return completion
         try:
             # Looked at again once this call owns the key in this process and in every
             # process sharing the cache: an identical call that ended in between (here, or
@@ -113,11 +134,11 @@ class LLMClient:
             with self.cache.claim(key):
                 hit = self.cache.get_json(key)
                 if hit is not None:
-                    completion = Completion(hit["text"], hit["tokens_in"], hit["tokens_out"])
+                    completion = _completion(hit)
                     latency = hit["latency_s"]
                 else:
-                    completion, latency = self._call(
-                        key, messages, purpose, temperature, max_tokens, response_format
+                    completion, latency, sent = self._call(
+                        key, messages, purpose, temperature, max_tokens or None, response_format
                     )
                     self.cache.put_json(
                         key,
@@ -126,6 +147,8 @@ class LLMClient:
                             "tokens_in": completion.tokens_in,
                             "tokens_out": completion.tokens_out,
                             "latency_s": latency,
+                            "finish_reason": completion.finish_reason,
+                            "sent_max_tokens": sent,
                         },
                     )
         except BaseException as exc:  # the callers sharing this call get the same error
@@ -136,7 +159,13 @@ class LLMClient:
                 del _IN_FLIGHT[flight]
         mine.set_result((completion, latency))
         self._record(key, purpose, blob, completion, latency, cached=hit is not None)
-        return completion.text
+        return completion
+
+    def fits(self, messages: list[Message], max_tokens: int | None) -> bool:
+        """Whether the prompt and its whole budget fit the endpoint's window (unknown, or
+        `llm.fit_max_tokens` off: they do). Asks the server only where the cache does not
+        hold the answer already (tasks/llm/window.py)."""
+        return not self.settings.llm.fit_max_tokens or self.window.fits(messages, max_tokens)
 
     def _call(
         self,
@@ -144,11 +173,27 @@ class LLMClient:
         messages: list[Message],
         purpose: str,
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
-    ) -> tuple[Completion, float]:
+    ) -> tuple[Completion, float, int | None]:
         """One request under the endpoint's concurrency and rate limits (a slot first, so
-        that a request counts against the rate when it is sent, not while it queues)."""
+        that a request counts against the rate when it is sent, not while it queues), with
+        its budget fitted to the window; and the budget sent. A server that rejects the
+        prompt's length teaches lilo its window: the request goes once more with the budget
+        that window leaves, or fails as `context_exceeded`."""
+        fit = self.settings.llm.fit_max_tokens
+        try:
+            slots = self.window.facts().slots  # asked of the server once
+            if slots:
+                self._endpoint.slots.narrow(slots)
+            sent = self.window.fit(messages, max_tokens) if fit else max_tokens
+        except ContextExceeded as exc:
+            raise ContextExceeded(f"{self.backbone} failed for {purpose}: {exc}") from None
+
+        def sending() -> None:  # counted even if this process dies before the reply
+            if self.log is not None:
+                self.log.sent(key, self.backend.name, self.backend.model, purpose)
+
         with self._endpoint.slots:
             raise_if_stopping()  # a stopping run sends nothing new (tasks/lifetime.py)
             # Tokens are only estimated where a tokens-per-minute limit needs them.
@@ -157,31 +202,39 @@ class LLMClient:
                 sum(count_word_tokens(m.get("content", "")) for m in messages) if rate.tpm else 0
             )
             charge = rate.acquire(estimate)
-            if self.log is not None:  # counted even if this process dies before the reply
-                self.log.sent(key, self.backend.name, self.backend.model, purpose)
             started = time.perf_counter()
+            ask = {"temperature": temperature, "response_format": response_format}
             try:
-                completion = self.backend.complete(
-                    messages,
-                    temperature=temperature,
-                    max_tokens=max_tokens,
-                    response_format=response_format,
-                )
+                try:
+                    completion = self.backend.complete(
+                        messages, max_tokens=sent, sending=sending, **ask
+                    )
+                except ContextRejected as rejected:
+                    if not fit:
+                        raise
+                    self.window.learn(rejected, messages)
+                    fitted = self.window.fit(messages, max_tokens)
+                    if fitted == sent:  # the same request again would get the same answer
+                        window = f"window {rejected.window} (learned)"
+                        raise ContextExceeded(f"context_exceeded: {window}: {rejected}") from None
+                    sent = fitted
+                    completion = self.backend.complete(
+                        messages, max_tokens=sent, sending=sending, **ask
+                    )
             except Exception as exc:  # the backend already retried what is retryable
                 # The endpoint's words are untrusted (some echo the key): redacted, and the
                 # original left out of the chain that tracebacks and logs print.
                 why = redact(str(exc), configured_secrets(self.settings))
                 # The kind survives the redaction: a rejected response_format has a fallback.
-                kind = (
-                    ResponseFormatUnsupported
-                    if isinstance(exc, ResponseFormatUnsupported)
-                    else LLMError
+                kind = next(
+                    (k for k in (ResponseFormatUnsupported, ContextExceeded) if isinstance(exc, k)),
+                    LLMError,
                 )
                 raise kind(f"{self.backbone} failed for {purpose}: {why}") from None
             finally:
                 latency = time.perf_counter() - started
         rate.settle(charge, completion.tokens_in + completion.tokens_out)
-        return completion, latency
+        return completion, latency, sent
 
     def _record(
         self,
@@ -206,6 +259,7 @@ class LLMClient:
             cached=cached,
             request="" if cached else request,
             response=completion.text,
+            finish_reason=completion.finish_reason,
         )
         if self.log is not None:
             self.log.append(call)
@@ -217,6 +271,16 @@ class LLMClient:
         with self._lock:
             calls, self.calls = self.calls, []
         return calls
+
+
+def _completion(entry: dict[str, Any]) -> Completion:
+    """A cache entry's reply (entries written before `finish_reason` was kept: "stop")."""
+    return Completion(
+        entry["text"],
+        entry["tokens_in"],
+        entry["tokens_out"],
+        entry.get("finish_reason", "stop"),
+    )
 
 
 def judge_settings(settings: Settings) -> Settings:

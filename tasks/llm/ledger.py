@@ -144,6 +144,7 @@ class LedgerReader:
                     "tokens_in": c.tokens_in,
                     "tokens_out": c.tokens_out,
                     "latency_s": c.latency_s,
+                    "finish_reason": c.finish_reason or None,
                 }
                 for n, c in enumerate(calls)
             ],
@@ -159,6 +160,7 @@ class LedgerReader:
                     "tokens_in": c.tokens_in,
                     "tokens_out": c.tokens_out,
                     "latency_s": c.latency_s,
+                    "finish_reason": c.finish_reason or None,
                 }
                 for c in fresh
             ],

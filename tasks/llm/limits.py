@@ -1,7 +1,10 @@
 """Concurrency and rate limits, one set per endpoint and model, shared by every client in
 this process that calls that model there (the generator and the judge are two clients).
 Each client brings its own limits; two clients that name different limits for one endpoint
-and model are refused (`Settings` checks llm against judge before a run starts)."""
+and model are refused (`Settings` checks llm against judge before a run starts). A server
+that says how many requests it computes at once (llama-server's slots) narrows the
+concurrency to that: a request beyond it would wait in the server's queue, its wait counted
+against the client's timeout."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["EndpointLimits", "Limits", "RateLimit", "limits_for"]
+__all__ = ["EndpointLimits", "Limits", "RateLimit", "Slots", "limits_for"]
 
 
 @dataclass(frozen=True)
@@ -65,10 +68,33 @@ class RateLimit:
             entry[1] = float(tokens)
 
 
+class Slots:
+    """Requests in flight at once: at most `limit`, which `narrow` may lower, never raise."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._busy = 0
+        self._turn = threading.Condition()
+
+    def narrow(self, limit: int) -> None:
+        with self._turn:
+            self.limit = min(self.limit, max(limit, 1))
+
+    def __enter__(self) -> None:
+        with self._turn:
+            self._turn.wait_for(lambda: self._busy < self.limit)
+            self._busy += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._turn:
+            self._busy -= 1
+            self._turn.notify()
+
+
 @dataclass
 class EndpointLimits:
     limits: Limits
-    slots: threading.BoundedSemaphore
+    slots: Slots
     rate: RateLimit
 
 
@@ -82,6 +108,6 @@ def limits_for(endpoint: str, model: str, limits: Limits) -> EndpointLimits:
     with _LOCK:
         key = (endpoint, model, limits)
         if key not in _ENDPOINTS:
-            slots = threading.BoundedSemaphore(limits.concurrency)
+            slots = Slots(limits.concurrency)
             _ENDPOINTS[key] = EndpointLimits(limits, slots, RateLimit(limits.rpm, limits.tpm))
         return _ENDPOINTS[key]

@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import os
+import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.config import Settings
-from lilo.tasks.llm.types import Completion, Message, ResponseFormatUnsupported
+from lilo.tasks.llm.types import (
+    Completion,
+    ContextRejected,
+    EndpointFacts,
+    Message,
+    ResponseFormatUnsupported,
+)
+from lilo.tasks.llm.window import PER_MESSAGE_TOKENS
 
 __all__ = ["OpenAIBackend"]
 
 
 @functools.cache
-def _client(base_url: str, api_key: str, retries: int, timeout_s: float) -> Any:
+def _client(base_url: str, api_key: str, timeout_s: float) -> Any:
     """One `openai.OpenAI` per endpoint and process: each new one sets up its connections
     again (TLS included, about 120 ms), and one is safe to share between threads."""
     import openai
 
-    # It retries 408/409/429/5xx and connection errors with backoff, honouring Retry-After;
-    # lilo only sets how many times.
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=retries, timeout=timeout_s)
+    # lilo asks again itself (`OpenAIBackend.complete`): each request sent is one the
+    # ledger counts, and a request that timed out, which the server may still be
+    # computing, is not sent again.
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s)
 
 
 class BadReply(RuntimeError):
@@ -32,6 +43,13 @@ class BadReply(RuntimeError):
 
 # Endpoints (base URL, model) that rejected `response_format` in this process: not asked again.
 _NO_RESPONSE_FORMAT: set[tuple[str, str]] = set()
+# What each endpoint (base URL, model) said about itself, asked once per process.
+_FACTS: dict[tuple[str, str], EndpointFacts] = {}
+
+# Seconds an endpoint's own words about itself may take (`facts`, `count_tokens`).
+_ASK_TIMEOUT_S = 10.0
+# The longest Retry-After honoured, as the openai client does.
+_MAX_RETRY_AFTER_S = 60.0
 
 
 class OpenAIBackend:
@@ -50,59 +68,139 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
+        self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
-        self._client = _client(self.base_url, api_key or "not-needed", cfg.retries, cfg.timeout_s)
+        self._key = api_key or "not-needed"
+        self._client = _client(self.base_url, self._key, cfg.timeout_s)
 
     def fingerprint(self) -> dict[str, object]:
         """Two servers may serve different weights under one model name: the address, or
-        what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py)."""
-        return {"weights": self.weights} if self.weights else {"base_url": self.base_url}
+        what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py);
+        `max_tokens` sent as asked, past the window, is another request than the fitted one."""
+        kept = {} if self.fit_max_tokens else {"max_tokens": "as asked"}
+        served = {"weights": self.weights} if self.weights else {"base_url": self.base_url}
+        return {**served, **kept}
+
+    def facts(self) -> EndpointFacts:
+        """The window, slots and tokenizer the server names: vLLM in `/v1/models`,
+        llama-server in `/props`, Ollama in `/api/show`; llama-cpp-python's server names
+        none but counts tokens at `/extras/tokenize/count`. Asked once per process."""
+        where = (self.base_url, self.model)
+        if where not in _FACTS:
+            _FACTS[where] = self._facts()
+        return _FACTS[where]
+
+    def _facts(self) -> EndpointFacts:
+        models = self._ask("GET", "/v1/models")
+        for entry in _entries(models):
+            if entry.get("id") == self.model and _count(entry.get("max_model_len")):
+                return EndpointFacts(window=_count(entry["max_model_len"]), tokenizer="vllm")
+        props = self._ask("GET", "/props")
+        if isinstance(props, dict) and "default_generation_settings" in props:
+            settings = props["default_generation_settings"]
+            window = _count(settings.get("n_ctx")) if isinstance(settings, dict) else 0
+            slots = _count(props.get("total_slots"))
+            return EndpointFacts(window=window, slots=slots, tokenizer="llama.cpp")
+        shown = self._ask("POST", "/api/show", {"model": self.model})
+        if isinstance(shown, dict) and isinstance(shown.get("model_info"), dict):
+            return EndpointFacts(window=_ollama_window(shown))
+        counted = self._ask("POST", "/extras/tokenize/count", {"input": "a", "model": self.model})
+        if isinstance(counted, dict) and _count(counted.get("count")):
+            return EndpointFacts(tokenizer="llama-cpp-python")
+        return EndpointFacts()
+
+    def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
+        """vLLM counts the messages as its chat template renders them; llama-server and
+        llama-cpp-python count text, to which the template's tokens per message are added."""
+        text = "\n".join(m.get("content", "") for m in messages)
+        template = PER_MESSAGE_TOKENS * len(messages)
+        if tokenizer == "vllm":
+            body = {"model": self.model, "messages": messages, "add_generation_prompt": True}
+            return _count((self._ask("POST", "/tokenize", body) or {}).get("count")) or None
+        if tokenizer == "llama.cpp":
+            tokens = (self._ask("POST", "/tokenize", {"content": text}) or {}).get("tokens")
+            return len(tokens) + template if isinstance(tokens, list) else None
+        if tokenizer == "llama-cpp-python":
+            body = {"input": text, "model": self.model}
+            counted = _count((self._ask("POST", "/extras/tokenize/count", body) or {}).get("count"))
+            return counted + template if counted else None
+        return None
+
+    def _ask(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON an endpoint of the server answers at `path` (beside `/v1`), or None."""
+        import httpx
+
+        root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
+        try:
+            response = httpx.request(
+                method,
+                root + path,
+                json=body,
+                headers={"Authorization": f"Bearer {self._key}"},
+                timeout=_ASK_TIMEOUT_S,
+            )
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
     def complete(
         self,
         messages: list[Message],
         *,
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
+        sending: Callable[[], None] | None = None,
     ) -> Completion:
-        """The reply; a bad one (see `BadReply`) is asked for again up to `retries` times,
-        waiting as `BAD_REPLY` says (0.5 s doubling, at most 8 s). An endpoint that rejects
+        """The reply. A 408/409/429/5xx, a dropped connection or a bad reply (see
+        `BadReply`) is asked again up to `retries` times, after the server's Retry-After
+        or as `BAD_REPLY` says (0.5 s doubling, at most 8 s); a request that timed out is
+        not (the server may be computing it still). An endpoint that rejects
         `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
-        in this process."""
+        in this process; one that rejects the prompt's length raises ContextRejected."""
+        import openai
+
         if response_format is not None and (self.base_url, self.model) in _NO_RESPONSE_FORMAT:
             raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
         for attempt in range(self.retries + 1):
+            if sending is not None:
+                sending()
             try:
                 return self._complete(messages, temperature, max_tokens, response_format)
-            except BadReply:
-                if attempt == self.retries:
+            except (BadReply, openai.APIStatusError, openai.APIConnectionError) as exc:
+                wait = _retry_wait(exc, attempt)
+                if wait is None or attempt == self.retries:
                     raise
-                time.sleep(BAD_REPLY.wait_s(attempt))
+                time.sleep(wait)
         raise AssertionError("unreachable")
 
     def _complete(
         self,
         messages: list[Message],
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         response_format: dict[str, Any] | None,
     ) -> Completion:
         import openai
 
-        options = {} if response_format is None else {"response_format": response_format}
+        options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        if response_format is not None:
+            options["response_format"] = self._response_format(response_format)
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
-                max_tokens=max_tokens,
                 **options,
             )
-        except openai.BadRequestError as exc:
+        except openai.APIStatusError as exc:
+            # Refused as a 400, a 422 or (llama-cpp-python) a 500 naming it.
             if response_format is not None and _names_response_format(exc):
                 _NO_RESPONSE_FORMAT.add((self.base_url, self.model))
                 raise ResponseFormatUnsupported(str(exc)) from exc
+            rejected = _context_rejection(exc) if exc.status_code == 400 else None
+            if rejected is not None:
+                raise rejected from exc
             raise
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
             raise BadReply(f"unreadable reply: {exc}") from exc
@@ -117,9 +215,100 @@ class OpenAIBackend:
             text=text,
             tokens_in=usage.prompt_tokens if usage else 0,
             tokens_out=usage.completion_tokens if usage else 0,
+            finish_reason=choices[0].finish_reason or "stop",
         )
+
+    def _response_format(self, response_format: dict[str, Any]) -> dict[str, Any]:
+        """`response_format` as the server takes it: llama-cpp-python's server knows no
+        `json_schema` type, but takes the schema with `json_object`."""
+        facts = _FACTS.get((self.base_url, self.model), EndpointFacts())
+        if facts.tokenizer == "llama-cpp-python" and response_format["type"] == "json_schema":
+            return {"type": "json_object", "schema": response_format["json_schema"]["schema"]}
+        return response_format
+
+
+def _retry_wait(exc: Exception, attempt: int) -> float | None:
+    """Seconds to wait before asking again, or None for a failure not worth asking again."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return None
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
+            return None
+        after = _retry_after(exc.response.headers)
+        if after is not None:
+            return after
+    return BAD_REPLY.wait_s(attempt)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """The server's Retry-After (seconds or an HTTP date; `retry-after-ms` first), if it
+    gave one up to a minute."""
+    try:
+        if "retry-after-ms" in headers:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif "retry-after" in headers:
+            value = headers["retry-after"]
+            try:
+                seconds = float(value)
+            except ValueError:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        else:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds <= _MAX_RETRY_AFTER_S else None
 
 
 def _names_response_format(exc: Exception) -> bool:
     text = str(exc).lower()
     return "response_format" in text or "json_schema" in text
+
+
+# The window and the prompt's tokens as vLLM, OpenAI and llama-cpp-python word a rejection.
+_WINDOW_RE = re.compile(r"maximum context length is (\d+)")
+_PROMPT_RES = [
+    re.compile(r"(\d+) in the messages"),  # vLLM and OpenAI: "(33252 in the messages, ...)"
+    re.compile(r"(\d+) in your prompt"),  # llama-cpp-python
+    re.compile(r"messages resulted in (\d+) tokens"),  # OpenAI
+    re.compile(r"request has (\d+) input tokens"),  # vLLM, newer wording
+]
+
+
+def _context_rejection(exc: Any) -> ContextRejected | None:
+    """The 400 of a prompt past the window, as ContextRejected; None for any other 400.
+    llama-server says it in its error's fields (`exceed_context_size_error`)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    text = str(exc)
+    window, prompt = _count(body.get("n_ctx")), _count(body.get("n_prompt_tokens"))
+    if not window and (found := _WINDOW_RE.search(text)):
+        window = _count(int(found.group(1)))
+    if not window:
+        return None
+    for pattern in _PROMPT_RES:
+        if not prompt and (found := pattern.search(text)):
+            prompt = _count(int(found.group(1)))
+    return ContextRejected(text, window, prompt)
+
+
+def _count(value: object) -> int:
+    """A positive token count as a server states it (at most 100M), else 0: what a server
+    says is untrusted."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000
+    return value if ok else 0  # type: ignore[return-value]
+
+
+def _entries(models: Any) -> list[dict[str, Any]]:
+    data = models.get("data") if isinstance(models, dict) else None
+    return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+
+def _ollama_window(shown: dict[str, Any]) -> int:
+    """Ollama's window: the model's `num_ctx` parameter where its Modelfile sets one, else
+    the context length in its model_info."""
+    parameters = shown.get("parameters")
+    if isinstance(parameters, str) and (found := re.search(r"^num_ctx\s+(\d+)", parameters, re.M)):
+        return _count(int(found.group(1)))
+    lengths = [v for k, v in shown["model_info"].items() if k.endswith(".context_length")]
+    return _count(lengths[0]) if lengths else 0

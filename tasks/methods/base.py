@@ -64,6 +64,8 @@ class _Tally:
     tokens_out: int = 0
     calls: int = 0
     kept: list[LLMCall] = field(default_factory=list)
+    # The steps whose reply was cut at its output budget (`finish_reason` "length").
+    truncated: list[str] = field(default_factory=list)
 
     def add(self, calls: list[LLMCall]) -> None:
         self.tokens_in += sum(c.tokens_in for c in calls)
@@ -98,13 +100,15 @@ class Run:
         step: str,
         *,
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         attempt: int = 0,
         shared: bool = False,
     ) -> str:
-        """`shared`: the reply every method asking this prompt gets (no draw of its own)."""
+        """`shared`: the reply every method asking this prompt gets (no draw of its own).
+        A reply cut at its budget is kept, and its step marked in the generation's
+        `structure` ("truncated")."""
         try:
-            return self.llm.chat(
+            reply = self.llm.complete(
                 [{"role": "user", "content": prompt}],
                 purpose=f"{self.tag}:{step}",
                 temperature=temperature,
@@ -114,6 +118,9 @@ class Run:
             )
         finally:
             self.tally.add(self.llm.take_calls())
+        if reply.truncated:
+            self.tally.truncated.append(step)
+        return reply.text
 
 
 Writer = Callable[[Run], Draft]
@@ -188,6 +195,8 @@ class _Registered:
             draft, error = Draft(""), redacted(exc, llm.settings)  # may echo a key
         latency = time.perf_counter() - started
         llm.calls.extend(tally.kept)
+        # A step cut at its budget is marked: the summary holds a reply that did not end.
+        structure = {**draft.structure, "truncated": tally.truncated} if tally.truncated else {}
         return Generation(
             generation_id=self.generation_id(unit, llm, pack),
             sample_id=sample.sample_id,
@@ -201,7 +210,7 @@ class _Registered:
             words=count_words(draft.text),
             plan=draft.plan,
             restated=draft.restated,
-            structure=draft.structure,
+            structure=structure or draft.structure,
             tokens_in=tally.tokens_in,
             tokens_out=tally.tokens_out,
             latency_s=round(latency, 6),

@@ -112,9 +112,12 @@ def ral_writer(
                     instruction, shown, step.line, written, block, keys, begin
                 )
 
+            def fits(prompt: str) -> bool:  # the endpoint's window, where it is known
+                return run.llm.fits([{"role": "user", "content": prompt}], max_tokens)
+
             if prompts.reference:
                 used, chosen, prompt = _fit_as_run(
-                    scores, k, context_limit_tokens, index, prompt_for
+                    scores, k, context_limit_tokens, index, prompt_for, fits
                 )
             else:
                 # The instruction is counted once; per step only what surrounds it.
@@ -123,6 +126,10 @@ def ral_writer(
                 room = context_limit_tokens - instruction_tokens - rest
                 used, chosen = _fit(scores, chunk_tokens, k, room)
                 prompt = prompt_for(chosen, False)
+                while used and not fits(prompt):
+                    used -= 1
+                    chosen = select_restatements(scores, used)
+                    prompt = prompt_for(chosen, False)
             record = {
                 "step": step.number,
                 "embedder": run.embedder.label,
@@ -144,18 +151,20 @@ def _fit_as_run(
     limit: int,
     index: int,
     prompt_for: Callable[[list[int], bool], str],
+    fits: Callable[[str], bool],
 ) -> tuple[int, list[int], str]:
     """The reference's loop (src/agent/restate.py): from k down to 1, the top-k chunks (all
     of them when there are no more than k), rendered with the first-step template on the
     first step and whenever k was lowered, until the whole prompt is under `limit` GPT-4o
-    tokens; at k = 1 the prompt goes as it is."""
+    tokens and `fits` the endpoint's window with its budget; at k = 1 the prompt goes as
+    it is."""
     n = len(scores)
     used, chosen, prompt = 0, [], prompt_for([], index == 0)
     for tried in range(k, 0, -1):
         used = tried if n > k else n
         chosen = select_restatements(scores, used)
         prompt = prompt_for(chosen, index == 0 or tried < k)
-        if count_gpt4o_tokens(prompt) < limit:
+        if count_gpt4o_tokens(prompt) < limit and fits(prompt):
             break
     return used, chosen, prompt
 

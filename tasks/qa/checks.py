@@ -10,7 +10,7 @@ import numpy as np
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient
-from lilo.tasks.qa.parse import Verdict, ask_json, load_json_reply, parse_reply
+from lilo.tasks.qa.parse import VERDICT_SCHEMA, Verdict, ask_json, load_json_reply, parse_reply
 from lilo.tasks.qa.prompts import filter_messages
 
 __all__ = [
@@ -64,6 +64,8 @@ def filter_pair(
         _verdict,
         purpose="qa_filter",
         temperature=settings.judge.temperature,
+        max_tokens=settings.qa.filter_max_tokens,
+        response_format=VERDICT_SCHEMA,
     )
     return verdict if verdict is not None else (False, f"filter reply unusable: {error}")
 

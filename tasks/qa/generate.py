@@ -23,7 +23,7 @@ from lilo.tasks.qa.checks import (
     near_duplicates,
     normalise_whitespace,
 )
-from lilo.tasks.qa.parse import ask_json, parse_qa_items
+from lilo.tasks.qa.parse import QA_SCHEMA, ask_json, parse_qa_items
 from lilo.tasks.qa.prompts import PROMPT_VERSION, generate_messages
 from lilo.tasks.records import PaperText, QAPair, Sample, content_id
 
@@ -158,7 +158,12 @@ def _ask(
     n = settings.qa.single_per_paper if job.kind == "single" else settings.qa.cross_per_sample
     messages = generate_messages(job.kind, n, sample.topic, [p.text for p in job.papers], existing)
     items, reply, error = ask_json(
-        llm, messages, partial(parse_qa_items, n_papers=len(ids)), purpose=f"qa_{job.kind}"
+        llm,
+        messages,
+        partial(parse_qa_items, n_papers=len(ids)),
+        purpose=f"qa_{job.kind}",
+        max_tokens=settings.qa.generate_max_tokens,
+        response_format=QA_SCHEMA,
     )
     base = {
         "sample_id": sample.sample_id,

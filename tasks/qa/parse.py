@@ -3,7 +3,12 @@ JSON value found in the reply, then validated as a pydantic model of what was as
 
 Only repairs that cannot change meaning are made: code fences around the reply, prose
 around one JSON value, trailing commas before a closing bracket. Anything else is an
-error whose message is sent back to the model on the one retry.
+error whose message is sent back to the model on the one retry. A reply cut at its output
+budget is not parsed at all: its error is "truncated".
+
+lilo's own JSON calls ask for their shape as a JSON schema (`response_format`, structured
+output), which llama.cpp, vLLM and OpenAI enforce while the model writes; an endpoint
+without it is asked the same prompt for free JSON.
 """
 
 from __future__ import annotations
@@ -24,15 +29,19 @@ from pydantic import (
 )
 
 from lilo.tasks.errors import LiloError
-from lilo.tasks.llm import LLMClient, Message
+from lilo.tasks.llm import Completion, LLMClient, Message, ResponseFormatUnsupported
 
 __all__ = [
+    "QA_SCHEMA",
+    "VERDICT_SCHEMA",
     "Evidence",
     "QAFormatError",
     "QAItem",
     "Verdict",
     "ask_json",
+    "json_schema",
     "load_json_reply",
+    "object_schema",
     "parse_qa_items",
     "parse_reply",
 ]
@@ -141,9 +150,56 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(problems)
 
 
+def json_schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """`response_format` asking for `schema`, in the strict form OpenAI, vLLM and
+    llama.cpp take: every property required, none other allowed, an object at the top."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+def object_schema(**properties: Any) -> dict[str, Any]:
+    """A JSON schema object whose every property is required and no other allowed."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+_STRING = {"type": "string"}
+# The QA prompt's reply (tasks/qa/prompts.py): {"pairs": [QAItem, ...]}.
+QA_SCHEMA = json_schema(
+    "qa_pairs",
+    object_schema(
+        pairs={
+            "type": "array",
+            "items": object_schema(
+                question=_STRING,
+                answer=_STRING,
+                evidence={
+                    "type": "array",
+                    "items": object_schema(paper={"type": "integer"}, quote=_STRING),
+                },
+            ),
+        }
+    ),
+)
+# The QA filter's reply: a `Verdict`.
+VERDICT_SCHEMA = json_schema("verdict", object_schema(keep={"type": "boolean"}, reason=_STRING))
+
+
 def parse_qa_items(raw: str, n_papers: int) -> list[dict[str, Any]]:
-    """[{"question", "answer", "evidence": [{"paper", "quote"}]}], each item a `QAItem`."""
-    items = load_json_reply(raw, list)
+    """[{"question", "answer", "evidence": [{"paper", "quote"}]}], each item a `QAItem`,
+    from `{"pairs": [...]}` as asked, or the bare array."""
+    try:
+        items = load_json_reply(raw, dict).get("pairs")
+    except QAFormatError:
+        items = None
+    if not isinstance(items, list):
+        try:
+            items = load_json_reply(raw, list)
+        except QAFormatError as exc:
+            raise QAFormatError(f'expected {{"pairs": [...]}}; {exc}') from None
     if not items:
         raise QAFormatError("the JSON array is empty: write the requested questions")
     return [
@@ -159,27 +215,55 @@ def ask_json(
     *,
     purpose: str,
     temperature: float | None = None,
+    max_tokens: int | None = None,
     response_format: dict[str, Any] | None = None,
+    fallback: bool = True,
 ) -> tuple[T | None, str, str]:
     """(value, last reply, error): one retry that shows the model its unusable reply and
     what was wrong with it (docs/design.md §6, §8); value is None when both replies fail.
-    `response_format` goes with both asks (see `LLMClient.chat`)."""
-    reply = llm.chat(
-        messages, purpose=purpose, temperature=temperature, response_format=response_format
-    )
+    `response_format` goes with both asks (see `LLMClient.complete`); an endpoint that
+    rejects it is asked the same prompt without it, or, with `fallback` off, raises
+    ResponseFormatUnsupported (the caller records which it used)."""
     try:
-        return parse(reply), reply, ""
+        return _ask_twice(llm, messages, parse, purpose, temperature, max_tokens, response_format)
+    except ResponseFormatUnsupported:
+        if response_format is None or not fallback:
+            raise
+    return _ask_twice(llm, messages, parse, purpose, temperature, max_tokens, None)
+
+
+def _ask_twice(
+    llm: LLMClient,
+    messages: list[Message],
+    parse: Callable[[str], T],
+    purpose: str,
+    temperature: float | None,
+    max_tokens: int | None,
+    response_format: dict[str, Any] | None,
+) -> tuple[T | None, str, str]:
+    ask = {"temperature": temperature, "max_tokens": max_tokens, "response_format": response_format}
+    reply = llm.complete(messages, purpose=purpose, **ask)
+    try:
+        return _read(reply, parse), reply.text, ""
     except QAFormatError as exc:
         fix = f"Your reply could not be used: {exc}. Reply again with only the JSON requested."
         retry = [
             *messages,
-            {"role": "assistant", "content": reply},
+            {"role": "assistant", "content": reply.text},
             {"role": "user", "content": fix},
         ]
-    reply = llm.chat(
-        retry, purpose=f"{purpose}_retry", temperature=temperature, response_format=response_format
-    )
+    reply = llm.complete(retry, purpose=f"{purpose}_retry", **ask)
     try:
-        return parse(reply), reply, ""
+        return _read(reply, parse), reply.text, ""
     except QAFormatError as exc:
-        return None, reply, str(exc)
+        return None, reply.text, str(exc)
+
+
+def _read(reply: Completion, parse: Callable[[str], T]) -> T:
+    """The parsed reply; a reply cut at its budget is not read as if it were whole."""
+    if reply.truncated:
+        raise QAFormatError(
+            f"truncated: the reply was cut at its output limit ({reply.tokens_out} tokens) "
+            "before it ended; write a shorter one"
+        )
+    return parse(reply.text)

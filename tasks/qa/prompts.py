@@ -9,7 +9,7 @@ from lilo.tasks.prompting import paper_blocks
 
 __all__ = ["PROMPT_VERSION", "filter_messages", "generate_messages"]
 
-PROMPT_VERSION = "qa-v1"
+PROMPT_VERSION = "qa-v2"
 
 _SYSTEM = "You write and check reading-comprehension questions about research papers."
 
@@ -44,8 +44,8 @@ def generate_messages(
         "- evidence quotes are copied verbatim from the paper they name (paper number as "
         "in the tags below) and together support the whole answer.\n"
         f"{avoid}"
-        'Reply with only a JSON array: [{"question": "...", "answer": "...", '
-        '"evidence": [{"paper": 1, "quote": "..."}]}]\n\n'
+        'Reply with only a JSON object: {"pairs": [{"question": "...", "answer": "...", '
+        '"evidence": [{"paper": 1, "quote": "..."}]}]}\n\n'
         f"Topic: {topic}\n\n{paper_blocks(texts)}"
     )
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]

@@ -5,9 +5,11 @@ five tiers; S_c = (mean single + mean cross)/2 x100. Per-position single-context
 
 On a published benchmark's pack the judges follow its protocol: the answer prompt ends
 with the benchmark's appended sentence (`qa_answer_suffix`), and the grade is asked for
-through structured output holding only the score (`SCORE_SCHEMA`); an endpoint that
+through structured output holding only the score (`SCORE_SCHEMA`). lilo's own pack asks
+for its reason and score through structured output (`GRADE_SCHEMA`). An endpoint that
 rejects `response_format` is asked the same prompt for free JSON instead, and each
-judgment records which (`grade_format`). lilo's own pack asks for free JSON with a reason.
+judgment records which (`grade_format`). An answer cut at its budget is graded as it
+stands and marked `answer_truncated`.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ from typing import Any
 
 from lilo.tasks.llm import Message, ResponseFormatUnsupported
 from lilo.tasks.prompts import PromptPack
-from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from lilo.tasks.qa.parse import (
+    QAFormatError,
+    ask_json,
+    json_schema,
+    load_json_reply,
+    object_schema,
+)
 from lilo.tasks.records import QAPair, ScoreRow
-from lilo.tasks.scoring._judge import tier_value
+from lilo.tasks.scoring._judge import TIERS, tier_value
 from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
-__all__ = ["SCORE_SCHEMA", "consistency", "consistency_score"]
-
-# The answer is asked for in 50-200 characters (docs/design.md §8); this bounds a model that
-# ignores that, without cutting one that obeys it.
-_ANSWER_TOKENS = 256
+__all__ = ["GRADE_SCHEMA", "SCORE_SCHEMA", "consistency", "consistency_score"]
 
 # The benchmark's QA grade: an object holding only the score, as OpenAI's structured output
 # (`response_format`) takes it; the shape `beta.chat.completions.parse` sends for a
@@ -47,6 +51,13 @@ SCORE_SCHEMA: dict[str, Any] = {
         "strict": True,
     },
 }
+
+
+# lilo's own grade (its pack's `qa_judge` asks for both): a reason, and a score on the tiers.
+GRADE_SCHEMA = json_schema(
+    "grade",
+    object_schema(reason={"type": "string"}, score={"type": "number", "enum": list(TIERS)}),
+)
 
 
 def consistency_score(single: list[float], cross: list[float]) -> float:
@@ -130,33 +141,38 @@ def consistency(ctx: ScoreContext) -> Scored:
 def _judge(ctx: ScoreContext, order: list[str], pair: QAPair) -> dict[str, Any]:
     """The judge's answer and its grade; `score` None when the grade is unusable after the
     retry, with why and the raw reply."""
-    judge, pack, temperature = ctx.judge, ctx.pack, ctx.settings.judge.temperature
-    answer = judge.chat(
+    judge, pack, cfg = ctx.judge, ctx.pack, ctx.settings.judge
+    answer = judge.complete(
         _answer_messages(pack, ctx.generation.text, pair.question),
         purpose="consistency_answer",
-        temperature=temperature,
-        max_tokens=_ANSWER_TOKENS,
+        temperature=cfg.temperature,
+        max_tokens=cfg.answer_max_tokens,
     )
-    messages = _evaluate_messages(pack, pair.question, pair.answer, answer)
-    ask = partial(ask_json, judge, messages, purpose="consistency_evaluate")
-    grade_format = "structured" if pack.benchmark else "free_json"
-    if pack.benchmark:
-        try:
-            graded, reply, error = ask(
-                _score_only, temperature=temperature, response_format=SCORE_SCHEMA
-            )
-        except ResponseFormatUnsupported:
-            grade_format = "free_json (structured output rejected)"
-    if grade_format != "structured":
-        graded, reply, error = ask(_grade, temperature=temperature)
+    messages = _evaluate_messages(pack, pair.question, pair.answer, answer.text)
+    ask = partial(
+        ask_json,
+        judge,
+        messages,
+        purpose="consistency_evaluate",
+        temperature=cfg.temperature,
+        max_tokens=cfg.grade_max_tokens,
+    )
+    grade_format = "structured"
+    structured = (_score_only, SCORE_SCHEMA) if pack.benchmark else (_grade, GRADE_SCHEMA)
+    try:
+        graded, reply, error = ask(structured[0], response_format=structured[1], fallback=False)
+    except ResponseFormatUnsupported:
+        grade_format = "free_json (structured output rejected)"
+        graded, reply, error = ask(_grade)
     position = order.index(pair.paper_ids[0]) + 1 if pair.kind == "single" else 0
     judgment = {
         "qa_id": pair.qa_id,
         "kind": pair.kind,
         "position": position,
         "question": pair.question,
-        "answer": answer,
+        "answer": answer.text,
         "grade_format": grade_format,
+        **({"answer_truncated": True} if answer.truncated else {}),
     }
     if graded is None:
         return {**judgment, "score": None, "reason": f"unusable grade: {error}", "raw": reply}

@@ -134,6 +134,7 @@ def _judge(ctx: ScoreContext, aspect: str) -> list[dict[str, Any]] | dict[str, s
         partial(_graded, items),
         purpose="quality_checklist",
         temperature=ctx.settings.judge.checklist_temperature,
+        max_tokens=ctx.settings.judge.checklist_max_tokens,
     )
     if graded is not None:
         return graded

@@ -58,6 +58,7 @@ def judge_pair(
                 lambda reply, items=items: parse_verdicts(items, reply),
                 purpose="winrate",
                 temperature=settings.judge.checklist_temperature,
+                max_tokens=settings.judge.winrate_max_tokens,
             )
             if verdicts is None:
                 failed.append(f"{aspect} ({shown}): {error}")

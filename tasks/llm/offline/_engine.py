@@ -3,14 +3,16 @@ calling thread when `llm.offline.processes` is 0."""
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from lilo.tasks.config import Settings
 from lilo.tasks.llm.offline._process import complete as complete_in_workers
 from lilo.tasks.llm.offline._reply import reply
-from lilo.tasks.llm.types import Completion, Message
-from lilo.tasks.tokens import count_word_tokens
+from lilo.tasks.llm.types import Completion, EndpointFacts, Message
+from lilo.tasks.tokens import WORD_TOKEN_RE, count_word_tokens
 
 __all__ = ["ENGINE_VERSION", "OfflineEngine"]
 
@@ -32,19 +34,31 @@ class OfflineEngine:
             **self.settings.llm.offline.model_dump(exclude={"processes"}),
         }
 
+    def facts(self) -> EndpointFacts:
+        """The engine reads prompts of any length."""
+        return EndpointFacts()
+
+    def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
+        return None
+
     def complete(
         self,
         messages: list[Message],
         *,
         temperature: float,
-        max_tokens: int,
+        max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
+        sending: Callable[[], None] | None = None,
     ) -> Completion:
+        """The reply, structured as asked and cut at `max_tokens` word tokens as an
+        endpoint cuts it (`finish_reason` "length")."""
+        if sending is not None:
+            sending()
         if self._settings_json:
             completion = complete_in_workers(self.settings, self._settings_json, messages)
         else:
             completion = reply(messages, self.settings)
-        return conform(completion, response_format)
+        return cut(conform(completion, response_format), max_tokens)
 
 
 def conform(completion: Completion, response_format: dict[str, Any] | None) -> Completion:
@@ -58,3 +72,11 @@ def conform(completion: Completion, response_format: dict[str, Any] | None) -> C
     kept = {k: value[k] for k in schema.get("properties", {}) if k in value}
     text = json.dumps(kept)
     return Completion(text, completion.tokens_in, count_word_tokens(text))
+
+
+def cut(completion: Completion, max_tokens: int | None) -> Completion:
+    """The reply's first `max_tokens` word tokens, marked "length", where it is longer."""
+    if max_tokens is None or completion.tokens_out <= max_tokens:
+        return completion
+    last = next(itertools.islice(WORD_TOKEN_RE.finditer(completion.text), max_tokens - 1, None))
+    return Completion(completion.text[: last.end()], completion.tokens_in, max_tokens, "length")

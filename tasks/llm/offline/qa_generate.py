@@ -55,7 +55,7 @@ def respond(messages: list[Message], settings: Settings) -> str:
         items = _cross(facts, wanted, asked)
     else:
         items = _single([f for fs in facts.values() for f in fs], wanted, asked)
-    return json.dumps(items, ensure_ascii=False, indent=1)
+    return json.dumps({"pairs": items}, ensure_ascii=False, indent=1)
 
 
 def _facts(paper: int, text: str) -> list[_Fact]:

@@ -1,0 +1,239 @@
+"""Context windows against loopback servers that behave as vLLM, llama-server,
+llama-cpp-python's server, Ollama and OpenAI do (tests/llm_server.py `Model`): the window
+taken from the server, from `llm.context_window`, or learned from the server's own 400 and
+kept for the next process; budgets fitted to it; a prompt that cannot fit failed as
+`context_exceeded` without a call; concurrency narrowed to the server's slots; a timed-out
+request not sent twice; the ledger equal to what the server received and answered."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer, Model, prompt_tokens
+
+from lilo.tasks.embeddings import Embedder
+from lilo.tasks.llm import ContextExceeded, LLMError, make_client
+from lilo.tasks.llm.ledger import CallLog, LedgerReader
+from lilo.tasks.llm.window import ESTIMATE_BYTES, MARGIN_TOKENS, estimate_tokens
+from lilo.tasks.methods import Unit, get_method
+from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.records import PaperText, Sample
+from lilo.tasks.tokens import count_gpt4o_tokens
+
+WORDS = "kernel process gaussian learning inference posterior variance prior".split()
+
+
+def _prompt(words: int, salt: str = "") -> list[dict[str, str]]:
+    text = " ".join(WORDS[i % len(WORDS)] + salt for i in range(words))
+    return [{"role": "user", "content": text}]
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    with LLMServer() as llm:
+        llm.respond = lambda prompt, n: "A short reply."
+        yield llm
+
+
+def _client(tmp_path: Path, server: LLMServer, **overrides: object):
+    return make_client(server.settings(tmp_path, **overrides))
+
+
+def _sent(server: LLMServer) -> list[dict]:
+    return [r for r in server.requests if r["path"] == "/v1/chat/completions"]
+
+
+def test_a_prompt_that_cannot_fit_the_window_vllm_names_is_failed_without_a_call(tmp_path, server):
+    server.model = Model(window=500, kind="vllm")
+    llm = _client(tmp_path, server)
+    with pytest.raises(ContextExceeded) as failed:
+        llm.chat(_prompt(600), purpose="generate:single", max_tokens=32_768)
+    assert "context_exceeded: prompt 604 tokens, window 500 (server)" in str(failed.value)
+    assert _sent(server) == []  # counted by the server's /tokenize, never sent
+    assert "GET /v1/models" in server.asked and "POST /tokenize" in server.asked
+
+
+def test_a_prompt_that_fits_is_sent_with_the_budget_the_window_leaves(tmp_path, server):
+    """Single asks 32,768 output tokens, as the reference does; a 2,000-token window
+    leaves 2,000 - prompt - margin of them, and the server answers instead of a 400."""
+    server.model = Model(window=2000, kind="vllm")
+    llm = _client(tmp_path, server)
+    messages = _prompt(300)
+    assert llm.chat(messages, purpose="generate:single", max_tokens=32_768) == "A short reply."
+    (sent,) = _sent(server)
+    assert sent["max_tokens"] == 2000 - prompt_tokens(messages) - MARGIN_TOKENS
+    # The key holds what was asked: the same call again is a cache hit, nothing sent.
+    llm.chat(messages, purpose="generate:single", max_tokens=32_768)
+    assert len(_sent(server)) == 1
+    first, again = llm.take_calls()
+    assert json.loads(first.request)["max_tokens"] == 32_768 and again.cached
+
+
+def test_fit_max_tokens_off_sends_the_request_as_asked(tmp_path, server):
+    server.model = Model(window=2000, kind="vllm")
+    llm = _client(tmp_path, server, **{"llm.fit_max_tokens": False})
+    with pytest.raises(LLMError, match="maximum context length is 2000 tokens"):
+        llm.chat(_prompt(300), purpose="generate:single", max_tokens=32_768)
+    assert [r["max_tokens"] for r in _sent(server)] == [32_768]
+
+
+def test_a_rejection_teaches_the_window_and_the_request_goes_again_fitted(tmp_path, server):
+    """An endpoint that names nothing (OpenAI): its 400 says the window and the prompt's
+    tokens; the request goes once more with the budget they leave, and a later prompt is
+    fitted at once (estimated) without another 400."""
+    server.model = Model(window=3000, kind="openai")
+    log = CallLog(tmp_path / "runs" / "r" / "generate.jsonl")
+    llm = make_client(server.settings(tmp_path), log)
+    messages = _prompt(400)
+    assert llm.chat(messages, purpose="generate:single", max_tokens=32_768) == "A short reply."
+    rejected, fitted = _sent(server)
+    assert rejected["max_tokens"] == 32_768
+    assert fitted["max_tokens"] == 3000 - prompt_tokens(messages) - MARGIN_TOKENS
+    llm.chat(_prompt(400, "s"), purpose="generate:single", max_tokens=32_768)
+    later = _sent(server)[2]
+    estimate = estimate_tokens(_prompt(400, "s"))
+    assert later["max_tokens"] == 3000 - estimate - MARGIN_TOKENS
+    # The ledger counts every request the server received: the rejected one unanswered.
+    rows = LedgerReader(log.path, "generate").read(final=True)
+    assert rows.made == len(_sent(server)) == 3
+    assert len(rows.unanswered) == 1
+    assert rows.tokens_in == server.usage["prompt_tokens"]
+    assert rows.tokens_out == server.usage["completion_tokens"]
+
+
+def test_the_learned_window_is_kept_for_the_next_process(tmp_path, server):
+    """llama-cpp-python's server names no window: its first rejection teaches it, and a
+    rerun in a new process fails the same prompt without sending it again."""
+    server.model = Model(window=500, kind="llama-cpp-python")
+    llm = _client(tmp_path, server)
+    with pytest.raises(ContextExceeded, match="prompt 604 tokens, window 500"):
+        llm.chat(_prompt(600), purpose="generate:single", max_tokens=32_768)
+    assert len(_sent(server)) == 1  # the one the server rejected
+    with pytest.raises(ContextExceeded, match="window 500 \\(learned\\)"):
+        llm.chat(_prompt(600, "s"), purpose="generate:single", max_tokens=100)
+    assert len(_sent(server)) == 1
+    rerun = f"""
+import sys
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import ContextExceeded, make_client
+llm = {{"backend": "openai", "model": "scripted", "api_key": "sk-test", "retries": 0,
+        "base_url": "{server.base_url}"}}
+client = make_client(Settings(data_dir=sys.argv[1]).with_overrides({{"llm": llm}}))
+words = {json.dumps(_prompt(600)[0]["content"])}
+try:
+    client.chat([{{"role": "user", "content": words}}], purpose="again", max_tokens=32768)
+except ContextExceeded as exc:
+    print(exc)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", rerun, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert "context_exceeded: prompt 604 tokens, window 500 (learned)" in done.stdout, done.stderr
+    assert len(_sent(server)) == 1
+
+
+def test_llama_server_rejection_fields_teach_the_window(tmp_path, server):
+    server.model = Model(window=500, kind="llama.cpp", says=False)
+    llm = _client(tmp_path, server)
+    with pytest.raises(ContextExceeded, match="prompt 604 tokens, window 500"):
+        llm.chat(_prompt(600), purpose="t", max_tokens=100)
+    assert len(_sent(server)) == 1
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "ollama"])
+def test_llama_server_and_ollama_name_their_window(tmp_path, server, kind):
+    server.model = Model(window=500, kind=kind)
+    llm = _client(tmp_path, server)
+    with pytest.raises(ContextExceeded, match="window 500 \\(server\\)"):
+        llm.chat(_prompt(600), purpose="t", max_tokens=100)
+    assert _sent(server) == []
+
+
+def test_the_setting_names_a_window_the_server_does_not(tmp_path, server):
+    """No tokenizer either (OpenAI): the prompt is estimated, the estimate said so."""
+    llm = _client(tmp_path, server, **{"llm.context_window": 500})
+    with pytest.raises(ContextExceeded, match=r"tokens \(estimated\), window 500 \(setting\)"):
+        llm.chat(_prompt(600), purpose="t", max_tokens=100)
+    assert _sent(server) == []
+
+
+def test_the_estimate_overcounts_the_corpus_for_gpt4o():
+    """`ESTIMATE_BYTES` is conservative: on the vendored corpus's LaTeX sources it counts
+    more tokens than GPT-4o's tokenizer does (o200k_base)."""
+    corpus = Path(__file__).parent / "corpus" / "papers"
+    for folder in sorted(corpus.iterdir())[:5]:
+        text = "\n".join(p.read_text(errors="replace") for p in sorted(folder.rglob("*.tex")))
+        estimate = len(text.encode()) / ESTIMATE_BYTES
+        assert estimate > count_gpt4o_tokens(text), folder.name
+
+
+def test_requests_in_flight_narrow_to_the_slots_llama_server_names(tmp_path, server):
+    server.model = Model(window=100_000, kind="llama.cpp", slots=1)
+    server.compute_s = 0.2
+    llm = _client(tmp_path, server, **{"llm.concurrency": 4})
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda n: llm.chat(_prompt(5, str(n)), purpose="t"), range(4)))
+    assert len(_sent(server)) == 4 and server.peak == 1
+
+
+def test_a_request_that_timed_out_is_not_sent_again(tmp_path, server):
+    """The server may still be computing it: another copy would be computed twice."""
+    server.compute_s = 1.5
+    llm = _client(tmp_path, server, **{"llm.timeout_s": 0.3, "llm.retries": 2})
+    with pytest.raises(LLMError, match="timed out"):
+        llm.chat(_prompt(5), purpose="t")
+    assert len(_sent(server)) == 1
+
+
+def _papers() -> list[PaperText]:
+    papers = []
+    for n in range(1, 4):
+        text = " ".join(f"{WORDS[i % len(WORDS)]}{n}x{i % 37}" for i in range(400))
+        papers.append(
+            PaperText(f"2601.0000{n}", f"P{n}", text, 400, 0, "main.tex", "t", "s", f"c{n}")
+        )
+    return papers
+
+
+def _ral_writer(tmp_path: Path, window: int) -> tuple[list[dict], dict]:
+    """RAL-Writer's last writer request and its restatement record, on a vLLM server of
+    `window` tokens (a server of its own: a process asks a server about itself once)."""
+    with LLMServer() as server:
+        # A one-step plan about the papers' words: the chunks it restates are theirs.
+        server.respond = lambda prompt, n: " ".join(f"{w}2x{i}" for i, w in enumerate(WORDS))
+        server.model = Model(window=window, kind="vllm")
+        settings = server.settings(
+            tmp_path / str(window),
+            **{
+                "generate.ral.k": 6,
+                "generate.ral.chunk_words": 50,
+                "generate.ral.overlap_words": 0,
+                "generate.step_max_tokens": 300,
+            },
+        )
+        papers = _papers()
+        sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1200, "command")
+        method = get_method("ral_writer", settings)
+        unit = Unit(sample, papers, 400)
+        generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
+        assert generation.error == "", generation.error
+        return _sent(server)[-1], generation.restated[-1]
+
+
+def test_ral_writer_lowers_k_to_the_window(tmp_path):
+    """RAL-Writer's reduce-k fallback follows the endpoint's window, not only its
+    110,000-token limit: the writer prompt with its whole budget fits the window."""
+    wide, at_k = _ral_writer(tmp_path, 100_000)
+    assert at_k["k"] == 6
+    full = prompt_tokens(wide["messages"])
+    window = full + 300 + MARGIN_TOKENS - 120  # about two chunks too many
+    narrow, lowered = _ral_writer(tmp_path, window)
+    assert 0 < lowered["k"] < 6
+    assert prompt_tokens(narrow["messages"]) + 300 + MARGIN_TOKENS <= window
+    assert narrow["max_tokens"] == 300

@@ -101,7 +101,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
     # cores: one sample, Single and RAL-Writer at 300 words, RAL-Writer retrieving 4
-    # chunks of 256 words, fewer QA pairs.
+    # chunks of 256 words, 5 QA pairs written by the offline engine (qa.writer).
     "local-model": {
         "generate.samples": 1,
         "generate.methods": ["single", "ral_writer"],
@@ -109,11 +109,11 @@ PROFILES: dict[str, dict[str, Any]] = {
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,
         "generate.ral.overlap_words": 64,
+        "qa.writer": "offline",
         "qa.single_per_paper": 1,
         "qa.cross_per_sample": 2,
         "qa.quota_single": 3,
         "qa.quota_cross": 2,
-        "qa.max_rounds": 2,
     },
 }
 
@@ -301,6 +301,10 @@ class QASettings(_Section):
     quota_cross: int = Field(6, ge=0)
     max_rounds: int = Field(3, ge=1)
     dedup_cosine: float = Field(0.9, gt=0.0, le=1.0)
+    # Who writes and filters the QA pairs: the generation backbone (`llm`), or the offline
+    # engine from the papers' own sentences, for a backbone too weak to write pairs that
+    # pass the checks (`lilo demo --local-model`: Gemma 3 270M writes "..." or none).
+    writer: Literal["backbone", "offline"] = "backbone"
     # Human review (docs/design.md §6): pairs per Prefect UI form, how long a paused review flow
     # waits for its form (then the pairs stay pending), and how often it checks.
     review_batch: Annotated[int, PACING] = Field(10, ge=1)

@@ -100,12 +100,18 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.checklist_temperature": 0.8,
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
-    # cores: one sample, Single and RAL-Writer at 300 words, RAL-Writer retrieving 4
-    # chunks of 256 words, 5 QA pairs written by the offline engine (qa.writer).
+    # cores: it writes the summaries of one sample, Single and RAL-Writer at 200 words
+    # (RAL-Writer retrieving 4 chunks of 256 words); the offline engine writes the 5 QA
+    # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
+    # checklist calls per summary alone would take the model minutes).
     "local-model": {
+        "judge.backend": "offline",
         "generate.samples": 1,
         "generate.methods": ["single", "ral_writer"],
-        "generate.target_words": [300],
+        "generate.target_words": [200],
+        # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
+        "generate.single_max_tokens": 800,
+        "generate.step_max_tokens": 400,
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,
         "generate.ral.overlap_words": 64,

@@ -56,8 +56,8 @@ def test_the_one_command_demo_runs_on_the_packaged_model_and_reruns_from_the_cac
     assert ledger == [("offline", ledger[0][1]), ("openai", answered)] and answered > 0
     board = _sql(data, "SELECT method, target_words, backbone FROM leaderboard ORDER BY 1")
     assert board == [
-        ("ral_writer", 300, "openai:gemma-3-270m-q4_k_m"),
-        ("single", 300, "openai:gemma-3-270m-q4_k_m"),
+        ("ral_writer", 200, "openai:gemma-3-270m-q4_k_m"),
+        ("single", 200, "openai:gemma-3-270m-q4_k_m"),
     ]
     assert not list((data / "tmp").glob(".llama-server-*"))  # stopped, its log removed
 

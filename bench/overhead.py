@@ -96,6 +96,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.path.endswith("/chat/completions"):  # lilo asking about the model
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         server = self.server
         with server.slots:
             with server.lock:

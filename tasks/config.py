@@ -405,6 +405,10 @@ class GenerateSettings(_Section):
     # call, each AgentWrite/RAL-Writer step for up to 8,192 (docs/design.md §7).
     single_max_tokens: int = Field(32_768, gt=0)
     step_max_tokens: int = Field(8192, gt=0)
+    # The planner's budget on lilo's own datasets: a plan for 16,000 words (32 steps) takes
+    # about 1,100 tokens (on a benchmark the planner asks step_max_tokens, as the
+    # reference); 0: none sent.
+    plan_max_tokens: int = Field(4096, ge=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order

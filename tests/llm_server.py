@@ -18,12 +18,15 @@ structured output do.
 vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
 (`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
 (`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
-(nothing said). A token is a whitespace-separated word, and each message adds 4 (its
-template). A prompt past the window gets the 400 that kind of server answers ("maximum
-context length is N tokens", or llama-server's `exceed_context_size_error`); a reply longer
-than `max_tokens` words is cut there with `finish_reason` "length"; `usage` counts both.
-Requests to the endpoints other than chat and embeddings go to `asked`, not `requests`;
-`peak` is the most chat requests computed at once, each taking `compute_s`."""
+(nothing said); with `says` off it names no window. A token is a whitespace-separated
+word, and each message adds 4 (its template). A prompt past the window gets the 400 that
+kind of server answers ("maximum context length is N tokens", or llama-server's
+`exceed_context_size_error`); a reply longer than `max_tokens` words is cut there with
+`finish_reason` "length", in every mode; with a model, a reply's `usage` counts both and
+the server sums what it answered in `usage`. llama-cpp-python's server answers a
+`json_schema` response_format with its 500. Requests to the endpoints other than chat and
+embeddings go to `asked`, not `requests`; `peak` is the most chat requests computed at
+once, each taking `compute_s`."""
 
 from __future__ import annotations
 

@@ -173,8 +173,10 @@ def test_the_estimate_overcounts_the_corpus_for_gpt4o():
         assert estimate > count_gpt4o_tokens(text), folder.name
 
 
-def test_requests_in_flight_narrow_to_the_slots_llama_server_names(tmp_path, server):
-    server.model = Model(window=100_000, kind="llama.cpp", slots=1)
+@pytest.mark.parametrize("kind", ["llama.cpp", "llama-cpp-python"])
+def test_requests_in_flight_narrow_to_what_the_server_computes_at_once(tmp_path, server, kind):
+    """llama-server names its slots; llama-cpp-python's server computes one at a time."""
+    server.model = Model(window=100_000, kind=kind, slots=1)
     server.compute_s = 0.2
     llm = _client(tmp_path, server, **{"llm.concurrency": 4})
     with ThreadPoolExecutor(4) as pool:

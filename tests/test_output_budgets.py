@@ -101,6 +101,17 @@ def test_a_summary_cut_at_its_budget_is_marked(tmp_path, server):
     assert generation.structure == {"truncated": ["write"]}
 
 
+def test_the_planner_of_lilos_datasets_asks_its_own_budget(tmp_path, server):
+    server.respond = lambda prompt, n: "KernelForge reaches 0.635 on Kin40k."
+    settings = server.settings(tmp_path)
+    method = get_method("agentwrite", settings)
+    unit = Unit(SAMPLE, [PAPER_TEXT], 1000)
+    generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
+    assert generation.error == ""
+    plan, *steps = server.requests
+    assert plan["max_tokens"] == 4096 and [s["max_tokens"] for s in steps] == [8192]
+
+
 def test_lilos_own_grade_asks_for_reason_and_score_through_structured_output(tmp_path):
     with LLMServer() as server:
         server.respond = lambda prompt, n: (

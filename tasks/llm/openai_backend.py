@@ -84,10 +84,16 @@ class OpenAIBackend:
     def facts(self) -> EndpointFacts:
         """The window, slots and tokenizer the server names: vLLM in `/v1/models`,
         llama-server in `/props`, Ollama in `/api/show`; llama-cpp-python's server names
-        none but counts tokens at `/extras/tokenize/count`. Asked once per process."""
+        no window but counts tokens at `/extras/tokenize/count`, and computes one request
+        at a time. Asked once per process."""
+        import httpx
+
         where = (self.base_url, self.model)
         if where not in _FACTS:
-            _FACTS[where] = self._facts()
+            try:
+                _FACTS[where] = self._facts()
+            except httpx.TransportError:  # unreachable: the request itself will say so
+                _FACTS[where] = EndpointFacts()
         return _FACTS[where]
 
     def _facts(self) -> EndpointFacts:
@@ -101,17 +107,26 @@ class OpenAIBackend:
             window = _count(settings.get("n_ctx")) if isinstance(settings, dict) else 0
             slots = _count(props.get("total_slots"))
             return EndpointFacts(window=window, slots=slots, tokenizer="llama.cpp")
-        shown = self._ask("POST", "/api/show", {"model": self.model})
+        shown = self._ask("POST", "/api/show", {"model": self.model, "name": self.model})
         if isinstance(shown, dict) and isinstance(shown.get("model_info"), dict):
             return EndpointFacts(window=_ollama_window(shown))
         counted = self._ask("POST", "/extras/tokenize/count", {"input": "a", "model": self.model})
         if isinstance(counted, dict) and _count(counted.get("count")):
-            return EndpointFacts(tokenizer="llama-cpp-python")
+            # Its server computes one request at a time (one model behind one lock).
+            return EndpointFacts(slots=1, tokenizer="llama-cpp-python")
         return EndpointFacts()
 
     def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
         """vLLM counts the messages as its chat template renders them; llama-server and
         llama-cpp-python count text, to which the template's tokens per message are added."""
+        import httpx
+
+        try:
+            return self._count_tokens(messages, tokenizer)
+        except httpx.TransportError:
+            return None
+
+    def _count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
         text = "\n".join(m.get("content", "") for m in messages)
         template = PER_MESSAGE_TOKENS * len(messages)
         if tokenizer == "vllm":
@@ -127,20 +142,21 @@ class OpenAIBackend:
         return None
 
     def _ask(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        """The JSON an endpoint of the server answers at `path` (beside `/v1`), or None."""
+        """The JSON the server answers at `path` (beside `/v1`), None for any other answer;
+        httpx.TransportError where the server cannot be reached."""
         import httpx
 
         root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
+        response = httpx.request(
+            method,
+            root + path,
+            json=body,
+            headers={"Authorization": f"Bearer {self._key}"},
+            timeout=_ASK_TIMEOUT_S,
+        )
         try:
-            response = httpx.request(
-                method,
-                root + path,
-                json=body,
-                headers={"Authorization": f"Bearer {self._key}"},
-                timeout=_ASK_TIMEOUT_S,
-            )
             return response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+        except ValueError:
             return None
 
     def complete(
@@ -267,13 +283,13 @@ def _names_response_format(exc: Exception) -> bool:
 
 
 # The window and the prompt's tokens as vLLM, OpenAI and llama-cpp-python word a rejection.
-_WINDOW_RE = re.compile(r"maximum context length is (\d+)")
+_WINDOW_RE = re.compile(r"maximum context length is (\d{1,9}) tokens")
 _PROMPT_RES = [
-    re.compile(r"(\d+) in the messages"),  # vLLM and OpenAI: "(33252 in the messages, ...)"
-    re.compile(r"(\d+) in your prompt"),  # llama-cpp-python
-    re.compile(r"messages resulted in (\d+) tokens"),  # OpenAI
-    re.compile(r"request has (\d+) input tokens"),  # vLLM, newer wording
+    re.compile(r"\b(\d{1,9}) in the messages"),  # vLLM, OpenAI, llama-cpp-python
+    re.compile(r"messages resulted in (\d{1,9}) tokens"),  # OpenAI
+    re.compile(r"request has (\d{1,9}) input tokens"),  # vLLM, newer wording
 ]
+_NUM_CTX_RE = re.compile(r"^num_ctx\s+(\d{1,9})\b", re.M)  # an Ollama Modelfile's
 
 
 def _context_rejection(exc: Any) -> ContextRejected | None:
@@ -308,7 +324,7 @@ def _ollama_window(shown: dict[str, Any]) -> int:
     """Ollama's window: the model's `num_ctx` parameter where its Modelfile sets one, else
     the context length in its model_info."""
     parameters = shown.get("parameters")
-    if isinstance(parameters, str) and (found := re.search(r"^num_ctx\s+(\d+)", parameters, re.M)):
+    if isinstance(parameters, str) and (found := _NUM_CTX_RE.search(parameters)):
         return _count(int(found.group(1)))
     lengths = [v for k, v in shown["model_info"].items() if k.endswith(".context_length")]
     return _count(lengths[0]) if lengths else 0

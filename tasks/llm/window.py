@@ -86,8 +86,8 @@ class ContextWindow:
         tokenizer = self.facts().tokenizer
         key = self._count_key(messages)
         saved = self.cache.get_bytes(key, ".tokens.json")
-        if saved is not None:
-            return int(json.loads(saved)), True
+        if saved is not None and (known := _positive(json.loads(saved))):
+            return known, True
         counted = self.backend.count_tokens(messages, tokenizer) if tokenizer else None
         if counted is None:
             return estimate_tokens(messages), False

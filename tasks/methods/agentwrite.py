@@ -122,23 +122,28 @@ def _args(settings: Settings) -> dict[str, Any]:
     return {
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
+        "plan_max_tokens": settings.generate.plan_max_tokens,
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
 
 
-def chat_for(run: Run, temperature: float, max_tokens: int, shared_plan: bool = False) -> Chat:
+def chat_for(
+    run: Run, temperature: float, max_tokens: int, plan_max_tokens: int, shared_plan: bool = False
+) -> Chat:
     """The method's calls; each is its own draw (`Run.chat`), the plan shared by every
-    method when `shared_plan` (generate.shared_plan) asks for a paired comparison."""
+    method when `shared_plan` (generate.shared_plan) asks for a paired comparison. The
+    planner asks `plan_max_tokens` on lilo's datasets, `max_tokens` on a benchmark's."""
 
     def chat(prompt: str, label: str, attempt: int) -> str:
+        plan = label == "plan"
         return run.chat(
             prompt,
             label,
             temperature=temperature,
-            max_tokens=max_tokens,
+            max_tokens=plan_max_tokens if plan and not run.pack.benchmark else max_tokens,
             attempt=attempt,
-            shared=shared_plan and label == "plan",
+            shared=shared_plan and plan,
         )
 
     return chat
@@ -148,12 +153,13 @@ def plan_and_write(
     run: Run,
     texts: list[str],
     temperature: float,
-    max_tokens: int,
+    budgets: tuple[int, int],
     sees_written: bool,
     shared_plan: bool,
 ) -> Draft:
-    """AgentWrite over `texts` (the papers, or Compress's compressed papers)."""
-    chat = chat_for(run, temperature, max_tokens, shared_plan)
+    """AgentWrite over `texts` (the papers, or Compress's compressed papers); `budgets`:
+    the writers' and the planner's max_tokens."""
+    chat = chat_for(run, temperature, *budgets, shared_plan)
     prompts = MethodPrompts(run.pack, sees_written)
     instruction = task_instruction(run.pack, texts, run.target_words)
     plan = ask_plan(chat, prompts, instruction)
@@ -172,10 +178,16 @@ SEES_WRITTEN = {"sees-written": lambda settings: {"sees_written": True}}
 
 @method("agentwrite", args=_args, variant=_variant, options=SEES_WRITTEN)
 def agentwrite(
-    temperature: float, max_tokens: int, sees_written: bool, shared_plan: bool
+    temperature: float,
+    max_tokens: int,
+    plan_max_tokens: int,
+    sees_written: bool,
+    shared_plan: bool,
 ) -> Writer:
+    budgets = (max_tokens, plan_max_tokens)
+
     def write(run: Run) -> Draft:
         texts = [p.text for p in run.papers]
-        return plan_and_write(run, texts, temperature, max_tokens, sees_written, shared_plan)
+        return plan_and_write(run, texts, temperature, budgets, sees_written, shared_plan)
 
     return write

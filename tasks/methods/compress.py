@@ -105,6 +105,7 @@ def _args(settings: Settings) -> dict[str, Any]:
         "compressor_model": _model(settings, wanted),
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
+        "plan_max_tokens": settings.generate.plan_max_tokens,
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
@@ -132,9 +133,12 @@ def compress(
     compressor_model: str,
     temperature: float,
     max_tokens: int,
+    plan_max_tokens: int,
     sees_written: bool,
     shared_plan: bool,
 ) -> Writer:
+    budgets = (max_tokens, plan_max_tokens)
+
     def shrink(text: str, embedder: Embedder) -> str:
         if compressor in LINGUA:
             if why := _missing(compressor_model):
@@ -151,6 +155,6 @@ def compress(
 
     def write(run: Run) -> Draft:
         texts = [shrink(p.text, run.embedder) for p in run.papers]
-        return plan_and_write(run, texts, temperature, max_tokens, sees_written, shared_plan)
+        return plan_and_write(run, texts, temperature, budgets, sees_written, shared_plan)
 
     return write

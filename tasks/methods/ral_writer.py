@@ -47,6 +47,7 @@ def _args(settings: Settings) -> dict[str, Any]:
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
+        "plan_max_tokens": settings.generate.plan_max_tokens,
         "shared_plan": settings.generate.shared_plan,
     }
 
@@ -85,10 +86,11 @@ def ral_writer(
     embedding: str,
     temperature: float,
     max_tokens: int,
+    plan_max_tokens: int,
     shared_plan: bool,
 ) -> Writer:
     def write(run: Run) -> Draft:
-        chat = chat_for(run, temperature, max_tokens, shared_plan)
+        chat = chat_for(run, temperature, max_tokens, plan_max_tokens, shared_plan)
         prompts = MethodPrompts(run.pack)
         instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
         keys = key_requirements(instruction)

@@ -112,6 +112,10 @@ PROFILES: dict[str, dict[str, Any]] = {
         # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
         "generate.single_max_tokens": 800,
         "generate.step_max_tokens": 400,
+        "generate.plan_max_tokens": 400,
+        # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
+        # costs a read of the three papers.
+        "generate.ral.plan_retries": 0,
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,
         "generate.ral.overlap_words": 64,

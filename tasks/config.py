@@ -100,14 +100,16 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.checklist_temperature": 0.8,
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
-    # cores: it writes the summaries of one sample, Single and RAL-Writer at 200 words
-    # (RAL-Writer retrieving 4 chunks of 256 words); the offline engine writes the 5 QA
+    # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
+    # named, retrieves 4 chunks of 256 words); the offline engine writes the 5 QA
     # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
     # checklist calls per summary alone would take the model minutes).
     "local-model": {
         "judge.backend": "offline",
         "generate.samples": 1,
-        "generate.methods": ["single", "ral_writer"],
+        # RAL-Writer writes one step per line of its plan, and this model's plan echoes the
+        # papers (55 "steps" of LaTeX lines): about 55 calls. `--methods` adds it anyway.
+        "generate.methods": ["single"],
         "generate.target_words": [200],
         # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
         "generate.single_max_tokens": 800,

@@ -47,7 +47,7 @@ def test_the_one_command_demo_runs_on_the_packaged_model_and_reruns_from_the_cac
     assert "local model gemma-3-270m-q4_k_m served by llama.cpp at http://127.0.0.1:" in out
     # The server's own count of the chat requests it answered is lilo's ledger (the QA pairs
     # are the offline engine's: qa.writer in the local-model profile).
-    answered = int(re.search(r"llama\.cpp answered (\d+) chat requests", out)[1])
+    answered = int(re.search(r"llama\.cpp answered (\d+) chat requests?", out)[1])
     ledger = _sql(
         data,
         "SELECT backend, count(*) FROM fct_llm_calls WHERE NOT cached GROUP BY 1 ORDER BY 1",

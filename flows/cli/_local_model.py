@@ -228,4 +228,7 @@ def served(option: str | None, data_dir: Path) -> Iterator[dict[str, Any]]:
     with local_model(Path(option) if option else None, data_dir) as server:
         print(f"local model {server.model} served by llama.cpp at {server.base_url}")
         yield server.settings()
-        print(f"llama.cpp answered {server.chat_requests()} chat requests; stopping it")
+        answered = server.chat_requests()
+        print(
+            f"llama.cpp answered {answered} chat request{'' if answered == 1 else 's'}; stopping it"
+        )

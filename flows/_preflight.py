@@ -7,14 +7,17 @@ from __future__ import annotations
 import os
 import re
 
+from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
 
 # One quick look per endpoint: long enough for a slow TLS handshake, short enough that an
-# unreachable host fails the run at once instead of after the stages' own retries.
+# unreachable host fails the run at once instead of after the stages' own retries. The look
+# is bounded like every request (a model list is a few kB).
 _TIMEOUT_S = 10.0
+_BOUNDS = Bounds(_TIMEOUT_S, 1_000_000, "the preflight's limit")
 
 
 class PreflightError(Unavailable, RuntimeError):
@@ -73,11 +76,12 @@ def preflight(settings: Settings, *, arxiv: bool = True) -> None:
 
 
 def _check_http(url: str, name: str, variable: str) -> None:
-    import requests
+    import httpx2
 
     try:
-        requests.head(url, timeout=_TIMEOUT_S, allow_redirects=False)
-    except requests.RequestException as exc:
+        with bounded_client(_BOUNDS, follow_redirects=False) as http:
+            http.head(url)
+    except httpx2.HTTPError as exc:
         raise PreflightError(
             f"{name} at {url} is unreachable ({_reason(exc)}): check the network or {variable}"
         ) from exc
@@ -90,11 +94,17 @@ def _check_openai(section: str, base_url: str | None, key: str | None) -> None:
 
     variable = f"LILO_{section.upper()}"
     client = openai.OpenAI(
-        base_url=base_url, api_key=key or "not-needed", max_retries=0, timeout=_TIMEOUT_S
+        base_url=base_url,
+        api_key=key or "not-needed",
+        max_retries=0,
+        timeout=_TIMEOUT_S,
+        http_client=bounded_client(_BOUNDS),
     )
     where = client.base_url
     try:
         client.models.list()
+    except ReplyRefused:  # an answer, if no useful one
+        pass
     except openai.APIConnectionError as exc:
         raise PreflightError(
             f"{section} endpoint {where} is unreachable ({_reason(exc)}): start the server, "
@@ -111,7 +121,7 @@ def _check_openai(section: str, base_url: str | None, key: str | None) -> None:
 
 def _reason(exc: BaseException) -> str:
     """The innermost cause in a few words (`[Errno 111] Connection refused`), not the
-    chain of wrappers requests and httpx put around it."""
+    chain of wrappers httpx2 and openai put around it."""
     while exc.__cause__ is not None or exc.__context__ is not None:
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     text = str(exc)

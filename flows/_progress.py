@@ -1,9 +1,12 @@
-"""A stage's progress, as it goes: a bar in the terminal (rich) and a Prefect progress
-artifact, each with units done / total, LLM calls, tokens, errors and the time left."""
+"""A stage's progress, as it goes: a bar in the terminal (rich), else a line in the log at a
+steady interval (a pipe, a log file, a deployment's run), and a Prefect progress artifact,
+each with units done / total, LLM calls, tokens, errors and the time left."""
 
 from __future__ import annotations
 
+import contextvars
 import sys
+import threading
 import time
 from types import TracebackType
 from uuid import UUID
@@ -17,19 +20,26 @@ __all__ = ["StageProgress"]
 
 
 class StageProgress:
-    """Call `advance` as units finish; the artifact is updated at most every `every_s`."""
+    """Call `advance` as units finish; the artifact is updated at most every `every_s`.
+    Without a terminal, a line `stage: <progress>` is logged every `line_every_s`, units
+    finished or not, until the stage ends."""
 
-    def __init__(self, report: StageReport, total: int, every_s: float = 2.0) -> None:
+    def __init__(
+        self, report: StageReport, total: int, every_s: float = 2.0, line_every_s: float = 30.0
+    ) -> None:
         self.report, self.total, self.every_s = report, total, every_s
         self.done = self.errors = 0
         self._started = self._last = time.monotonic()
+        self._tty = sys.stderr.isatty()
+        self._line_every_s = line_every_s
+        self._ended = threading.Event()
         self._bar = Progress(
             TextColumn(f"{report.stage}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[counts]}"),
             TimeRemainingColumn(),
-            disable=not sys.stderr.isatty(),
+            disable=not self._tty,
             transient=True,
         )
         self._task = self._bar.add_task(report.stage, total=total, counts="")
@@ -43,13 +53,24 @@ class StageProgress:
 
     def __enter__(self) -> StageProgress:
         self._bar.start()
+        if not self._tty and self.total:
+            # In the stage's context: its lines reach the flow run's logs, as the stage's do.
+            ticker = contextvars.copy_context().run
+            threading.Thread(
+                target=ticker, args=(self._tick,), name=f"{self.report.stage}-progress", daemon=True
+            ).start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._ended.set()
         self._bar.stop()
         self._update(force=True)
+
+    def _tick(self) -> None:
+        while not self._ended.wait(self._line_every_s):
+            log.info("%s: %s", self.report.stage, self._line())
 
     def _line(self) -> str:
         r = self.report

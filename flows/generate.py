@@ -30,6 +30,7 @@ from lilo.tasks.prompts import PromptPack
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Generation
 from lilo.tasks.sweep import Point, method_variants
+from lilo.tasks.text import counted
 from lilo.warehouse.queries.generations import succeeded_generations
 
 __all__ = ["generate_flow"]
@@ -140,7 +141,9 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), sum(bool(g.error) for g in generations))
 
-        with StageProgress(report, len(work)) as progress:
+        with StageProgress(
+            report, len(work), line_every_s=settings.runner.progress_every_s
+        ) as progress:
             if settings.runner.kind == "dask":
                 counts = run_batches(
                     generate_batch, work, settings, writer.log, finished, pack=pack
@@ -151,7 +154,8 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             report.embeddings_cached = sum(cached for _, cached in counts)
             writer.flush(final=True)
         report.note(
-            f"{len(work)} generations ({failed} failed) for {len(ready)} ready samples, "
+            f"{counted(len(work), 'generation')} ({failed} failed) for {len(ready)} ready "
+            f"sample{'' if len(ready) == 1 else 's'}, "
             f"prompts: {pack.name}"
         )
     return report

@@ -27,6 +27,7 @@ from lilo.tasks.benchmark import (
     read_longinoutbench,
 )
 from lilo.tasks.config import Settings
+from lilo.tasks.text import counted
 from lilo.tasks.validate import Validation
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.datasets import dataset_exists, next_dataset_number, sample_ids
@@ -152,11 +153,11 @@ def _write(
                 ("run_id", "suite"),
             )
     log.info(
-        "import: dataset %s: %d samples, %d QA pairs, %d problems",
+        "import: dataset %s: %s, %s, %s",
         name,
-        len(dataset.samples),
-        len(dataset.qa_pairs),
-        len(dataset.problems),
+        counted(len(dataset.samples), "sample"),
+        counted(len(dataset.qa_pairs), "QA pair"),
+        counted(len(dataset.problems), "problem"),
     )
 
 

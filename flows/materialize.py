@@ -4,6 +4,8 @@ when it ends, with its final status (flows/_run.py)."""
 
 from __future__ import annotations
 
+import socket
+
 from prefect import flow
 
 from lilo.flows._load import ready_samples, waiting_samples
@@ -13,7 +15,7 @@ from lilo.flows._statistics import record_statistics
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import get_method
-from lilo.tasks.report import create_markdown_artifact, create_table_artifact
+from lilo.tasks.report import create_markdown_artifact, create_table_artifact, leaderboard_table
 from lilo.tasks.reporting import markdown_table
 from lilo.warehouse.queries.results import read_board, view
 from lilo.warehouse.results import Expected, materialize_results
@@ -69,9 +71,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         report_path = publish_report(wh, settings, result.version, changed=result.created)
         create_table_artifact(
             key="leaderboard",
-            table=leaderboard.astype(object)
-            .where(leaderboard.notna(), None)
-            .to_dict(orient="records"),
+            table=leaderboard_table(leaderboard),
             description=f"Dataset {board.dataset_version}, result version {board.version}: "
             "S_l, S_c, S_q (x100) by method and length; overall_s_*: Table 2's Overall (each "
             "score's per-length means averaged over the lengths run)",
@@ -80,7 +80,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             key="results",
             markdown=(
                 f"# lilo results, version {result.version}\n\n"
-                f"{board.markdown()}\n"
+                f"{board.markdown(stacked=True)}\n"
                 + (
                     "**Partial**: some expected summaries failed or are unscored.\n\n"
                     if result.partial
@@ -93,7 +93,9 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
                     else ""
                 )
                 + (f"## Win-rate\n\n{markdown_table(winrate)}\n\n" if not winrate.empty else "")
-                + f"Published copy: `{published}`\n\nReport, with the figures: `{report_path}`"
+                + f"On the machine that ran this flow (`{socket.gethostname()}`): the published "
+                f"copy `{published.resolve()}`, and the report with the figures "
+                f"`{report_path.resolve()}` (the run-summary artifact says how to open it)"
             ),
             description=f"Leaderboard and position curve, result version {result.version} "
             f"(dataset {settings.dataset_version})",

@@ -401,7 +401,9 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
                 writer.flush()
                 progress.advance(len(batch), len(errors))
 
-            with StageProgress(report, len(units)) as progress:
+            with StageProgress(
+                report, len(units), line_every_s=settings.runner.progress_every_s
+            ) as progress:
                 if settings.runner.kind == "dask":
                     run_batches(probe_batch, units, settings, writer.log, finished, prompts=prompts)
                 else:

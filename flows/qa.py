@@ -114,7 +114,9 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             counts["pending"] += sum(p.status == "pending" for p in pairs)
             progress.advance(len(batch), sum(bool(r.llm_error) for _, r in batch))
 
-        with StageProgress(report, len(work)) as progress:
+        with StageProgress(
+            report, len(work), line_every_s=settings.runner.progress_every_s
+        ) as progress:
             report.embeddings_made, report.embeddings_cached = generate_qa_task(
                 quote(work), settings, writer.log, finished
             )

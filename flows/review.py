@@ -86,10 +86,22 @@ def _field(n: int) -> str:
     return f"pair_{n:02d}"
 
 
-def review_form(pairs: list[QAPair], titles: dict[str, str]) -> type[ReviewForm]:
+def _named(form: type[RunInput], reviewer: str | None) -> dict[str, Any]:
+    """The form's `reviewer` field with `reviewer` as its value, when given."""
+    if not reviewer:
+        return {}
+    field = form.model_fields["reviewer"]
+    return {"reviewer": (str, Field(default=reviewer, title=field.title, min_length=1,
+                                    description=field.description))}  # fmt: skip
+
+
+def review_form(
+    pairs: list[QAPair], titles: dict[str, str], reviewer: str | None = None
+) -> type[ReviewForm]:
     """The form of one batch: a required decision per pair, its question, answer and
-    evidence (with each paper's title) beside it, the text prefilled for edits."""
-    fields: dict[str, Any] = {}
+    evidence (with each paper's title) beside it, the text prefilled for edits; the
+    reviewer's name prefilled when known."""
+    fields: dict[str, Any] = _named(ReviewForm, reviewer)
     for n, pair in enumerate(pairs, 1):
         model, field = pair_decision_model(n, len(pairs), pair, titles)
         fields[_field(n)] = (model, Field(**field))
@@ -167,8 +179,10 @@ def qa_review(
     sample: str | None = None,
     overrides: dict[str, Any] | None = None,
     config_path: str | None = None,
+    reviewer: str | None = None,
 ) -> dict[str, Any]:
-    """Pause with a form per batch of pending pairs until every pair was shown once.
+    """Pause with a form per batch of pending pairs until every pair was shown once; the
+    forms' name is `reviewer`'s when given.
 
     A form left unanswered for `qa.review_timeout_s` ends the flow; its pairs stay pending.
     """
@@ -192,7 +206,7 @@ def qa_review(
             batch = waiting[: settings.qa.review_batch]
             if not batch:
                 break
-            form = review_form(batch, paper_titles(wh, batch))
+            form = review_form(batch, paper_titles(wh, batch), reviewer)
         shown |= {p.qa_id for p in batch}
         key = f"batch-{totals['batches'] + 1}"
         log.info(
@@ -264,10 +278,11 @@ class GradeForm(RunInput):
         ]
 
 
-def grade_form(items: list[dict[str, Any]]) -> type[GradeForm]:
+def grade_form(items: list[dict[str, Any]], reviewer: str | None = None) -> type[GradeForm]:
     """The form of one batch of judge grades (`grade_items` rows): a required grade per
-    answer, with its question, gold answer, the answer given and the judge's grade."""
-    fields: dict[str, Any] = {}
+    answer, with its question, gold answer, the answer given and the judge's grade; the
+    reviewer's name prefilled when known."""
+    fields: dict[str, Any] = _named(GradeForm, reviewer)
     for n, item in enumerate(items, 1):
         model, field = grade_entry_model(n, len(items), item)
         fields[f"grade_{n:02d}"] = (model, Field(**field))
@@ -329,6 +344,7 @@ def grade_review(
     seed: int = 0,
     overrides: dict[str, Any] | None = None,
     config_path: str | None = None,
+    reviewer: str | None = None,
 ) -> dict[str, Any]:
     """Pause with a form per batch (`qa.review_batch`) of a seeded random sample of `n` of
     the judge's QA grades (the sample `lilo review grades-export` writes); each answered
@@ -354,7 +370,7 @@ def grade_review(
             form_address(run_id),
             settings.qa.review_timeout_s,
         )
-        answer = _wait_for(grade_form(batch), key, settings)
+        answer = _wait_for(grade_form(batch, reviewer), key, settings)
         if answer is None:
             log.info("grade-review: no answer in %s s", settings.qa.review_timeout_s)
             totals["timed_out"] = True

@@ -16,6 +16,7 @@ from lilo.tasks.records import PaperText, Quarantine, Sample
 from lilo.tasks.report import cache_figures, create_stats_artifacts
 from lilo.tasks.samples.citations import CitationGroup
 from lilo.tasks.samples.triplets import build_samples
+from lilo.tasks.text import counted
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.datasets import (
     dataset_exists,
@@ -95,7 +96,8 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
                         ("dataset_version",),
                     )
                 report.note(
-                    f"dataset {version}: {len(samples)} samples from {len(surveys)} surveys"
+                    f"dataset {version}: {counted(len(samples), 'sample')} from "
+                    f"{counted(len(surveys), 'survey')}"
                 )
             else:
                 report.note(

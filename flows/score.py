@@ -26,6 +26,7 @@ from lilo.tasks.records import Generation, PaperText, QAPair, Quarantine, Sample
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.tasks.scoring import ScoreContext, available_scorers, get_scorer
 from lilo.tasks.scoring.winrate import judge_pair
+from lilo.tasks.text import counted
 from lilo.warehouse.queries.generations import judged_pairs, scored_generations
 
 __all__ = ["score_flow"]
@@ -165,7 +166,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             writer.flush()
             progress.advance(len(batch), len(failed))
 
-        with StageProgress(report, len(work)) as progress:
+        with StageProgress(
+            report, len(work), line_every_s=settings.runner.progress_every_s
+        ) as progress:
             if work and settings.runner.kind == "dask":
                 run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
             elif work:
@@ -173,8 +176,8 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
             writer.flush(final=True)
         report.note(
-            f"{len(todo)} generations to score, {quarantined} quarantined; judge {judge}, "
-            f"prompts {pack.name}"
+            f"{counted(len(todo), 'generation')} to score, {quarantined} quarantined; "
+            f"judge {judge}, prompts {pack.name}"
         )
     return report
 

@@ -3,8 +3,9 @@
 Keyed by a sha256 of everything that determines an output (backend, model, parameters,
 messages; retries and timeouts excluded). Entries are written atomically (temp file +
 os.replace), so any thread, process or worker sharing the folder can read and write it
-and a crash never leaves a half entry. The flow copies new LLM entries into the
-warehouse's `llm_cache` table, where analysts can query them.
+and a crash never leaves a half entry. An entry that cannot be trusted on reading (larger than
+its reader allows, no JSON) is a miss: made again and replaced. The flow copies new LLM
+entries into the warehouse's `llm_cache` table, where analysts can query them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import fcntl  # POSIX only: lilo runs on Linux and macOS (README.md)
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +23,8 @@ from typing import Any
 from lilo.tasks.files import write_atomic
 
 __all__ = ["DiskCache", "cache_key", "canonical_json"]
+
+log = logging.getLogger(__name__)
 
 
 def canonical_json(payload: dict[str, Any]) -> str:
@@ -41,18 +45,37 @@ class DiskCache:
     def _path(self, key: str, suffix: str) -> Path:
         return self.root / key[:2] / f"{key}{suffix}"
 
-    def get_bytes(self, key: str, suffix: str = ".json") -> bytes | None:
+    def get_bytes(
+        self, key: str, suffix: str = ".json", max_bytes: int | None = None
+    ) -> bytes | None:
+        """The entry, or None when there is none or it is larger than `max_bytes` (a miss,
+        so the caller computes it again and replaces it)."""
+        path = self._path(key, suffix)
         try:
-            return self._path(key, suffix).read_bytes()
+            with path.open("rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if max_bytes is not None and size > max_bytes:
+                    log.warning(
+                        "cache entry %s is %s bytes, over %s: made again", path, size, max_bytes
+                    )
+                    return None
+                return file.read()
         except FileNotFoundError:
             return None
 
     def put_bytes(self, key: str, data: bytes, suffix: str = ".json") -> None:
         write_atomic(self._path(key, suffix), data)
 
-    def get_json(self, key: str) -> Any | None:
-        data = self.get_bytes(key)
-        return None if data is None else json.loads(data)
+    def get_json(self, key: str, max_bytes: int | None = None) -> Any | None:
+        """The entry's JSON, or None as `get_bytes` says or when it is no JSON."""
+        data = self.get_bytes(key, max_bytes=max_bytes)
+        if data is None:
+            return None
+        try:
+            return json.loads(data)
+        except ValueError:  # cut short, not UTF-8: no entry lilo wrote (it writes atomically)
+            log.warning("cache entry %s is no JSON: made again", self._path(key, ".json"))
+            return None
 
     @contextlib.contextmanager
     def claim(self, key: str) -> Iterator[None]:

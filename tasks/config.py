@@ -162,6 +162,7 @@ class ArxivSettings(_Section):
     delay_s: Annotated[float, PACING] = Field(3.0, ge=0.0)
     retries: Annotated[int, PACING] = Field(4, ge=0)
     backoff_s: Annotated[float, PACING] = Field(2.0, ge=0.0)
+    # The most one request (a feed page, an e-print) may take, connecting to last byte.
     timeout_s: Annotated[float, PACING] = Field(60.0, gt=0.0)
     user_agent: Annotated[str, PACING] = (
         "lilo/0.1 (long-in long-out benchmark builder; mailto:lilo@example.org)"
@@ -170,6 +171,8 @@ class ArxivSettings(_Section):
     page_size: int = Field(100, ge=1, le=2000)
     # A download larger than this is abandoned (fetch_failed) before it fills memory.
     max_eprint_bytes: int = Field(200_000_000, gt=0)
+    # A metadata reply (one page of the Atom feed) larger than this is refused while read.
+    max_feed_bytes: Annotated[int, PACING] = Field(50_000_000, gt=0)
 
 
 class CleanSettings(_Section):
@@ -217,7 +220,11 @@ class EndpointSettings(_Section):
     base_url: Annotated[str | None, PLACE] = None
     api_key: _Key = None
     retries: Annotated[int, PACING] = Field(5, ge=0)
+    # The most one request may take, from connecting to the reply's last byte (each retry
+    # has its own), and the largest reply read: a larger one fails the call while it is
+    # read, before it fills memory, and is never cached (tasks/bounded_http.py).
     timeout_s: Annotated[float, PACING] = Field(600.0, gt=0.0)
+    max_reply_bytes: Annotated[int, PACING] = Field(16_000_000, gt=0)
 
     def key(self) -> str | None:
         """The API key to send: this section's, else OPENAI_API_KEY (as the openai client)."""
@@ -291,6 +298,8 @@ class EmbeddingSettings(EndpointSettings):
     # CPU. Recorded in the embedder's label; vectors are cached by model, not device.
     device: Annotated[Literal["auto", "cpu", "cuda", "mps"], PACING] = "auto"
     timeout_s: Annotated[float, PACING] = Field(120.0, gt=0.0)
+    # A batch of vectors is JSON numbers: 32 texts of 3,072 dimensions are about 2 MB.
+    max_reply_bytes: Annotated[int, PACING] = Field(64_000_000, gt=0)
 
 
 class SampleSettings(_Section):
@@ -471,6 +480,9 @@ class RunnerSettings(_Section):
     # Units per Prefect task on Dask: each task fans its units out over threads (bounded by
     # the endpoint's `concurrency`, per worker process) and returns its records and calls.
     batch_units: int = Field(8, ge=1)
+    # Without a terminal (a pipe, a log file, a deployment's run), a stage logs a line of
+    # its progress every this many seconds, units finished or not (flows/_progress.py).
+    progress_every_s: float = Field(30.0, gt=0.0)
 
     @field_validator("dask_address")
     @classmethod

@@ -17,6 +17,7 @@ backend, model, the pooling scheme (local) or the endpoint (openai), and the tex
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from concurrent.futures import Future
@@ -24,12 +25,18 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.cache import DiskCache, cache_key
 from lilo.tasks.config import EmbeddingSettings, Settings
 from lilo.tasks.errors import LiloError
 from lilo.tasks.redact import configured_secrets, redact
 
 __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
+
+log = logging.getLogger(__name__)
+
+# The largest cached vector read: 65,536 float32 dimensions, more than any model's.
+_MOST_VECTOR_BYTES = 4 * 65_536
 
 # The local pooling scheme in cache keys: a change here must not reuse older vectors
 # (before it, a long text's vector came from its first max_seq_length word pieces only).
@@ -194,12 +201,15 @@ class _OpenAI:
         self.label = f"openai:{cfg.model}@{cfg.base_url}"
         self._dimension = 0
         self._api_key = cfg.key()
-        # The client retries 408/409/429/5xx and connection errors with backoff.
+        # The client retries 408/409/429/5xx and connection errors with backoff; its requests
+        # are bounded in time and size (tasks/bounded_http.py).
+        bounds = Bounds(cfg.timeout_s, cfg.max_reply_bytes, "embedding.max_reply_bytes")
         self._client = openai.OpenAI(
             base_url=cfg.base_url,
             api_key=self._api_key or "not-needed",
             max_retries=cfg.retries,
             timeout=cfg.timeout_s,
+            http_client=bounded_client(bounds, limits=openai.DEFAULT_CONNECTION_LIMITS),
         )
 
     def key(self) -> dict[str, object]:
@@ -216,6 +226,8 @@ class _OpenAI:
                 response = self._client.embeddings.create(
                     model=self.model_name, input=batch, encoding_format="float"
                 )
+            except ReplyRefused as exc:
+                raise EmbeddingError(f"{self.label} failed: {exc}") from None
             except openai.APIError as exc:
                 why = redact(str(exc), [*configured_secrets(), *filter(None, [self._api_key])])
                 raise EmbeddingError(
@@ -230,8 +242,14 @@ class _OpenAI:
                     "is LILO_EMBEDDING__BASE_URL an embeddings server?"
                 )
             rows.extend(d.embedding for d in data)
-        self._dimension = len(rows[0]) if rows else self._dimension
-        return np.asarray(rows, dtype=np.float32)
+        vectors = _finite_rows(rows)
+        if vectors is None:
+            raise EmbeddingError(
+                f"{self.label} returned vectors that are not rows of finite numbers of one "
+                "length: is LILO_EMBEDDING__BASE_URL an embeddings server?"
+            )
+        self._dimension = vectors.shape[1] if rows else self._dimension
+        return vectors
 
     def dimension(self) -> int:
         return self._dimension
@@ -266,11 +284,11 @@ class Embedder:
         for key, text in zip(keys, texts, strict=True):
             if key in vectors or key in missing:
                 continue
-            data = self.cache.get_bytes(key, ".f32")
-            if data is None:
+            vector = self._cached(key)
+            if vector is None:
                 missing[key] = text
             else:
-                vectors[key] = np.frombuffer(data, dtype=np.float32)
+                vectors[key] = vector
         computed = 0
         if missing:
             fresh, computed = self._compute(missing)
@@ -280,6 +298,20 @@ class Embedder:
         if not texts:
             return np.zeros((0, self._backend.dimension()), dtype=np.float32)
         return np.stack([vectors[key] for key in keys])
+
+    def _cached(self, key: str) -> np.ndarray | None:
+        """The vector cached under `key`; None when there is none or it is no vector lilo
+        wrote (damaged, or made from a reply of non-finite numbers): made again."""
+        data = self.cache.get_bytes(key, ".f32", _MOST_VECTOR_BYTES)
+        if data is None:
+            return None
+        vector = np.frombuffer(data, dtype=np.float32) if len(data) % 4 == 0 else None
+        if vector is not None and len(vector) and np.isfinite(vector).all():
+            norm = float(np.linalg.norm(vector))
+            if norm == 0 or abs(norm - 1) < 1e-3:
+                return vector
+        log.warning("cache entry %s is no unit vector: made again", key)
+        return None
 
     def _compute(self, missing: dict[str, str]) -> tuple[dict[str, np.ndarray], int]:
         """Vectors for texts the cache lacked, and how many this call computed: a text
@@ -299,11 +331,11 @@ class Embedder:
         todo: dict[str, str] = {}
         try:
             for key in mine:
-                data = self.cache.get_bytes(key, ".f32")
-                if data is None:
+                vector = self._cached(key)
+                if vector is None:
                     todo[key] = missing[key]
                 else:
-                    vectors[key] = np.frombuffer(data, dtype=np.float32)
+                    vectors[key] = vector
             if todo:
                 fresh = _normalise(self._backend.encode(list(todo.values())))
                 for key, vector in zip(todo, fresh, strict=True):
@@ -322,6 +354,20 @@ class Embedder:
         for key, future in theirs.items():
             vectors[key] = future.result()
         return vectors, len(todo)
+
+
+def _finite_rows(rows: list[Any]) -> np.ndarray | None:
+    """`rows` as a float32 matrix, or None unless they are lists of finite numbers, all of
+    one length (a server's reply: anything may be in it)."""
+    try:
+        with np.errstate(over="ignore"):  # a number past float32's range is inf: refused
+            vectors = np.asarray(rows, dtype=np.float32)
+    except (TypeError, ValueError):  # ragged, or not numbers
+        return None
+    if not rows:
+        return vectors
+    usable = vectors.ndim == 2 and vectors.shape[1] > 0 and np.isfinite(vectors).all()
+    return vectors if usable else None
 
 
 def _normalise(rows: np.ndarray) -> np.ndarray:

@@ -130,12 +130,14 @@ class Board:
             {k: _plain(v) for k, v in row.items()} for row in self.paired.to_dict(orient="records")
         ]
 
-    def markdown(self) -> str:
-        """Title, Table 2 as a pipe table, caption; then the paired comparison, if any."""
+    def markdown(self, stacked: bool = False) -> str:
+        """Title, Table 2 as a pipe table (each length on its own row when `stacked`, for a
+        narrow page), caption; then the paired comparison, if any."""
+        names = len(self._names())
         lines = [
             f"**{self.title()}**",
             "",
-            *_pipe_table(*self.wide(), len(self._names())),
+            *_pipe_table(*(self.stacked() if stacked else self.wide()), names + stacked),
             "",
             f"_{self.caption()}_",
         ]

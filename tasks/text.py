@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["count_words", "split_sentences", "words"]
+__all__ = ["count_words", "counted", "split_sentences", "words"]
 
 # The reference scorer's rule: alphabetic tokens, inner apostrophes or hyphens join a word,
 # numbers are not words.
@@ -22,3 +22,8 @@ def count_words(text: str) -> int:
 
 def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s.strip()]
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 survey`, `3 surveys`: a count and its noun, as a message prints them."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

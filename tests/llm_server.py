@@ -5,6 +5,9 @@ echo by default) and an embedding request gets `bag_of_words(text)` per input, u
 and listed last input first (the API orders by `index`, not by position).
 `PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it.
 
+A scripted reply that is a `Refusal` is an error: its status, its message in the error body
+OpenAI's API sends.
+
 `Faults` makes it a misbehaving endpoint: a share of chat requests gets one of `FAULTS`
 (429 with Retry-After, 500, 503, a stall past the client's timeout, a dropped connection,
 JSON cut short, empty content, an HTML page), chosen by a seeded hash of the request and
@@ -26,17 +29,23 @@ kind of server answers ("maximum context length is N tokens", or llama-server's
 the server sums what it answered in `usage`. llama-cpp-python's server answers a
 `json_schema` response_format with its 500. Requests to the endpoints other than chat and
 embeddings go to `asked`, not `requests`; `peak` is the most chat requests computed at
-once, each taking `compute_s`."""
+once, each taking `compute_s`.
+
+`reply_bytes`, `gzip_replies`, `drip_s`, `usage_text` and `embed` make every
+reply a hostile one: huge, a gzip bomb, dripped a byte at a time, with usage counts no model
+reports, or with vectors of no numbers."""
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import threading
 import time
+import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -53,6 +62,7 @@ __all__ = [
     "Faults",
     "LLMServer",
     "Model",
+    "Refusal",
     "bag_of_words",
     "prompt_tokens",
 ]
@@ -119,6 +129,14 @@ def seed_samples(settings: Settings, samples: list[Sample], repeat: int = 1) -> 
         wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A scripted reply that is an error: `status` with `message`."""
+
+    status: int
+    message: str
+
+
 @dataclass
 class Faults:
     """A share `rate` of chat requests gets one of `kinds`, decided by `seed`; a stall
@@ -143,6 +161,12 @@ class Faults:
         kind = self.kinds[int(share / self.rate * len(self.kinds))]
         self.counts[kind] += 1
         return kind
+
+
+def _gzipped(parts: Iterable[bytes]) -> Iterator[bytes]:
+    gzip = zlib.compressobj(wbits=31)
+    yield from map(gzip.compress, parts)
+    yield gzip.flush()
 
 
 @dataclass
@@ -203,8 +227,19 @@ class LLMServer(ThreadingHTTPServer):
         # An endpoint without structured output: a chat request carrying `response_format`
         # gets a 400 naming it, as such OpenAI-compatible servers answer.
         self.rejects_response_format = False
+        # Hostile replies, for the bounds on what lilo reads: `reply_bytes` pads each reply
+        # to that many bytes (a chat reply's content, an embedding reply's whitespace), written
+        # in 1 MiB pieces and never held whole; `gzip_replies` compresses it (a bomb, padded);
+        # `drip_s` sends the whole reply, status line first, one byte every `drip_s` seconds;
+        # `usage_text` is the raw JSON text of a chat reply's usage (NaN, Infinity and 1e30
+        # are what Python's json writes and reads); `embed` makes an embedding request's vectors.
+        self.reply_bytes = 0
+        self.gzip_replies = False
+        self.drip_s = 0.0
+        self.usage_text: str | None = None
+        self.embed: Callable[[str], list[float]] = bag_of_words
         self.lock = threading.Lock()
-        self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+        self.respond: Callable[[str, int], str | Refusal] = lambda prompt, n: f"echo: {prompt}"
         self.model: Model | None = None  # a context window, and the endpoints naming it
         self.asked: list[str] = []  # "GET /props" and the like, in order
         self.compute_s = 0.0  # how long each chat reply takes
@@ -293,6 +328,9 @@ class _Handler(BaseHTTPRequestHandler):
         )
         with server.lock:
             server.busy -= 1
+        if isinstance(content, Refusal):
+            self._send(content.status, {"error": {"message": content.message}})
+            return
         finish = "stop"
         if budget is not None and len(content.split()) > budget:
             content, finish = " ".join(content.split()[:budget]), "length"
@@ -311,15 +349,17 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {**usage, "total_tokens": sum(usage.values())},
         }
+        data = json.dumps(payload).encode()
+        if server.usage_text is not None:
+            data = data.replace(json.dumps(payload["usage"]).encode(), server.usage_text.encode())
         if fault == "truncated":
-            data = json.dumps(payload).encode()
             self._send_bytes(200, data[: len(data) // 2], "application/json")
             return
         if not fault:
             with server.lock:
                 server.answered += 1
                 server.usage.update(usage)
-        self._send(200, payload)
+        self._hostile(data, data.index(b'"}, "finish_reason"'), b"a")
 
     def _about(self, body: dict[str, Any] | None) -> None:
         """The endpoints a server of `model.kind` has beside chat: what it says about the
@@ -376,12 +416,46 @@ class _Handler(BaseHTTPRequestHandler):
     def _embeddings(self, body: dict[str, Any]) -> None:
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
         data = [
-            {"object": "embedding", "index": i, "embedding": bag_of_words(t)}
+            {"object": "embedding", "index": i, "embedding": self.server.embed(t)}
             for i, t in reversed(list(enumerate(texts)))
         ]
         tokens = sum(len(t.split()) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        self._send(200, {"object": "list", "data": data, "model": body["model"], "usage": usage})
+        reply = {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        encoded = json.dumps(reply).encode()
+        self._hostile(encoded, len(encoded) - 1, b" ")
+
+    def _hostile(self, data: bytes, at: int, filler: bytes) -> None:
+        """A 200 with `data`, made hostile as the server is set: padded at `at` with
+        `filler` up to `reply_bytes`, gzipped, or dripped; its length unsaid, as a streaming
+        server's (the body ends when the connection closes)."""
+        server = self.server
+        if not (server.reply_bytes or server.drip_s or server.gzip_replies):
+            self._send_bytes(200, data, "application/json")
+            return
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        pad, piece = max(0, server.reply_bytes - len(data)), filler * (1 << 20)
+        parts: Iterable[bytes] = [
+            data[:at],
+            *[piece] * (pad // len(piece)),
+            filler * (pad % len(piece)),
+            data[at:],
+        ]
+        if server.gzip_replies:
+            head += "Content-Encoding: gzip\r\n"
+            parts = _gzipped(parts)
+        self.close_connection = True
+        try:
+            for part in itertools.chain([f"{head}\r\n".encode()], parts):
+                if not server.drip_s:
+                    self.wfile.write(part)
+                    continue
+                for i in range(len(part)):
+                    self.wfile.write(part[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(server.drip_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
 
     def _send(
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -178,7 +178,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
         [
             sys.executable,
             "-c",
-            "import json, sys; from flows.review import qa_review; "
+            "import json, sys; from lilo.flows.review import qa_review; "
             "print(json.dumps(qa_review(sample=sys.argv[1], overrides=json.loads(sys.argv[2]))))",
             sample,
             json.dumps(overrides),
@@ -300,6 +300,10 @@ def test_report_page_in_chromium(data, browser, shots):
     assert errors == []
     assert len(widths) >= 4 and all(w and w > 0 for w in widths), widths
     assert page.locator("#leaderboard tbody tr").count() >= 1
+    # Table 2 whole at 1,280 px: the page does not scroll sideways, Overall's n is in view.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    overall_n = page.locator("#leaderboard thead tr").nth(1).locator("th").last.bounding_box()
+    assert overall_n and overall_n["x"] + overall_n["width"] <= 1280
     # The drill-down, as a reader clicks it: a leaderboard number, then a sample.
     page.locator("#leaderboard tbody a").first.click()
     page.wait_for_load_state("load")

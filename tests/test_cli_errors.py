@@ -196,7 +196,7 @@ def test_each_command_lists_only_its_own_options(capsys):
     for command, runs_pipeline in (("demo", True), ("leaderboard", False), ("discover", False)):
         assert main([command, "--help"]) == 0
         out = capsys.readouterr().out
-        assert ("--target-words" in out) is (runs_pipeline or command == "discover")
+        assert ("--target-words" in out) is runs_pipeline  # discover builds samples only
         assert ("--publish-partial" in out) is runs_pipeline
         assert "--data-dir" in out and "--debug" in out
     for command in ("corpus", "mirror"):
@@ -362,11 +362,139 @@ def test_options_are_never_abbreviated(capsys, command, expected):
     assert expected in _error(capsys)
 
 
+def test_survey_and_dataset_are_one_or_the_other(warehouse, capsys):
+    assert main([*SURVEY, "--dataset", "v1", "--data-dir", str(warehouse)]) == 2
+    assert "give one of them" in _error(capsys)
+
+
+@pytest.mark.parametrize(
+    ("command", "help_of"),
+    [
+        (["run", "--bogus"], "lilo run"),
+        (["review", "list", "--bogus"], "lilo review list"),
+        (["review", "--bogus"], "lilo review"),
+        (["import", "lost-in-the-middle", "x", "--bogus"], "lilo import lost-in-the-middle"),
+        (["--bogus", "run"], "lilo"),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else "",
+)
+def test_a_bad_option_points_at_its_command_s_help(capsys, command, help_of):
+    assert main(command) == 2
+    assert _error(capsys).endswith(f"unrecognized arguments: --bogus (see `{help_of} --help`)\n")
+
+
+def _commands() -> list[tuple[list[str], object]]:
+    """Every command's parser, by its words (`review list`), the top one first."""
+    import argparse
+
+    from lilo.flows.cli._main import _parser
+
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, words: list[str]) -> None:
+        found.append((words, parser))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*words, name])
+
+    walk(_parser(), [])
+    return found
+
+
+def test_every_command_and_option_says_what_it_is():
+    missing = []
+    for words, parser in _commands():
+        if words and not parser.description:
+            missing.append(f"lilo {' '.join(words)}: no description")
+        for action in parser._actions:
+            if action.help is None and action.choices is None:  # a list of commands aside
+                missing.append(
+                    f"lilo {' '.join(words)} {'/'.join(action.option_strings) or action.dest}"
+                )
+    assert missing == []
+
+
+def test_one_name_per_idea_in_every_command():
+    """A dataset version is --dataset, target lengths --target-words, a sample count
+    --samples (a limit) or --target-samples (a goal), wherever a command takes them."""
+    others = {"--dataset-version", "--lengths", "--words", "--target", "--version"}
+    for words, parser in _commands():
+        shown = {o for a in parser._actions if a.help != "==SUPPRESS==" for o in a.option_strings}
+        assert not shown & others, (words, shown & others)
+        if words[:1] == ["import"] and len(words) == 2:  # a clone, named so in its help
+            assert "CLONE" in (parser.description or ""), words
+            assert {a.metavar for a in parser._actions if a.dest == "path"} == {"CLONE"}
+
+
+@pytest.mark.parametrize(
+    ("command", "dest", "value", "note"),
+    [
+        (["stats", "--dataset-version", "v2"], "dataset", "v2",
+         "--dataset-version is now --dataset"),
+        (["discover", "--target", "5"], "target_samples", 5, "--target is now --target-samples"),
+        (["show", "s", "--words", "4000"], "length", 4000, "--words is now --target-words"),
+        (["reproduce", "ral-writer", "--lengths", "1000,2000"], "lengths", [1000, 2000],
+         "--lengths is now --target-words"),
+    ],
+    ids=["stats", "discover", "show", "reproduce"],
+)  # fmt: skip
+def test_an_old_name_is_still_taken_and_says_what_it_became(capsys, command, dest, value, note):
+    from lilo.flows.cli._main import _parser
+
+    args = _parser().parse_args(command)
+    assert getattr(args, dest) == value
+    assert capsys.readouterr().err == f"lilo: {note}; taken as {note.rsplit(' ', 1)[1]}\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["review", "--reviewer", "carol", "list"],
+        ["review", "--reviewer", "carol", "export", "out.jsonl"],
+        ["review", "--reviewer", "carol", "report"],
+        ["review", "--sample", "s", "reject", "q", "--reason", "r"],
+        ["review", "--reviewer", "carol", "agreement"],
+    ],
+    ids=" ".join,
+)
+def test_an_option_an_action_does_not_use_is_refused_not_ignored(warehouse, capsys, command):
+    assert main([*command, "--data-dir", str(warehouse)]) == 2
+    assert "does not apply to `lilo review" in _error(capsys)
+    option = command[1]
+    action = command[3]
+    assert main(["review", action, *command[4:], option, command[2], "--data-dir",
+                 str(warehouse)]) == 2  # fmt: skip
+    assert f"unrecognized arguments: {option}" in _error(capsys)
+
+
+def test_datasets_lists_each_dataset_version_with_its_samples_and_results(warehouse, capsys):
+    from datetime import UTC, datetime
+
+    with Warehouse(warehouse / "lilo.duckdb") as wh:
+        wh.upsert(
+            "dim_dataset_versions",
+            [{"dataset_version": name, "number": i, "surveys": surveys, "n_samples": n,
+              "n_papers": 3 * n, "config_hash": "h",
+              "created_at": datetime(2026, 1, i, tzinfo=UTC).replace(tzinfo=None)}
+             for i, (name, surveys, n) in enumerate(
+                 [("v1", ["2301.00001"], 4), ("longinoutbench", [], 120)], 1)],
+            ("dataset_version",),
+            extra={"run_id": "seed"},
+        )  # fmt: skip
+    assert main(["datasets", "--data-dir", str(warehouse)]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "│" in line and "dataset" not in line]
+    assert [r.split("│")[1].strip() for r in rows] == ["v1", "longinoutbench"]
+    assert "imported" in rows[1] and "120" in rows[1] and "none yet" in rows[0]
+    assert "lilo run --dataset NAME" in out
+
+
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
         (["report", "--version", "3"], "--version is now --result-version (a result version)"),
-        (["stats", "--version", "v1"], "--version is now --dataset-version (a dataset version)"),
+        (["stats", "--version", "v1"], "--version is now --dataset (a dataset version)"),
         (["leaderboard", "--version", "1"], "--version is now --result-version (a result version)"),
     ],
     ids=" ".join,

@@ -80,7 +80,7 @@ def test_discover_from_a_query_builds_a_numbered_immutable_version(
     ] == ("v1", 1, 3)
 
     report = _artifact("dataset-v1-stats")
-    assert report is not None and "3 samples, 9 papers, 1 surveys" in report.data
+    assert report is not None and "3 samples, 9 papers, 1 survey." in report.data
     assert "| eprint | 16 |" in report.data
     table = _artifact("dataset-v1-surveys")
     assert table is not None and SURVEY_ID in str(table.data)
@@ -104,5 +104,5 @@ def test_discover_from_a_query_builds_a_numbered_immutable_version(
 
     assert main(["stats", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Dataset v1 (#1): 3 samples, 9 papers, 1 surveys" in out
+    assert "Dataset v1 (#1): 3 samples, 9 papers, 1 survey" in out
     assert SURVEY_ID in out and "eprint" in out

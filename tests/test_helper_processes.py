@@ -57,7 +57,7 @@ def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -
     env["PREFECT_HOME"] = str(tmp_path / "prefect")
     env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{tmp_path}/no/such/x.db"
     probe = (
-        "import sys\nfrom pathlib import Path\nfrom flows.cli import _server\n"
+        "import sys\nfrom pathlib import Path\nfrom lilo.flows.cli import _server\n"
         "_server.start(Path(sys.argv[1]))\ntry:\n    _server.wait()\n"
         "except RuntimeError as exc:\n    print(exc)"
     )
@@ -95,7 +95,7 @@ def test_worker_processes_reply_as_the_calling_thread_does(tmp_path: Path) -> No
 _KILLED_PARENT = """
 import os, signal, subprocess, sys
 child = subprocess.Popen([sys.executable, "-c",
-    "import time; from tasks.lifetime import end_with_parent; "
+    "import time; from lilo.tasks.lifetime import end_with_parent; "
     f"end_with_parent({os.getpid()}, interval_s=0.1); print('watching', flush=True); "
     "time.sleep(60)"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 assert child.stdout.readline() == "watching\\n"  # alive, its parent watched

@@ -479,7 +479,7 @@ def _workers(pid: int) -> set[int]:
 def test_workers_end_with_a_parent_killed_by_sigkill() -> None:
     """A run killed mid-clean leaves no worker behind to go on cleaning."""
     program = (
-        "import time\nfrom tasks.parallel import map_processes\n"
+        "import time\nfrom lilo.tasks.parallel import map_processes\n"
         "map_processes(time.sleep, [3600, 3600], 2, 3600, lambda *a: a)\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", program])

@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, int]] = [
     ("lilo.tasks.lifetime", 0),
     ("lilo.tasks.arxiv_ids", 0),
     ("lilo.tasks.backoff", 0),
+    ("lilo.tasks.bounded_http", 0),
     ("lilo.tasks.errors", 0),
     ("lilo.tasks.registry", 0),
     ("lilo.tasks.redact", 1),  # reads the configured keys (lilo.tasks.config)

@@ -110,6 +110,24 @@ def test_80_columns_never_cut_a_number(capsys, monkeypatch, data_dir):
     assert LONG in "".join(methods)
 
 
+def test_50_columns_keep_every_method_name_and_number(capsys, monkeypatch, data_dir):
+    """Too narrow for any table with a method column: each method's name on its own line,
+    over a row per score; nothing cut, the same numbers as at 250 columns."""
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
+    wide = capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", "50")
+    assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 50
+    assert "…" not in out
+    lines = [line.strip() for line in out.splitlines()]
+    assert "single" in lines and "ral_writer" in lines  # names whole, on their own lines
+    assert LONG in "".join(lines)  # wrapped, all there
+    numbers = re.compile(r"[+-]?\d+\.\d|\d+/\d+")
+    assert sorted(numbers.findall(out)) == sorted(numbers.findall(wide))
+
+
 def test_wide_terminal_shows_table_2_layout(capsys, monkeypatch, data_dir):
     monkeypatch.setenv("COLUMNS", "250")
     assert main(["leaderboard", "--data-dir", str(data_dir)]) == 0
@@ -121,6 +139,7 @@ def test_dataset_version_and_formats(capsys, monkeypatch, data_dir):
     out = _cli(capsys, monkeypatch, data_dir, "--dataset", "other", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 6 and {r["dataset_version"] for r in rows} == {"other"}
+    assert {r["partial"] for r in rows} == {"true", "false"}  # not Python's True/False
     assert {"overall_s_l", "overall_s_c", "overall_s_q", "judge"} <= set(rows[0])
     doc = json.loads(
         _cli(capsys, monkeypatch, data_dir, "--result-version", "1", "--format", "json")
@@ -254,3 +273,45 @@ def test_a_stacked_table_rules_off_each_method_once():
     lines = console.export_text().splitlines()
     rules = [i for i, line in enumerate(lines) if line.startswith("├")]
     assert len(rules) == 1 and lines[rules[0] + 1].startswith("│ agentwrite")
+
+
+def test_the_paired_comparison_is_a_table_at_80_columns_and_a_list_at_50(data_dir):
+    """A table at 80 columns (its long method name folded); at 50 each method is named over
+    its rows. No number is cut either way."""
+    import dataclasses
+
+    import duckdb
+    import pandas as pd
+    from rich.console import Console
+
+    from lilo.flows.cli.leaderboard import print_board
+    from lilo.warehouse.queries.results import read_board
+
+    con = duckdb.connect(str(data_dir / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        board = read_board(con)
+    finally:
+        con.close()
+    paired = pd.DataFrame(
+        [
+            {"variant": v, "reference": "single", "target_words": n, "backbone": "offline:m",
+             "score": score, "n": 3, "difference": -100.0, "ci_low": -100.0, "ci_high": -100.0,
+             "p_value": 0.25, "within_noise": False}
+            for v in (LONG,)
+            for n in (4000, 8000, 0)
+            for score in ("length", "consistency", "quality")
+        ]
+    )  # fmt: skip
+    board = dataclasses.replace(board, paired=paired)
+    shown = {}
+    for width in (80, 50):
+        console = Console(width=width, record=True, file=io.StringIO())
+        print_board(board, console)
+        shown[width] = console.export_text()
+        assert "…" not in shown[width]
+        assert max(len(line) for line in shown[width].splitlines()) <= width
+        assert shown[width].count("[-100.0, -100.0]") == 9
+    comparison = shown[80][shown[80].index("Paired with") :]
+    assert "┃ within" in comparison and "│ no " in comparison  # a table
+    narrow = shown[50][shown[50].index("Paired with") :]
+    assert "│" not in narrow and LONG in "".join(narrow.split())

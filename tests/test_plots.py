@@ -44,3 +44,77 @@ def test_the_image_grows_with_the_legend_s_labels() -> None:
     short = _image(position_curve_png(_curve(["a", "b"], [4000])))
     long = _image(position_curve_png(_curve(["a" * 30, "b"], [4000])))
     assert long.shape[1] > short.shape[1] + 100
+
+
+# -- every series its own look, legends beside the data ----------------------------------
+
+SWEEP = ["single", "agentwrite", "compress[extractive]", "ral_writer"] + [
+    f"ral_writer[k={k}]" for k in range(2, 26, 2)
+]  # 16 variants, as `--sweep generate.ral.k=2,4,...,24` makes them
+
+
+def _lines(fig) -> dict[str, tuple[str, str, str]]:
+    """Each labelled series of the figure's axes: (colour, marker, line style)."""
+    from matplotlib.colors import to_hex
+
+    found = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if not line.get_label().startswith("_"):
+                look = (to_hex(line.get_color()), line.get_marker(), line.get_linestyle())
+                found.setdefault(line.get_label(), look)
+    return found
+
+
+def _figures(methods: list[str]):
+    from lilo.tasks.report._plots import consistency_figure, cost_figure, position_curve_figure
+
+    lengths = [4000, 8000, 16000]
+    board = pd.DataFrame(
+        [
+            {"variant": m, "target_words": n, "s_c": 50.0 + (i % 3)}  # many on one point
+            for i, m in enumerate(methods)
+            for n in lengths
+        ]
+    )
+    cost = pd.DataFrame(
+        [
+            {"method": m, "target_words": n, "tokens_in_per_summary": 1000.0 * n,
+             "tokens_out_per_summary": 2.0 * n}
+            for m in methods
+            for n in lengths
+        ]
+    )  # fmt: skip
+    return {
+        "position curve": position_curve_figure(_curve(methods, lengths)),
+        "S_c by length": consistency_figure(board),
+        "cost": cost_figure(cost),
+    }
+
+
+def test_sixteen_variants_each_have_their_own_look_in_every_figure() -> None:
+    import matplotlib.pyplot as plt
+
+    looks = {}
+    for name, fig in _figures(SWEEP).items():
+        lines = _lines(fig)
+        assert sorted(lines) == sorted(SWEEP), name
+        assert len(set(lines.values())) == len(SWEEP), f"{name}: two series look alike"
+        looks[name] = lines
+        plt.close(fig)
+    # the same look for a method in every figure
+    assert looks["position curve"] == looks["S_c by length"] == looks["cost"]
+
+
+def test_legends_never_cover_the_data() -> None:
+    import matplotlib.pyplot as plt
+
+    for name, fig in _figures(SWEEP[:10]).items():
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+        assert len(legends) == 1, name
+        box = legends[0].get_window_extent(renderer)
+        for ax in fig.axes:
+            assert not box.overlaps(ax.get_window_extent(renderer)), name
+        plt.close(fig)

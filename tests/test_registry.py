@@ -32,7 +32,7 @@ def _package(root: Path, n: int, modules: dict[str, str]) -> Registry[str]:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "registry.py").write_text(
-        "from tasks.registry import Registry\n"
+        "from lilo.tasks.registry import Registry\n"
         f"REGISTRY = Registry('plugin', 'plugins_{n}', 'add plugins_{n}/{{name}}.py')\n"
     )
     for module, name in modules.items():

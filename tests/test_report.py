@@ -3,7 +3,9 @@ the page needs nothing from outside, and the materialize stage leaves both behin
 
 from __future__ import annotations
 
+import json
 import math
+import socket
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -122,9 +124,38 @@ def test_the_page_sits_next_to_the_versions_parquet(report, views, demo):
 
 def test_leaderboard_position_curve_and_cost_equal_the_views(report, views):
     page = _page(report)
-    for table in ("leaderboard", "position_curve", "cost"):
+    _assert_table_is_view(page, "leaderboard-view", views["leaderboard"])
+    for table in ("position_curve", "cost"):
         _assert_table_is_view(page, table, views[table])
-    assert {"judge", "scored", "expected", "partial"} <= set(page.tables["leaderboard"][0])
+    assert {"judge", "scored", "expected", "partial"} <= set(page.tables["leaderboard-view"][0])
+
+
+def test_the_leaderboard_comes_first_as_table_2(report, views):
+    """Method x length x S_l, S_c, S_q (each with its interval) and n, then Overall: the
+    paper's Table 2, before the view's other columns; its numbers are the view's."""
+    groups, scores, *rows = _page(report).tables["leaderboard"]
+    assert groups == ["method", "1k", "2k", "Overall"]
+    assert scores == ["S_l", "S_c", "S_q", "n"] * 3
+    lb = views["leaderboard"]
+    assert [r[0] for r in rows] == list(dict.fromkeys(lb["variant"]))
+
+    def shown(value, low, high) -> str:
+        return f"{value:.1f}[{low:.1f}, {high:.1f}]"
+
+    for row in rows:
+        cells = lb[lb["variant"] == row[0]].sort_values("target_words")
+        expected = []
+        for r in cells.itertuples():
+            expected += [shown(getattr(r, c), getattr(r, f"{c}_low"), getattr(r, f"{c}_high"))
+                         for c in ("s_l", "s_c", "s_q")]  # fmt: skip
+            expected.append(f"{r.scored}/{r.expected}")
+        first = cells.iloc[0]
+        expected += [
+            shown(first[f"overall_{c}"], first[f"overall_{c}_low"], first[f"overall_{c}_high"])
+            for c in ("s_l", "s_c", "s_q")
+        ]
+        expected.append(f"{cells['scored'].sum()}/{cells['expected'].sum()}")
+        assert row[1:] == expected
 
 
 def test_dataset_statistics_equal_the_warehouse(report, demo):
@@ -167,13 +198,25 @@ def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
 
 def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(demo, report):
 
-    header = _page(report).tables["leaderboard"][0]
+    header = _page(report).tables["leaderboard-view"][0]
     assert {"dataset_version", "overall_s_l", "overall_s_c", "overall_s_q"} <= set(header)
     latest = latest_artifacts("leaderboard", "results")
     board, results = str(latest["leaderboard"].data), str(latest["results"].data)
     assert "overall_s_c" in board and '"dataset_version": "v1"' in board
-    assert "| Overall S_l | Overall S_c | Overall S_q | Overall n |" in results
+    # Scores first, what they were measured with after: nothing to scroll to for a score.
+    rows = json.loads(latest["leaderboard"].data)
+    assert list(rows[0])[:7] == ["variant", "target_words", "s_l", "s_c", "s_q", "scored",
+                                 "expected"]  # fmt: skip
+    assert list(rows[0])[-6:] == ["method", "backbone", "judge", "dataset_version", "failed",
+                                  "partial"]  # fmt: skip
+    # Table 2 with a row per length: as narrow as the UI's Markdown column.
+    assert "| method | length | S_l | S_c | S_q | n |" in results
+    assert max(len(line) for line in results.splitlines() if line.startswith("|")) < 110
+    assert "| Overall |" in results.replace("|  | Overall |", "| Overall |")
     assert "Leaderboard: dataset v1, result version 1" in results
+    # The report is a file on the worker: the summary names the machine and how to open it.
+    summary = str(latest_artifacts("run-summary")["run-summary"].data)
+    assert f"`{socket.gethostname()}`: `{report}`" in summary and "Open it in a browser" in summary
 
 
 def test_an_unknown_version_is_one_line_and_exit_1(demo, capsys):
@@ -264,15 +307,25 @@ def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
     summaries = _summaries(demo)
     chosen = next(s for s in summaries if (s["method"], s["target_words"]) == ("ral_writer", 1000))
     prefix = chosen["sample_id"][:8]
-    common = ["--data-dir", str(demo), "--method", "ral_writer", "--words", "1000"]
+    common = ["--data-dir", str(demo), "--method", "ral_writer", "--target-words", "1000"]
     assert main(["show", prefix, *common]) == 0
     out = " ".join(capsys.readouterr().out.split())
+    # A cross-paper pair is about no one position: it says so, not "position 0".
+    assert "(cross-paper)" in out and "position 0" not in out and "paper 0" not in out
     assert f"ral_writer, 1000 words · sample {chosen['sample_id']}" in out
     at = 0
     for q in chosen["consistency"]["questions"]:  # in order, after the summary
         asked = out.index(" ".join(q["question"].split()), at)
         at = out.index(f"given: {' '.join(q['answer'].split())}", asked)
     assert all(a in out for a in chosen["quality"]["aspects"])
+    # Without --method or --target-words: a line per summary and how to see one whole.
+    assert main(["show", prefix, "--data-dir", str(demo)]) == 0
+    overview = capsys.readouterr().out
+    assert len(overview.splitlines()) < 20 and chosen["consistency"]["questions"][0][
+        "question"
+    ] not in " ".join(overview.split())
+    rows = [line for line in overview.splitlines() if line.startswith("│")]
+    assert len(rows) == 4 and "--method single --target-words 1000" in overview  # 2 x 2
     assert main(["show", "nosuchsample", "--data-dir", str(demo)]) == 2
     assert "sample nosuchsample has no summaries in result version" in capsys.readouterr().err
 
@@ -282,7 +335,7 @@ def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(de
     single minus ral_writer paired by sample, as `res_paired` holds it."""
 
     page = _page(report)
-    header = page.tables["leaderboard"][0]
+    header = page.tables["leaderboard-view"][0]
     assert header.index("s_c_low") == header.index("s_c") + 1
     assert {"s_l_high", "s_q_low", "overall_s_c_low", "overall_s_c_high"} <= set(header)
     con = duckdb.connect(str(demo / "published" / "lilo.duckdb"), read_only=True)

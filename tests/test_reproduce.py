@@ -118,7 +118,7 @@ def test_dry_run_prints_the_estimate_on_an_imported_benchmark(tmp_path, capsys) 
     assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
     capsys.readouterr()
     args = ["reproduce", "ral-writer", "--dataset", "longinoutbench", "--samples", "2"]
-    assert main([*args, "--lengths", "1000", "--data-dir", str(data), "--dry-run"]) == 0
+    assert main([*args, "--target-words", "1000", "--data-dir", str(data), "--dry-run"]) == 0
     out = capsys.readouterr().out
     # 4 methods; Figure 6a's 9 points less the paper's own (in table2); 6b's 4; Figure 8's
     # 2 more orders of each 3-paper sample: per sample.
@@ -128,7 +128,7 @@ def test_dry_run_prints_the_estimate_on_an_imported_benchmark(tmp_path, capsys) 
     assert main([*args, "--data-dir", str(tmp_path / "none"), "--dry-run"]) == 2
 
 
-@pytest.mark.parametrize("bad", ["--lengths", "--samples"])
+@pytest.mark.parametrize("bad", ["--target-words", "--samples"])
 def test_bad_options_are_one_line(bad, capsys) -> None:
     assert main(["reproduce", "ral-writer", bad, "x"]) == 2
     assert "lilo:" in capsys.readouterr().err

@@ -232,7 +232,8 @@ def test_export_edit_import_jsonl(data, tmp_path, capsys):
     text += b'\n{"qa_id": 1, "oops": true}\n{"qa_id": "caf\xe9"}\n'
     out.write_bytes(text)
     n = len(lines) + len(conflicting)
-    assert main(["review", "import", str(out), *common, "--reviewer", "ana"]) == 1
+    imported = ["--data-dir", str(data), "--reviewer", "ana"]  # the file says which pairs
+    assert main(["review", "import", str(out), *imported]) == 1
     captured = capsys.readouterr()
     err = captured.err
     assert "needs a reason" in err and f"{out}:{n + 1}: qa_id" in err
@@ -257,7 +258,7 @@ def test_export_edit_import_jsonl(data, tmp_path, capsys):
         [(lines[3]["qa_id"], "review_input_rejected"), (lines[4]["qa_id"], "review_conflict")]
     )
     # Importing the same file again adds no decision, and says so pair by pair.
-    assert main(["review", "import", str(out), *common, "--reviewer", "ana"]) == 1
+    assert main(["review", "import", str(out), *imported]) == 1
     assert len(_sql(data, "SELECT * FROM fct_qa_decisions")) == len(rows)
     again = capsys.readouterr().out
     assert f"unchanged: {lines[0]['qa_id']}: already approved (approve by ana (file) at" in again
@@ -522,3 +523,50 @@ def test_a_review_waiting_for_its_reviewer_stops_on_a_signal_in_one_line(data, s
         "`interrupted`, its finished work kept; run the same command again to resume"
     ]
     assert _sql(data, "SELECT count(*) FROM fct_qa_decisions") == [(1,)]
+
+
+def test_review_ui_fills_in_the_reviewer_it_is_given(data):
+    """`lilo review ui --reviewer carol`: the form's name is carol's until changed, so the
+    form opens without a missing name; the reason says when it is needed."""
+    from prefect import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    argv = ["review", "ui", "--reviewer", "carol", "--sample", sample, "--data-dir", str(data),
+            "--set", "qa.review_poll_s=1", "--set", "qa.review_batch=50",
+            "--set", "qa.review_timeout_s=180"]  # fmt: skip
+    seen: list[object] = []
+
+    def reviewer() -> None:  # in the UI: reads the form, submits it with the name as filled
+        try:
+            with get_client(sync_client=True) as client:
+                paused = _paused_run(client)
+                key = paused.state.state_details.run_input_keyset
+                schema = json.loads(client.read_flow_run_input(paused.id, key["schema"]))
+            seen.append(schema)
+            # As the UI sends it: every entry whole; the name left as it was filled in.
+            entries = {
+                k: schema["definitions"][f"Pair{k[5:]}"]["properties"]
+                for k in schema["properties"]
+                if k.startswith("pair_")
+            }
+            answer = {
+                k: {"decision": "approve"} | {f: e[f]["default"] for f in ("question", "answer")}
+                for k, e in entries.items()
+            }
+            resume_flow_run(paused.id, run_input=answer)
+        except Exception as exc:  # reported below; the form then times out
+            seen.append(exc)
+
+    ui = threading.Thread(target=reviewer)
+    ui.start()
+    code = main(argv)  # the command's own thread: it takes the signals
+    ui.join(timeout=120)
+    assert code == 0 and all(isinstance(s, dict) for s in seen), seen
+    (schema,) = seen
+    assert schema["properties"]["reviewer"]["default"] == "carol"
+    assert "reviewer" not in schema["required"]
+    reason = schema["definitions"]["Pair01"]["properties"]["reason"]
+    assert reason["title"] == "Reason" and "reject" in reason["description"]
+    decided = "SELECT DISTINCT reviewer FROM fct_qa_decisions WHERE channel = 'ui'"
+    assert _sql(data, decided) == [("carol",)]

@@ -4,11 +4,13 @@ mistakes as one line."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, NoReturn
 
 __all__ = [
     "Parser",
     "add_common_args",
+    "add_old_name",
     "add_pipeline_args",
     "add_publish_args",
     "add_renamed_arg",
@@ -17,7 +19,8 @@ __all__ = [
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage mistakes as one line on stderr that names the help to read; exit 2. Options are
+    """Usage mistakes as one line on stderr that names the help to read (the command's own:
+    an option a command does not know is its mistake, not `lilo`'s); exit 2. Options are
     taken whole only (`--sample 3` is not `--samples 3`), in sub-commands too (they are made
     with this class)."""
 
@@ -25,12 +28,19 @@ class Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and " " in self.prog:  # a command's parser ("lilo review list")
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"lilo: {message} (see `{self.prog} --help`)\n")
 
 
 def add_renamed_arg(p: argparse.ArgumentParser, old: str, new: str, what: str) -> None:
-    """An option's old name, hidden from --help, as a usage error that names the new one."""
+    """An option's old name that meant something else too, hidden from --help, as a usage
+    error that names the new one (`--version`: a dataset or a result version?)."""
 
     class Renamed(argparse.Action):
         def __call__(self, parser: Any, *_: Any) -> None:
@@ -38,6 +48,31 @@ def add_renamed_arg(p: argparse.ArgumentParser, old: str, new: str, what: str) -
 
     p.add_argument(
         old, action=Renamed, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+
+
+def add_old_name(
+    p: argparse.ArgumentParser, old: str, new: str, dest: str | None = None, **kwargs: Any
+) -> None:
+    """An option's old name, hidden from --help: still taken, as `new`, with a line on
+    stderr saying what it became. `dest` and `kwargs` as `new` was added with (type,
+    action)."""
+
+    class OldName(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, *_: Any) -> None:
+            print(f"lilo: {old} is now {new}; taken as {new}", file=sys.stderr)
+            setattr(namespace, self.dest, True if self.nargs == 0 else values)
+
+    flag = kwargs.pop("action", None) == "store_true"
+    dest = dest or new.lstrip("-").replace("-", "_")
+    p.add_argument(
+        old,
+        action=OldName,
+        dest=dest,
+        nargs=0 if flag else None,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+        **kwargs,
     )
 
 

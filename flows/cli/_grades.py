@@ -7,6 +7,7 @@ weighted kappa per judge and dataset version (tasks/qa/grade_review.py). Registe
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import sys
 from pathlib import Path
@@ -14,11 +15,10 @@ from typing import Any
 
 from lilo.flows.cli._common import (
     CLIError,
-    add_common_args,
     require_warehouse,
     running_flows,
-    settings_from_args,
 )
+from lilo.flows.cli._review_settings import review_settings
 
 __all__ = ["register_grades"]
 
@@ -35,7 +35,7 @@ def _items(settings: Any) -> list[dict[str, Any]]:
 def cmd_grades_export(args: argparse.Namespace) -> int:
     from lilo.tasks.qa.grade_review import sample_grades
 
-    settings = settings_from_args(args)
+    settings = review_settings(args)
     items = sample_grades(_items(settings), args.n, args.seed)
     if not items:
         raise CLIError(
@@ -57,13 +57,13 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from lilo.flows.review import record_grades
+    from lilo.tasks.printable import printable
     from lilo.tasks.qa.grade_review import GradeVerdict
 
     path = Path(args.file)
     if not path.is_file():
         raise CLIError(f"{path}: no such file: give the JSONL file `grades-export` wrote")
-    settings = settings_from_args(args)
-    require_warehouse(settings)
+    settings = review_settings(args)
     verdicts, bad = [], []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -75,10 +75,11 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
                 f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()
             )
             bad.append(f"{path}:{n}: {problems}")
-    recorded, unknown = record_grades(settings, verdicts, args.reviewer)
+    reviewer = getattr(args, "reviewer", None) or getpass.getuser()
+    recorded, unknown = record_grades(settings, verdicts, reviewer)
     for problem in [*bad, *unknown]:
-        print(f"skipped {problem}", file=sys.stderr)
-    print(f"recorded {recorded} human grades by {args.reviewer}")
+        print(f"skipped {printable(problem, one_line=True)}", file=sys.stderr)
+    print(f"recorded {recorded} human grade{'' if recorded == 1 else 's'} by {reviewer}")
     return 1 if bad or unknown else 0
 
 
@@ -87,11 +88,15 @@ def cmd_grades_ui(args: argparse.Namespace) -> int:
     from lilo.flows.review import grade_review
 
     require_api()
-    settings = settings_from_args(args)
-    require_warehouse(settings)
+    settings = review_settings(args)
     with running_flows(args.debug):
         flow = grade_review.with_options(on_running=[print_address])
-        totals = flow(n=args.n, seed=args.seed, overrides=settings.flow_parameters())
+        totals = flow(
+            n=args.n,
+            seed=args.seed,
+            reviewer=getattr(args, "reviewer", None),
+            overrides=settings.flow_parameters(),
+        )
     for problem in totals["problems"]:
         print(f"not recorded: {problem}", file=sys.stderr)
     print(
@@ -107,8 +112,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from lilo.tasks.qa.grade_review import agreement
     from lilo.warehouse.queries.grades import grade_reviews
 
-    settings = settings_from_args(args)
-    require_warehouse(settings)
+    settings = review_settings(args)
     with open_warehouse(settings) as wh:
         rows = grade_reviews(wh)
     if not rows:
@@ -123,30 +127,37 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def register_grades(action: Any) -> None:
-    """The judge-agreement actions under `lilo review` (`action` adds a sub-parser)."""
+    """The judge-agreement actions under `lilo review` (`action(name, *takes, **kwargs)`
+    adds a sub-parser with the options every review action takes, and of --reviewer and
+    --sample those in `takes`)."""
     export = action("grades-export", help="write a random sample of the judge's QA grades")
-    add_common_args(export)
-    export.add_argument("file")
-    export.add_argument("--n", type=int, default=50, help="how many grades (default 50)")
-    export.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    export.add_argument("file", metavar="FILE", help="the JSONL file to write")
+    _sample_args(export)
     export.set_defaults(func=cmd_grades_export)
 
-    imported = action("grades-import", help="record the human grades of a reviewed file")
-    add_common_args(imported)
-    imported.add_argument("file")
-    imported.add_argument("--reviewer", required=True)
+    imported = action(
+        "grades-import", "reviewer", help="record the human grades of a reviewed file"
+    )
+    imported.add_argument(
+        "file", metavar="FILE", help="the JSONL file `grades-export` wrote, graded"
+    )
     imported.set_defaults(func=cmd_grades_import)
 
     ui = action(
         "grades-ui",
+        "reviewer",
         help="start the grade-review flow: the same sample of judge grades as forms in the "
         "Prefect UI",
+        description="Needs a Prefect server (PREFECT_API_URL): prints where the forms wait. "
+        "--reviewer fills the form's name in.",
     )
-    add_common_args(ui)
-    ui.add_argument("--n", type=int, default=50, help="how many grades (default 50)")
-    ui.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    _sample_args(ui)
     ui.set_defaults(func=cmd_grades_ui)
 
     agree = action("agreement", help="exact agreement and weighted kappa, humans vs judge")
-    add_common_args(agree)
     agree.set_defaults(func=cmd_agreement)
+
+
+def _sample_args(p: Any) -> None:
+    p.add_argument("--n", type=int, default=50, metavar="N", help="how many grades (default 50)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="the sample's seed (default 0)")

@@ -4,33 +4,17 @@ errors turned into one line and an exit code."""
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import traceback
 from typing import Any
 
 from lilo.flows.cli._common import Parser
+from lilo.flows.cli._prefect import quiet_prefect
 from lilo.tasks.errors import LiloError
 from lilo.tasks.registry import import_modules
 
 __all__ = ["main"]
-
-
-def _quiet_prefect() -> None:
-    """Prefect's own chatter off for terminal runs; lilo's stage lines stay (and reach the UI)."""
-    defaults = {
-        "PREFECT_LOGGING_LEVEL": "WARNING",
-        "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
-        "HF_HUB_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "TRANSFORMERS_VERBOSITY": "error",
-    }
-    for key, value in defaults.items():
-        os.environ.setdefault(key, value)
-    logging.getLogger("lilo").setLevel(logging.INFO)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,23 +33,27 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command. A mistake is one `lilo: ...` line on stderr and a non-zero exit
     (2 for bad input, 1 for a run or lookup that failed: see tasks/errors.py); `--debug`
     shows the traceback first and exits with the same code."""
+    quiet_prefect()
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, or a usage mistake already printed as one line
         return int(exc.code or 0)
-    _quiet_prefect()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         print("lilo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `lilo leaderboard | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:
         if args.debug:
             traceback.print_exc()
+        from lilo.tasks.printable import printable
         from lilo.tasks.redact import redact
 
-        message, code = _explain(exc)
-        print(f"lilo: {' '.join(redact(message).split())}", file=sys.stderr)
+        message, code = _explain(exc)  # may quote an endpoint, a paper or a file
+        print(f"lilo: {printable(redact(message), one_line=True)}", file=sys.stderr)
         return code
 
 

@@ -87,10 +87,13 @@ def _print_review_hint(console: Any, result: dict[str, Any]) -> None:
 
     db_path = Path(result["db_path"])
     waiting = pending_count(db_path, result["dataset_version"])
-    if waiting or result["review_mode"] == "manual":
+    if waiting:
+        pairs = "1 QA pair waits" if waiting == 1 else f"{waiting} QA pairs wait"
         console.print(
-            f"{waiting} QA pairs wait for review; review them with: "
+            f"{pairs} for review; review them with: "
             f"lilo review --data-dir {db_path.parent.resolve()}",
             soft_wrap=True,
             markup=False,
         )
+    elif result["review_mode"] == "manual":
+        console.print("No QA pairs wait for review.")

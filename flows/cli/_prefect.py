@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,36 @@ from typing import Any
 from lilo.flows.cli._errors import CLIError
 from lilo.tasks.config import Settings
 
-__all__ = ["running_flows", "start_prefect_early"]
+__all__ = ["lilo_defaults", "quiet_prefect", "running_flows", "start_prefect_early"]
+
+
+_DEFAULTED: set[str] = set()
+
+
+def lilo_defaults() -> frozenset[str]:
+    """The environment variables set by `quiet_prefect`, not by the user."""
+    return frozenset(_DEFAULTED)
+
+
+def quiet_prefect() -> None:
+    """Prefect's own chatter off for terminal runs; lilo's stage lines stay (and reach the UI).
+    Set before any command module loads: Prefect reads its settings once, when first
+    imported (flows/cli/_main.py calls this first). `--debug` shows Prefect's lines again
+    (`running_flows`), as does PREFECT_LOGGING_LEVEL set by the user."""
+    defaults = {
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+        "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "TRANSFORMERS_VERBOSITY": "error",
+    }
+    for key, value in defaults.items():
+        if key not in os.environ:
+            os.environ[key] = value
+            _DEFAULTED.add(key)
+    logging.getLogger("lilo").setLevel(logging.INFO)
 
 
 def start_prefect_early(settings: Settings) -> None:
@@ -42,9 +72,11 @@ def _warm_up(settings: Settings) -> None:
 
 @contextmanager
 def running_flows(debug: bool) -> Iterator[None]:
-    """Flows run from a terminal: heartbeats off (fine for one-off runs, docs/design.md §13) and,
-    unless `debug`, no tracebacks on the console: a failure is the one line `main` prints,
-    and its traceback still reaches the run's logs in the Prefect UI."""
+    """Flows run from a terminal: heartbeats off (fine for one-off runs, docs/design.md §13);
+    on the console lilo's own lines, each printable (tasks/printable.py), and Prefect's
+    warnings; with `debug` Prefect's lines too and tracebacks, else no traceback: a failure is
+    the one line `main` prints, and its traceback still reaches the run's logs in the Prefect
+    UI. Links to Prefect's temporary server are left out: it is gone when the command ends."""
     from prefect.logging.configuration import ensure_logging_setup
     from prefect.settings import (
         PREFECT_API_URL,
@@ -53,6 +85,7 @@ def running_flows(debug: bool) -> Iterator[None]:
     )
 
     from lilo.flows.cli._server import wait
+    from lilo.tasks.printable import PrintableRecords
 
     try:
         api_url = wait()
@@ -62,18 +95,33 @@ def running_flows(debug: bool) -> Iterator[None]:
     if api_url:
         updates[PREFECT_API_URL] = api_url
     ensure_logging_setup()
-    quiet = _NoTraceback()
-    handlers = [] if debug else list(logging.getLogger().handlers)
+    if debug and "PREFECT_LOGGING_LEVEL" in lilo_defaults():
+        logging.getLogger("prefect").setLevel(logging.INFO)
+    filters: list[logging.Filter] = [PrintableRecords()]
+    if api_url:  # lilo's temporary server: its address answers only while the command runs
+        filters.append(_NoLinks())
+    if not debug:
+        filters.append(_NoTraceback())
+    handlers = list(logging.getLogger().handlers)
     for handler in handlers:
-        handler.addFilter(quiet)
+        for f in filters:
+            handler.addFilter(f)
     try:
         with temporary_settings(updates=updates):
             yield
     finally:
         for handler in handlers:
-            handler.removeFilter(quiet)
+            for f in filters:
+                handler.removeFilter(f)
 
 
 class _NoTraceback(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return record.exc_info is None
+
+
+class _NoLinks(logging.Filter):
+    """Prefect's `View at http://...` lines, whose address is gone with the temporary server."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("View at ")

@@ -76,8 +76,10 @@ def start(data_dir: Path) -> None:
             "on",
         ],
         # What Prefect's SubprocessASGIServer sets: no UI, services for a temporary server.
+        # Analytics off too: a temporary server, often offline, has nothing to report.
         env={
             **os.environ,
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_UI_ENABLED": "0",
             "PREFECT__SERVER_EPHEMERAL": "1",
             "PREFECT__SERVER_FINAL": "1",

@@ -17,6 +17,8 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     found: dict[str, Any] = {}
     for option, key in (
         ("data_dir", "data_dir"),
+        ("dataset", "dataset_version"),
+        ("samples", "generate.samples"),
         ("review", "qa.review"),
         ("target_words", "generate.target_words"),
         ("methods", "generate.methods"),

@@ -18,6 +18,7 @@ __all__ = ["register"]
 
 def cmd_clean(args: argparse.Namespace) -> int:
     from lilo.tasks.clean import clean_folder, clean_paper
+    from lilo.tasks.printable import printable
     from lilo.tasks.records import PaperText, RawSource
 
     path = Path(args.path)
@@ -46,15 +47,19 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
         with temp_dir(settings.data_dir, "clean") as work:
             result = clean_paper(raw, Path(work), settings)
+    # The paper's text and what the cleaner says of it quote the paper: printable.
     if not isinstance(result, PaperText):
-        print(f"quarantined {path}: {result.reason}: {result.detail}", file=sys.stderr)
+        print(
+            printable(f"quarantined {path}: {result.reason}: {result.detail}", one_line=True),
+            file=sys.stderr,
+        )
         return 1
     if args.json:
-        print(json.dumps(_as_json(result), ensure_ascii=False))
+        print(printable(json.dumps(_as_json(result), ensure_ascii=False)))
     else:
         for warning in result.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        sys.stdout.write(result.text)
+            print(f"warning: {printable(warning, one_line=True)}", file=sys.stderr)
+        sys.stdout.write(printable(result.text))
     return 0
 
 
@@ -72,7 +77,9 @@ def register(sub: Any) -> None:
     clean = sub.add_parser(
         "clean",
         help="clean one paper's LaTeX source (folder or e-print archive) and print it",
-        description="Exit 0 with the cleaned text; a quarantined input exits 1 with its reason.",
+        description="Exit 0 with the cleaned text; a quarantined input exits 1 with its reason. "
+        "Control characters in the paper are printed as \\uXXXX (they are kept as they are in "
+        "the warehouse).",
     )
     clean.add_argument("path", help="a source folder, or an e-print (.tar.gz, .tar, .gz, .tex)")
     clean.add_argument("--json", action="store_true", help="one JSON object instead of the text")

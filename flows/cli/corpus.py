@@ -47,14 +47,37 @@ def cmd_mirror(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    corpus = sub.add_parser("corpus", help="write the synthetic demo corpus to a folder")
-    corpus.add_argument("out", nargs="?", help="the folder (default: DATA_DIR/demo-corpus)")
+    corpus = sub.add_parser(
+        "corpus",
+        help="write the synthetic demo corpus to a folder",
+        description="Writes the corpus `lilo demo` runs on: a survey and its papers as arXiv "
+        "e-print archives, some of them hostile on purpose (a PDF-only e-print, an archive "
+        "escaping its folder, a non-UTF-8 file, a too-short paper), and manifest.json with "
+        "the facts planted in each paper. `lilo mirror` serves it.",
+    )
+    corpus.add_argument(
+        "out", nargs="?", metavar="DIR", help="the folder (default: DATA_DIR/demo-corpus)"
+    )
     add_common_args(corpus)
     corpus.set_defaults(func=cmd_corpus)
 
-    mirror = sub.add_parser("mirror", help="serve a corpus as a loopback arXiv mirror")
-    mirror.add_argument("--corpus", help="corpus folder (default: DATA_DIR/demo-corpus)")
-    mirror.add_argument("--host", default="127.0.0.1")
-    mirror.add_argument("--port", type=int, default=8008)
+    mirror = sub.add_parser(
+        "mirror",
+        help="serve a corpus as a loopback arXiv mirror",
+        description="Serves a corpus folder (written first when it has no manifest.json) as "
+        "arXiv's Atom API (/api/query) and e-print downloads (/e-print/<id>), and prints the "
+        "two settings that point the pipeline at it. Ctrl-C stops it.",
+    )
+    mirror.add_argument(
+        "--corpus", metavar="DIR", help="corpus folder (default: DATA_DIR/demo-corpus)"
+    )
+    mirror.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1: this machine only)",
+    )
+    mirror.add_argument(
+        "--port", type=int, default=8008, help="the port to listen on (default 8008)"
+    )
     add_common_args(mirror)
     mirror.set_defaults(func=cmd_mirror)

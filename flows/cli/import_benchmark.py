@@ -17,6 +17,7 @@ from lilo.flows.cli._common import (
 )
 from lilo.flows.cli._imports import print_import_outcome
 from lilo.flows.cli._stop import stoppable
+from lilo.tasks.text import counted
 
 __all__ = ["register"]
 
@@ -25,28 +26,34 @@ __all__ = ["register"]
 def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
     from lilo.flows.import_benchmark import import_benchmark_flow
     from lilo.tasks.benchmark import BenchmarkError, locate_dataset
+    from lilo.tasks.printable import printable
 
     path = Path(args.path)
     try:
         locate_dataset(path, args.name)  # before any flow starts: a typo costs nothing
     except BenchmarkError as exc:
-        print(f"lilo import: {exc}", file=sys.stderr)
+        print(f"lilo import: {printable(exc, one_line=True)}", file=sys.stderr)
         return 2
     settings = settings_from_args(args)
     start_prefect_early(settings)
     with running_flows(args.debug):
         result = import_benchmark_flow(str(path), args.name, settings)
     if result.error:
-        print(f"lilo import: {result.error}", file=sys.stderr)
+        print(f"lilo import: {printable(result.error, one_line=True)}", file=sys.stderr)
         return 1
     _print_result(result, path)
     return 0 if result.samples else 1
 
 
 def _print_result(result: Any, path: Path) -> None:
+    from lilo.tasks.printable import printable
+
     name = result.name
     print(f"LongInOutBench at {path} -> dataset {name} (run {result.run_id})")
-    print(f"  groups:   {result.group_folders} folders, {result.samples} samples")
+    print(
+        f"  groups:   {counted(result.group_folders, 'folder')}, "
+        f"{counted(result.samples, 'sample')}"
+    )
     print(f"  papers:   {result.papers} read, {result.papers_kept} distinct papers kept")
     print(
         f"  QA pairs: {result.qa_single} single, {result.qa_cross} cross "
@@ -59,7 +66,7 @@ def _print_result(result: Any, path: Path) -> None:
             "(view benchmark_warnings):"
         )
         for kind, n in result.warnings.items():
-            print(f"    {kind}: {n} paper{'' if n == 1 else 's'}")
+            print(f"    {printable(kind, one_line=True)}: {n} paper{'' if n == 1 else 's'}")
     if result.stand_ins:
         print(f"  lilo's own stands in for: {', '.join(result.stand_ins)}")
     print_import_outcome(result)
@@ -79,16 +86,21 @@ def register(sub: Any) -> None:
     bench = kinds.add_parser(
         "longinoutbench",
         help="LongInOutBench (RAL-Writer): your clone of github.com/OnlyAR/RAL-Writer",
-        description="PATH is the clone (or its dataset/ folder). Papers are imported as "
+        description="CLONE is the clone (or its dataset/ folder). Papers are imported as "
         "published, what the cleaned-papers suite finds in them kept as warnings; questions "
         "imported as approved QA pairs, the prompts, method templates and checklists stored "
         "with the version. Each problem is one line naming its file; the "
         "rest imports. Exit 0 when something was imported, 1 when nothing could be, 2 when "
-        "PATH is missing. A second import adds nothing.",
+        "CLONE is missing. A second import adds nothing.",
     )
-    bench.add_argument("path", help="the clone of the benchmark, or its dataset/ folder")
     bench.add_argument(
-        "--name", default="longinoutbench", help="dataset version (default: longinoutbench)"
+        "path", metavar="CLONE", help="your clone of the benchmark, or its dataset/ folder"
+    )
+    bench.add_argument(
+        "--name",
+        default="longinoutbench",
+        metavar="NAME",
+        help="the dataset version it becomes, what --dataset takes (default: longinoutbench)",
     )
     add_common_args(bench)
     bench.set_defaults(func=cmd_import_longinoutbench)

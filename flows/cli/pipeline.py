@@ -69,6 +69,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.dataset and args.survey:
+        raise CLIError(
+            "--survey builds a dataset version from surveys, --dataset runs on one that exists: "
+            "give one of them"
+        )
     if args.dataset:
         return _run_dataset(args)
     extra: dict[str, Any] = {"surveys": args.survey} if args.survey else {}
@@ -85,10 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_dataset(args: argparse.Namespace) -> int:
     """`lilo run --dataset NAME [--samples N]`: methods and scores on an existing version."""
-    extra: dict[str, Any] = {"dataset_version": args.dataset}
-    if args.samples is not None:
-        extra["generate.samples"] = args.samples
-    settings = settings_from_args(args, **extra)
+    settings = settings_from_args(args)
     require_warehouse(settings)
     check_names(settings)
     start_prefect_early(settings)
@@ -109,13 +111,14 @@ def cmd_failures(args: argparse.Namespace) -> int:
     """Every failed generation or score of the published results, and every sample they
     expected that waits for review (its method and length `-`: all of them), with the reason;
     then the count. All on stdout: it is the command's result."""
+    from lilo.tasks.printable import printable
     from lilo.warehouse.queries.failures import failure_rows
 
     with published_results(settings_from_args(args)) as con:
         rows = failure_rows(con)
     for row in rows:
-        print("\t".join("-" if v is None else str(v) for v in row))
-    print(f"{len(rows)} failures")
+        print("\t".join("-" if v is None else printable(v, one_line=True) for v in row))
+    print(f"{len(rows)} failure{'' if len(rows) == 1 else 's'}")
     return 0
 
 
@@ -137,23 +140,41 @@ def register(sub: Any) -> None:
         "run",
         help="the pipeline from real surveys (arXiv ids), or methods and scores on an "
         "existing dataset version (--dataset)",
+        description="With --survey (or LILO_SURVEYS): fetch the surveys and their papers from "
+        "arXiv, clean them, build samples, generate and review QA pairs, then run the methods "
+        "and score them. With --dataset: only the methods and scores, on a dataset version "
+        "that exists (`lilo datasets` lists them). A run ends with its stages' times, the "
+        "leaderboard and where the warehouse is; run it again to resume (nothing is paid "
+        "twice).",
     )
     add_common_args(run)
     add_pipeline_args(run)
     add_publish_args(run)
-    run.add_argument("--survey", action="append", help="a survey's arXiv id (repeatable)")
+    run.add_argument(
+        "--survey", action="append", metavar="ARXIV_ID", help="a survey's arXiv id (repeatable)"
+    )
     run.add_argument(
         "--dataset",
+        metavar="NAME",
         help="run methods and scores on this existing dataset version (e.g. longinoutbench) "
         "instead of building one from surveys",
     )
     run.add_argument(
-        "--samples", type=int, help="with --dataset: only its first N samples (a quick look)"
+        "--samples",
+        type=int,
+        metavar="N",
+        help="only the dataset version's first N samples (a quick look)",
     )
     run.set_defaults(func=cmd_run)
 
     failures = sub.add_parser(
-        "failures", help="every failed generation or score of the published results, and why"
+        "failures",
+        help="every failed generation or score of the published results, and why",
+        description="One tab-separated line per failure of the default result version: "
+        "stage, method, target words, sample, reason (`-` where a column does not apply: a "
+        "sample waiting for review misses every method and length); then the count. Reasons "
+        "quote endpoints and judges: control characters are shown as \\uXXXX and line breaks "
+        "as spaces, so each failure is one line.",
     )
     add_common_args(failures)
     failures.set_defaults(func=cmd_failures)

@@ -68,6 +68,8 @@ def _print_probe(result: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from lilo.tasks.printable import printable
+
     console = Console(width=max(Console().width, 100))
     table = Table(
         title=f"{result.task} probe on {escape(result.backbone)} (prompts: {result.prompts}); "
@@ -102,7 +104,7 @@ def _print_probe(result: Any) -> None:
         )
     console.print(table)
     for note in result.notes:
-        console.print(f"note: {note}", markup=False, soft_wrap=True)
+        console.print(f"note: {printable(note, one_line=True)}", markup=False, soft_wrap=True)
     console.print(
         f"{result.units} answers ({result.failed} failed): {result.llm_made} LLM calls made, "
         f"{result.llm_cached} served from cache; {result.rows_added} rows added."
@@ -122,13 +124,14 @@ def _print_probe(result: Any) -> None:
 @stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
     from lilo.flows.probe import import_probes_flow
+    from lilo.tasks.printable import printable
     from lilo.tasks.probes import CloneError, locate_clone
 
     path = Path(args.path)
     try:
         locate_clone(path)  # before any flow starts: a typo costs nothing
     except CloneError as exc:
-        print(f"lilo import: {exc}", file=sys.stderr)
+        print(f"lilo import: {printable(exc, one_line=True)}", file=sys.stderr)
         return 2
     settings = settings_from_args(args)
     start_prefect_early(settings)
@@ -136,7 +139,7 @@ def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
         result = import_probes_flow(str(path), settings)
     print(f"Lost in the Middle at {path} (run {result.run_id})")
     for file, n in sorted(result.files.items()):
-        print(f"  {file}: {n} items")
+        print(f"  {printable(file, one_line=True)}: {n} items")
     print(f"  items: {result.items} read")
     print(f"  prompts: {len(result.prompts)} templates ({', '.join(result.prompts) or '-'})")
     if result.absent:
@@ -161,7 +164,7 @@ def add_import_parser(kinds: Any) -> None:
         "its file and line. Exit 0 when something was imported, 1 when nothing could be, "
         "2 when CLONE is not a clone. A second import adds nothing.",
     )
-    imp.add_argument("path", help="your clone of nelson-liu/lost-in-the-middle")
+    imp.add_argument("path", metavar="CLONE", help="your clone of nelson-liu/lost-in-the-middle")
     add_common_args(imp)
     imp.set_defaults(func=cmd_import_lost_in_the_middle)
 

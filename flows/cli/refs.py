@@ -33,6 +33,7 @@ def cmd_refs(args: argparse.Namespace) -> int:
     """0 with the entries printed; 1 when the survey or its bibliography cannot be read (the
     message names the files looked for); 2 when PATH does not exist."""
     from lilo.tasks.clean.errors import Quarantined
+    from lilo.tasks.printable import printable
     from lilo.tasks.samples.survey import survey_references
 
     path = Path(args.path)
@@ -45,18 +46,22 @@ def cmd_refs(args: argparse.Namespace) -> int:
         survey = survey_references(path, settings)
     except Quarantined as exc:
         if exc.reason == "no_bibliography":
-            print(f"{path}: no bibliography read: {exc.detail}", file=sys.stderr)
+            why = f"{path}: no bibliography read: {exc.detail}"
         else:
-            print(f"{path}: cannot read it as a survey ({exc})", file=sys.stderr)
+            why = f"{path}: cannot read it as a survey ({exc})"
+        print(printable(why, one_line=True), file=sys.stderr)
         return 1
     references = survey.references
-    for ref in references:
-        print(json.dumps({f: getattr(ref, f) for f in _FIELDS}, ensure_ascii=False))
+    for ref in references:  # titles, authors and venues as the survey's bibliography has them
+        print(printable(json.dumps({f: getattr(ref, f) for f in _FIELDS}, ensure_ascii=False)))
     resolved = sum(1 for r in references if r.arxiv_id)
     hows = ", ".join(f"{how} {n}" for how, n in Counter(r.how for r in references).most_common())
     print(
-        f"{resolved}/{len(references)} entries resolved ({hows}) "
-        f"from {', '.join(survey.bibliography)}",
+        printable(
+            f"{resolved}/{len(references)} entries resolved ({hows}) "
+            f"from {', '.join(survey.bibliography)}",
+            one_line=True,
+        ),
         file=sys.stderr,
     )
     return 0

@@ -7,7 +7,7 @@ import argparse
 import time
 from typing import Any
 
-from lilo.flows.cli._args import lengths
+from lilo.flows.cli._args import add_old_name, lengths
 from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
@@ -25,12 +25,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from lilo.flows.reproduce import estimate_rows, plan_reproduction, reproduce_ral_writer
     from lilo.tasks.paper.plan import PAPER_LENGTHS
 
-    extra: dict[str, Any] = {}
-    if args.dataset:
-        extra["dataset_version"] = args.dataset
-    if args.samples is not None:
-        extra["generate.samples"] = args.samples
-    settings = settings_from_args(args, **extra)
+    settings = settings_from_args(args)
     require_warehouse(settings)
     check_names(settings)
     lengths = tuple(args.lengths or PAPER_LENGTHS)
@@ -78,13 +73,20 @@ def register(sub: Any) -> None:
     )
     p.add_argument("paper", choices=("ral-writer",), help="the paper to reproduce")
     add_common_args(p)
-    p.add_argument("--dataset", help="the dataset version (default: the setting)")
-    p.add_argument("--samples", type=int, help="only its first N samples")
     p.add_argument(
-        "--lengths",
-        type=lengths,
-        help="comma-separated target lengths (default 4000,8000,16000)",
+        "--dataset",
+        metavar="NAME",
+        help="the dataset version (default: the setting dataset_version; `lilo datasets` "
+        "lists them)",
     )
+    p.add_argument("--samples", type=int, metavar="N", help="only its first N samples")
+    p.add_argument(
+        "--target-words",
+        dest="lengths",  # the runs' lengths, each run's own setting (not generate.target_words)
+        type=lengths,
+        help="comma-separated target lengths (default the paper's, 4000,8000,16000)",
+    )
+    add_old_name(p, "--lengths", "--target-words", dest="lengths", type=lengths)
     p.add_argument(
         "--dry-run", action="store_true", help="print the plan and its estimate, run nothing"
     )

@@ -24,11 +24,11 @@ from lilo.flows.cli._common import (
     CLIError,
     add_common_args,
     progress,
-    require_warehouse,
     running_flows,
-    settings_from_args,
 )
+from lilo.flows.cli._review_settings import review_settings
 from lilo.flows.cli._stop import stoppable
+from lilo.tasks.text import counted
 
 __all__ = ["register"]
 
@@ -39,11 +39,9 @@ _SHORT = 7
 _QA_STATUSES = ("pending", "approved", "rejected", "filtered", "duplicate", "invalid")
 
 
-def _settings(args: argparse.Namespace) -> Any:
-    """The settings, for a warehouse that must exist (review never creates one)."""
-    settings = settings_from_args(args)
-    require_warehouse(settings)
-    return settings
+def _reviewer(args: argparse.Namespace) -> str:
+    """Who decides: --reviewer, else the user's name."""
+    return getattr(args, "reviewer", None) or getpass.getuser()
 
 
 def _known(settings: Any) -> tuple[list[str], list[str]]:
@@ -113,17 +111,18 @@ def _record(
     """Write verdicts; print what became of each: recorded, already so, or not recorded and
     why (a conflict names the decision it contradicts). 1 if any was not recorded."""
     from lilo.flows.review import record_verdicts
+    from lilo.tasks.printable import printable
 
-    applied = record_verdicts(settings, verdicts, args.reviewer, channel)
+    applied = record_verdicts(settings, verdicts, _reviewer(args), channel)
     for d in applied.decisions:
-        print(f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}")
+        print(printable(f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}"))
     for line in applied.unchanged:
-        print(f"unchanged: {line}")
+        print(f"unchanged: {printable(line, one_line=True)}")
     for problem in applied.problems:
-        print(f"not recorded: {problem}", file=sys.stderr)
+        print(f"not recorded: {printable(problem, one_line=True)}", file=sys.stderr)
     print(
-        f"{len(applied.decisions)} decisions recorded, {len(applied.problems)} not recorded"
-        + (f", {len(applied.unchanged)} already so" if applied.unchanged else "")
+        f"{counted(len(applied.decisions), 'decision')} recorded, {len(applied.problems)} not "
+        "recorded" + (f", {len(applied.unchanged)} already so" if applied.unchanged else "")
     )
     return 1 if applied.problems else 0
 
@@ -136,16 +135,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    settings = _settings(args)
+    from lilo.tasks.printable import printable
+
+    settings = review_settings(args)
     pairs = _pairs(args, settings, tuple(args.status.split(",")))
     samples, qa_ids = _known(settings)
     short = {**_short(samples), **_short(qa_ids)}
-    table = Table(title=f"{len(pairs)} QA pairs ({args.status})")
+    table = Table(title=f"{counted(len(pairs), 'QA pair')} ({args.status})")
     for column in ("qa_id", "sample", "kind", "status"):
         table.add_column(column, no_wrap=True)
     table.add_column("question", overflow="fold", ratio=1)
-    for p in pairs:
-        table.add_row(short[p.qa_id], short[p.sample_id], p.kind, p.status, p.question)
+    for p in pairs:  # the question as a model wrote it, from a paper
+        question = printable(p.question, one_line=True, markup=True)
+        table.add_row(short[p.qa_id], short[p.sample_id], p.kind, p.status, question)
     Console().print(table)
     return 0
 
@@ -154,9 +156,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_approve(args: argparse.Namespace) -> int:
     from lilo.tasks.qa import Verdict
 
-    if not args.qa_ids and not args.sample:
+    if not args.qa_ids and not getattr(args, "sample", None):
         raise CLIError("name the pairs to approve (QA_ID ...) or a sample (--sample S)")
-    settings = _settings(args)
+    settings = review_settings(args)
     if args.qa_ids:
         ids = _qa_ids(settings, args.qa_ids)
     else:
@@ -168,7 +170,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 def cmd_reject(args: argparse.Namespace) -> int:
     from lilo.tasks.qa import Verdict
 
-    settings = _settings(args)
+    settings = review_settings(args)
     verdicts = [
         Verdict(qa_id=i, decision="reject", reason=args.reason)
         for i in _qa_ids(settings, args.qa_ids)
@@ -180,7 +182,7 @@ def cmd_reject(args: argparse.Namespace) -> int:
 def cmd_edit(args: argparse.Namespace) -> int:
     from lilo.tasks.qa import Verdict
 
-    settings = _settings(args)
+    settings = review_settings(args)
     verdict = Verdict(
         qa_id=_qa_ids(settings, [args.qa_id])[0],
         decision="edit",
@@ -194,14 +196,15 @@ def cmd_edit(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from lilo.tasks.qa import export_record
 
-    settings = _settings(args)
+    settings = review_settings(args)
     pairs = _pairs(args, settings, tuple(args.status.split(",")))
     with Path(args.file).open("w", encoding="utf-8") as out:
         for pair in progress(pairs, "exporting"):
             out.write(json.dumps(export_record(pair), ensure_ascii=False) + "\n")
     print(
-        f'wrote {len(pairs)} pairs to {args.file}: set each line\'s "decision" to approve, '
-        'reject (with a "reason") or edit (change "question"/"answer"), then '
+        f"wrote {counted(len(pairs), 'pair')} to {args.file}: "
+        'set each line\'s "decision" to approve, reject (with a "reason") or edit (change '
+        '"question"/"answer"), then '
         f"`lilo review import {args.file} --reviewer NAME`"
     )
     return 0
@@ -219,6 +222,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from lilo.tasks.files import FileTooLarge, read_bounded
+    from lilo.tasks.printable import printable
     from lilo.tasks.qa import FileVerdict
 
     path = Path(args.file)
@@ -229,7 +233,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CLIError(f"{path}: no such file: {hint}") from exc
     except FileTooLarge as exc:
         raise CLIError(f"{exc}: {hint}") from exc
-    settings = _settings(args)
+    settings = review_settings(args)
     verdicts, bad, ignored = [], [], []
     lines = data.splitlines()
     for n, raw in progress(list(enumerate(lines, 1)), "reading"):
@@ -249,13 +253,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         verdicts.append(verdict)
         if verdict.reviewer is not None or verdict.decided_at is not None:
             ignored.append(f"{args.file}:{n}")
-    for problem in bad:
-        print(f"skipped {problem}", file=sys.stderr)
+    for problem in bad:  # quotes the file
+        print(f"skipped {printable(problem, one_line=True)}", file=sys.stderr)
     if ignored:
         more = f" and {len(ignored) - 3} more lines" if len(ignored) > 3 else ""
         print(
             f"ignored the reviewer or decided_at given in {', '.join(ignored[:3])}{more}: "
-            f"every decision is recorded as {args.reviewer}'s, made now",
+            f"every decision is recorded as {_reviewer(args)}'s, made now",
             file=sys.stderr,
         )
     status = _record(args, settings, verdicts, channel="file")
@@ -271,31 +275,41 @@ def cmd_interactive(args: argparse.Namespace) -> int:
 
     from lilo.flows._stage import open_warehouse
     from lilo.flows.review import paper_titles
+    from lilo.tasks.printable import printable
     from lilo.tasks.qa import Verdict
 
     console = Console()
-    settings = _settings(args)
+    settings = review_settings(args)
     pairs = _pairs(args, settings, ("pending",))
     if not pairs:
-        console.print("no QA pairs wait for review")
+        console.print(f"no QA pairs wait for review in dataset {settings.dataset_version}")
         return 0
     with open_warehouse(settings) as wh:
         titles = paper_titles(wh, pairs)
-    console.print(f"{len(pairs)} pairs wait; each decision is saved as you make it.")
+    console.print(
+        f"{counted(len(pairs), 'pair')} wait{'s' if len(pairs) == 1 else ''}; each decision is "
+        "saved as you make it."
+    )
     done = 0
     for i, p in enumerate(pairs, 1):
-        evidence = escape(
+        # Questions, answers, quotes and titles come from papers and a model.
+        evidence = printable(
             "\n".join(
                 f'"{titles.get(e["paper_id"]) or "untitled"}" ({e["paper_id"]}): {e["quote"]}'
                 for e in p.evidence
-            )
+            ),
+            markup=True,
         )
         shown = datetime.now(UTC).replace(tzinfo=None)
         console.print(
             Panel(
-                f"[bold]Q:[/bold] {escape(p.question)}\n[bold]A:[/bold] {escape(p.answer)}"
-                f"\n\n[dim]{evidence}[/dim]",
-                title=f"{i}/{len(pairs)} · {p.kind} · sample {p.sample_id} · {p.qa_id}",
+                f"[bold]Q:[/bold] {printable(p.question, markup=True)}\n"
+                f"[bold]A:[/bold] {printable(p.answer, markup=True)}\n\n[dim]{evidence}[/dim]",
+                title=printable(
+                    f"{i}/{len(pairs)} · {p.kind} · sample {p.sample_id} · {p.qa_id}",
+                    one_line=True,
+                    markup=True,
+                ),
             )
         )
         # Escaped: rich reads an unescaped "[a]" as markup and drops it.
@@ -314,27 +328,31 @@ def cmd_interactive(args: argparse.Namespace) -> int:
                 qa_id=p.qa_id, decision="reject", reason=Prompt.ask("reason"), shown_at=shown
             )
         elif choice == "e":
+            # The prompt shows no default (it would print the text raw): empty keeps it.
+            question = Prompt.ask("question (empty: keep it)", default="", show_default=False)
+            answer = Prompt.ask("answer (empty: keep it)", default="", show_default=False)
             verdict = Verdict(
                 qa_id=p.qa_id,
                 decision="edit",
-                question=Prompt.ask("question", default=p.question),
-                answer=Prompt.ask("answer", default=p.answer),
+                question=question or p.question,
+                answer=answer or p.answer,
                 shown_at=shown,
             )
         if _record(args, settings, [verdict]) == 0:
             done += 1
-    console.print(f"{done} decisions recorded this session.")
+    console.print(f"{counted(done, 'decision')} recorded this session.")
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from lilo.flows._load import load_qa, load_samples
     from lilo.flows._stage import open_warehouse
+    from lilo.tasks.printable import printable
     from lilo.tasks.qa import quality_report
     from lilo.tasks.synthetic import load_manifest
     from lilo.warehouse.queries.reviews import load_decisions
 
-    settings = _settings(args)
+    settings = review_settings(args)
     corpus = Path(args.corpus) if args.corpus else settings.data_dir / "demo-corpus"
     facts = load_manifest(corpus).facts if (corpus / "manifest.json").exists() else ()
     with open_warehouse(settings) as wh:
@@ -345,7 +363,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             settings,
             facts,
         )
-    print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    print(printable(json.dumps(report.as_dict(), indent=2, ensure_ascii=False)))
     return 0
 
 
@@ -353,19 +371,25 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     from lilo.flows.cli._forms import print_address, require_api
     from lilo.flows.review import qa_review
+    from lilo.tasks.printable import printable
 
     require_api()
-    settings = _settings(args)
+    settings = review_settings(args)
     sample = _sample(args, settings)
     with running_flows(args.debug):
         flow = qa_review.with_options(on_running=[print_address])
-        totals = flow(sample=sample, overrides=settings.flow_parameters())
+        totals = flow(
+            sample=sample,
+            reviewer=getattr(args, "reviewer", None),
+            overrides=settings.flow_parameters(),
+        )
     for line in totals["unchanged"]:
-        print(f"unchanged: {line}")
+        print(f"unchanged: {printable(line, one_line=True)}")
     for problem in totals["problems"]:
-        print(f"not recorded: {problem}", file=sys.stderr)
+        print(f"not recorded: {printable(problem, one_line=True)}", file=sys.stderr)
     print(
-        f"{totals['decisions']} decisions recorded in {totals['batches']} forms, "
+        f"{counted(totals['decisions'], 'decision')} recorded in "
+        f"{counted(totals['batches'], 'form')}, "
         f"{len(totals['problems'])} not recorded, {len(totals['unchanged'])} already so"
         + ("; the last form timed out, its pairs stay pending" if totals["timed_out"] else "")
     )
@@ -376,56 +400,81 @@ def register(sub: Any) -> None:
     review = sub.add_parser(
         "review",
         help="review QA pairs: interactively, one by one, or via JSONL files",
-        description="Without a sub-command: walk the pending pairs one by one.",
+        description="Without an action: walk the dataset version's pending pairs one by one "
+        "in the terminal, each decision saved as you make it (quit any time; the next session "
+        "starts where this one stopped). The actions decide without prompts, carry pairs to "
+        "reviewers as JSONL, or put them in Prefect UI forms; the grades-* actions and "
+        "agreement check the judge's QA grades against people's.",
     )
-    _common_args(review, top=True)
-    review.set_defaults(func=cmd_interactive)
+    _common_args(review, "reviewer", "sample", top=True)
+    review.set_defaults(func=cmd_interactive, action=None, takes=("reviewer", "sample"))
     subparsers = review.add_subparsers(dest="action", metavar="ACTION")
     # Options may come before or after the action: the action's parser only sets what it
     # was given, so it never overwrites a value parsed before it with a default.
-    action = functools.partial(subparsers.add_parser, argument_default=argparse.SUPPRESS)
+    make = functools.partial(subparsers.add_parser, argument_default=argparse.SUPPRESS)
 
-    listing = action("list", help="list pairs (pending by default)")
-    _common_args(listing, status="pending")
+    def action(name: str, *takes: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """An action's parser, with the options every action takes and `takes` of
+        --reviewer and --sample (given before the action, the others are refused)."""
+        kwargs.setdefault("description", kwargs.get("help"))  # shown by the action's --help
+        parser = make(name, **kwargs)
+        parser.set_defaults(takes=takes)
+        _common_args(parser, *takes)
+        return parser
+
+    listing = action("list", "sample", help="list pairs (pending by default)")
+    _status_arg(listing, "pending")
     listing.set_defaults(func=cmd_list)
 
-    approve = action("approve", help="approve pairs, or a sample's pending pairs")
-    _common_args(approve)
-    approve.add_argument("qa_ids", nargs="*", default=[], metavar="QA_ID")
+    approve = action(
+        "approve", "reviewer", "sample", help="approve pairs, or a sample's pending pairs"
+    )
+    approve.add_argument(
+        "qa_ids", nargs="*", default=[], metavar="QA_ID", help="pairs to approve (or --sample)"
+    )
     approve.set_defaults(func=cmd_approve)
 
-    reject = action("reject", help="reject pairs, with a reason")
-    _common_args(reject)
-    reject.add_argument("qa_ids", nargs="+", metavar="QA_ID")
-    reject.add_argument("--reason", required=True)
+    reject = action("reject", "reviewer", help="reject pairs, with a reason")
+    reject.add_argument("qa_ids", nargs="+", metavar="QA_ID", help="pairs to reject")
+    reject.add_argument(
+        "--reason", required=True, help="why, recorded with the decision (e.g. 'ambiguous')"
+    )
     reject.set_defaults(func=cmd_reject)
 
-    edit = action("edit", help="edit and approve a pair (the original is kept)")
-    _common_args(edit)
-    edit.add_argument("qa_id", metavar="QA_ID")
-    edit.add_argument("--question", default=None)
-    edit.add_argument("--answer", default=None)
-    edit.add_argument("--reason", default="")
+    edit = action("edit", "reviewer", help="edit and approve a pair (the original is kept)")
+    edit.add_argument("qa_id", metavar="QA_ID", help="the pair to edit")
+    edit.add_argument("--question", default=None, help="the new question (default: as it is)")
+    edit.add_argument("--answer", default=None, help="the new answer (default: as it is)")
+    edit.add_argument("--reason", default="", help="why it was edited (optional)")
     edit.set_defaults(func=cmd_edit)
 
-    export = action("export", help="write pairs to a JSONL file for reviewers")
-    _common_args(export, status="pending")
-    export.add_argument("file")
+    export = action("export", "sample", help="write pairs to a JSONL file for reviewers")
+    _status_arg(export, "pending")
+    export.add_argument("file", metavar="FILE", help="the JSONL file to write")
     export.set_defaults(func=cmd_export)
 
-    imported = action("import", help="record the decisions in a JSONL file")
-    _common_args(imported)
-    imported.add_argument("file")
+    imported = action(
+        "import", "reviewer", help="record the decisions in a JSONL file (`export` wrote it)"
+    )
+    imported.add_argument("file", metavar="FILE", help="the JSONL file, its decisions filled in")
     imported.set_defaults(func=cmd_import)
 
-    ui = action("ui", help="start the qa-review flow: a form per batch in the Prefect UI")
-    _common_args(ui)
+    ui = action(
+        "ui",
+        "reviewer",
+        "sample",
+        help="start the qa-review flow: a form per batch in the Prefect UI",
+        description="Needs a Prefect server (PREFECT_API_URL): prints where the forms wait. "
+        "--reviewer fills the form's name in.",
+    )
     ui.set_defaults(func=cmd_ui)
 
     report = action("report", help="the QA quality report (JSON)")
-    _common_args(report)
     report.add_argument(
-        "--corpus", default=None, help="synthetic corpus folder, for planted-fact coverage"
+        "--corpus",
+        default=None,
+        metavar="DIR",
+        help="synthetic corpus folder, for planted-fact coverage (default: DATA_DIR/demo-corpus)",
     )
     report.set_defaults(func=cmd_report)
 
@@ -434,21 +483,39 @@ def register(sub: Any) -> None:
     register_grades(action)
 
 
-def _common_args(p: argparse.ArgumentParser, status: str | None = None, top: bool = False) -> None:
+def _common_args(p: argparse.ArgumentParser, *takes: str, top: bool = False) -> None:
+    """What every review command takes (where the data is, which dataset version), and of
+    --reviewer and --sample those in `takes`."""
     add_common_args(p)
-    p.add_argument("--sample", help="only this sample's pairs (its id or a unique prefix)")
     p.add_argument(
-        "--reviewer",
-        default=getpass.getuser() if top else argparse.SUPPRESS,
-        help="who decides (default: your user name)",
+        "--dataset",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="the dataset version whose pairs to review (default: the setting dataset_version; "
+        "`lilo datasets` lists them)",
     )
-    if status:
+    if "sample" in takes:
         p.add_argument(
-            "--status",
-            type=_statuses,
-            default=status,
-            help=f"comma-separated statuses to include, of: {', '.join(_QA_STATUSES)}",
+            "--sample",
+            default=argparse.SUPPRESS,
+            help="only this sample's pairs (its id or a unique prefix)",
         )
+    if "reviewer" in takes:
+        p.add_argument(
+            "--reviewer",
+            default=argparse.SUPPRESS,
+            help="who decides, recorded with each decision (default: your user name)",
+        )
+
+
+def _status_arg(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--status",
+        type=_statuses,
+        default=default,
+        help=f"comma-separated statuses to include, of: {', '.join(_QA_STATUSES)} "
+        f"(default: {default})",
+    )
 
 
 def _statuses(value: str) -> str:

@@ -1,12 +1,15 @@
-"""`lilo show`: a sample's summaries in the default result version, down to every answer:
-the summary, each QA pair with the answer given from it and the judge's grade and reason,
-and the checklist's grades (the report's per-sample pages hold the same)."""
+"""`lilo show`: a sample's summaries in the default result version. Without `--method` or
+`--target-words`, one line per summary (method, length, words, S_l, S_c, S_q, questions
+asked); with them, each chosen summary down to every answer: the summary, each QA pair with
+the answer given from it and the judge's grade and reason, and the checklist's grades (the
+report's per-sample pages hold the same)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from lilo.flows.cli._args import add_old_name
 from lilo.flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
 
 __all__ = ["register"]
@@ -14,9 +17,6 @@ __all__ = ["register"]
 
 def cmd_show(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.markup import escape
-    from rich.panel import Panel
-    from rich.table import Table
 
     from lilo.warehouse.queries.details import read_details, version_samples
     from lilo.warehouse.queries.results import default_version
@@ -35,42 +35,93 @@ def cmd_show(args: argparse.Namespace) -> int:
                 f"sample {args.sample} {how} result version {version}; its samples: "
                 f"{', '.join(samples[:5])}{', ...' if len(samples) > 5 else ''}"
             )
-        details = read_details(con, version, matches[0], args.method, args.words)
+        words = args.length
+        details = read_details(con, version, matches[0], args.method, words)
     if not details:
         raise CLIError(
             f"sample {matches[0]} has no summary in result version {version} for "
-            f"method {args.method or 'any'} at {args.words or 'any'} words",
+            f"method {args.method or 'any'} at {words or 'any'} words",
             code=1,
         )
     console = Console()
-    for d in details:
-        console.print(
-            Panel(
-                escape(d.text),
-                title=escape(
-                    f"{d.method}, {d.target_words} words · sample {d.sample_id} · "
-                    f"result version {version}"
-                ),
-                subtitle=escape(
-                    f"{d.words} words written · S_l {_num(d.scores['length'])} · "
-                    f"S_c {_num(d.scores['consistency'])} · S_q {_num(d.scores['quality'])}"
-                ),
-            )
-        )
-        for n, a in enumerate(d.answers, 1):
-            console.print(
-                f"[bold]Q{n}[/bold] ({escape(a.kind)}, position {a.position}) "
-                f"{escape(a.question)}\n  gold:  {escape(a.gold)}\n  given: {escape(a.given)}"
-                f"\n  grade {_num(a.grade)}: {escape(a.reason)}",
-                soft_wrap=False,
-            )
-        checklist = Table(title="checklist grades (x100)", title_justify="left")
-        checklist.add_column("aspect")
-        checklist.add_column("grade", justify="right")
-        for aspect, grade in d.checklist.items():
-            checklist.add_row(escape(aspect), _num(grade))
-        console.print(checklist)
+    if args.method is None and words is None:
+        _overview(console, details, version)
+    else:
+        for d in details:
+            _summary(console, d, version)
     return 0
+
+
+def _overview(console: Any, details: list[Any], version: int) -> None:
+    """One line per summary, and how to see one whole."""
+    from rich.table import Table
+
+    from lilo.tasks.printable import printable
+
+    sample = details[0].sample_id
+    table = Table(
+        title=printable(f"Sample {sample}: {len(details)} summaries, result version {version}")
+    )
+    for column in ("method", "length", "words", "S_l", "S_c", "S_q", "questions"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    for d in details:
+        table.add_row(
+            printable(d.method, one_line=True, markup=True),
+            str(d.target_words),
+            str(d.words),
+            *(_num(d.scores[s]) for s in ("length", "consistency", "quality")),
+            str(len(d.answers)),
+        )
+    console.print(table)
+    example = details[0]
+    console.print(
+        "Each summary down to every answer: "
+        + printable(
+            f"lilo show {sample} --method {example.method} --target-words {example.target_words}",
+            one_line=True,
+        )
+        + " (either option alone: all lengths, or all methods)",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _summary(console: Any, d: Any, version: int) -> None:
+    """One summary: its text, each answer given from it and graded, the checklist."""
+    from rich.panel import Panel
+    from rich.table import Table
+
+    from lilo.tasks.printable import printable
+
+    def safe(text: str) -> str:  # written by a model, or quoting a paper
+        return printable(text, markup=True)
+
+    console.print(
+        Panel(
+            safe(d.text),
+            title=safe(
+                f"{d.method}, {d.target_words} words · sample {d.sample_id} · "
+                f"result version {version}"
+            ),
+            subtitle=safe(
+                f"{d.words} words written · S_l {_num(d.scores['length'])} · "
+                f"S_c {_num(d.scores['consistency'])} · S_q {_num(d.scores['quality'])}"
+            ),
+        )
+    )
+    for n, a in enumerate(d.answers, 1):
+        where = "cross-paper" if a.position is None else f"{a.kind}, paper {a.position}"
+        console.print(
+            f"[bold]Q{n}[/bold] ({safe(where)}) {safe(a.question)}\n  gold:  {safe(a.gold)}"
+            f"\n  given: {safe(a.given)}\n  grade {_num(a.grade)}: {safe(a.reason)}",
+            soft_wrap=False,
+        )
+    checklist = Table(title="checklist grades (x100)", title_justify="left")
+    checklist.add_column("aspect")
+    checklist.add_column("grade", justify="right")
+    for aspect, grade in d.checklist.items():
+        checklist.add_row(printable(aspect, one_line=True, markup=True), _num(grade))
+    console.print(checklist)
 
 
 def _num(value: float | None) -> str:
@@ -80,13 +131,23 @@ def _num(value: float | None) -> str:
 def register(sub: Any) -> None:
     show = sub.add_parser(
         "show",
-        help="a sample's summaries down to every answer: text, QA grades, checklist",
-        description="Prints, for the default result version (the leaderboard's), each "
-        "summary of SAMPLE: its text, each QA pair with the gold answer, the answer given "
-        "from the summary and the judge's grade and reason, and the checklist's grades.",
+        help="a sample's summaries: one line each, or down to every answer",
+        description="For the default result version (the leaderboard's): without --method "
+        "or --target-words, one line per summary of SAMPLE (method, length, words written, S_l, "
+        "S_c, S_q, questions asked); with them, each chosen summary whole: its text, each QA "
+        "pair with the gold answer, the answer given from the summary and the judge's grade "
+        "and reason, and the checklist's grades. Text from papers and models is printed with "
+        "control characters shown as \\uXXXX.",
     )
     show.add_argument("sample", metavar="SAMPLE", help="a sample id or a unique prefix")
     show.add_argument("--method", help="only this method or variant, e.g. ral_writer")
-    show.add_argument("--words", type=int, help="only this target length, e.g. 4000")
+    show.add_argument(
+        "--target-words",
+        dest="length",
+        type=int,
+        metavar="N",
+        help="only this target length, e.g. 4000",
+    )
+    add_old_name(show, "--words", "--target-words", dest="length", type=int)
     add_common_args(show)
     show.set_defaults(func=cmd_show)

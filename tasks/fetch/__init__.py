@@ -1,5 +1,5 @@
-"""Fetching from arXiv (docs/design.md §3): metadata through the `arxiv` client, e-prints with
-`requests` into a content-addressed store. Both endpoints are configuration."""
+"""Fetching from arXiv (docs/design.md §3): metadata through the `arxiv` client, e-prints into a
+content-addressed store, both over bounded HTTP. Both endpoints are configuration."""
 
 from lilo.tasks.fetch.eprint import detect_format, fetch_eprints
 from lilo.tasks.fetch.metadata import PaperMeta, fetch_metadata, search, strip_version

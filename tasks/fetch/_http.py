@@ -1,6 +1,7 @@
 """Polite HTTP to arXiv, shared by metadata queries and e-print downloads (docs/design.md §3): one
 request per `arxiv.delay_s` across every thread and both endpoints, retries with exponential
-backoff on 429/5xx, timeouts and dropped or cut-short connections, `Retry-After` honoured."""
+backoff on 429/5xx, timeouts and dropped or cut-short connections, `Retry-After` honoured.
+Each request ends within `arxiv.timeout_s` and reads a bounded reply (`arxiv_client`)."""
 
 from __future__ import annotations
 
@@ -10,23 +11,25 @@ from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-import requests
+import httpx2
 
 from lilo.tasks.backoff import Backoff
+from lilo.tasks.bounded_http import Bounds, bounded_client
 from lilo.tasks.config import ArxivSettings
 from lilo.tasks.errors import LiloError
 
-__all__ = ["FetchError", "RetryableStatus", "check_retryable", "polite"]
+__all__ = ["FetchError", "RetryableStatus", "arxiv_client", "check_retryable", "polite"]
 
 T = TypeVar("T")
 _RETRYABLE = frozenset({429, 500, 502, 503, 504})
-# Network failures worth another try: refused or dropped connections, timeouts, and a body
-# that ended before its Content-Length (urllib3 reports it as a chunked-encoding error).
+# Network failures worth another try: refused or dropped connections, timeouts (the
+# request's deadline included), a body that ended before its Content-Length, and a
+# compressed body that does not inflate.
 _TRANSIENT = (
-    requests.ConnectionError,
-    requests.Timeout,
-    requests.exceptions.ChunkedEncodingError,
-    requests.exceptions.ContentDecodingError,
+    httpx2.TimeoutException,
+    httpx2.NetworkError,
+    httpx2.RemoteProtocolError,
+    httpx2.DecodingError,
 )
 
 
@@ -66,7 +69,14 @@ class _Pacer:
 _PACER = _Pacer()
 
 
-def check_retryable(response: requests.Response) -> requests.Response:
+def arxiv_client(cfg: ArxivSettings, max_bytes: int, setting: str) -> httpx2.Client:
+    """A client for arXiv that says who it is (arXiv asks clients to) and reads replies of
+    at most `max_bytes` (the setting named `setting`), each request within `timeout_s`."""
+    bounds = Bounds(cfg.timeout_s, max_bytes, setting)
+    return bounded_client(bounds, headers={"User-Agent": cfg.user_agent})
+
+
+def check_retryable(response: httpx2.Response) -> httpx2.Response:
     """`response` itself, or `RetryableStatus` (the connection released) for a 429/5xx."""
     if response.status_code in _RETRYABLE:
         response.close()
@@ -93,7 +103,7 @@ def polite(attempt: Callable[[], T], url: str, cfg: ArxivSettings) -> T:
     raise FetchError(f"{problem} from {url} after {cfg.retries + 1} attempts; try again later")
 
 
-def _retry_after(response: requests.Response) -> float | None:
+def _retry_after(response: httpx2.Response) -> float | None:
     """`Retry-After` in seconds: either a number or an HTTP date."""
     value = response.headers.get("Retry-After")
     if not value:

@@ -11,10 +11,11 @@ import tarfile
 import zlib
 from pathlib import Path
 
-import requests
+import httpx2
 
+from lilo.tasks.bounded_http import ReplyRefused
 from lilo.tasks.config import ArxivSettings, Settings
-from lilo.tasks.fetch._http import FetchError, check_retryable, polite
+from lilo.tasks.fetch._http import FetchError, arxiv_client, check_retryable, polite
 from lilo.tasks.fetch.metadata import PaperMeta, strip_version
 from lilo.tasks.files import write_atomic
 from lilo.tasks.records import Quarantine, RawSource
@@ -50,25 +51,17 @@ def _is_tar(head: bytes, data: bytes, gzipped: bool) -> bool:
         return False
 
 
-def _download(session: requests.Session, url: str, cfg: ArxivSettings) -> bytes:
-    """The e-print's bytes, fully read (a cut-short body is retried, never kept)."""
+def _download(client: httpx2.Client, url: str, cfg: ArxivSettings) -> bytes:
+    """The e-print's bytes, fully read (a cut-short body is retried, never kept; one larger
+    than `arxiv.max_eprint_bytes` is abandoned while it is read)."""
 
     def attempt() -> bytes:
-        with check_retryable(session.get(url, timeout=cfg.timeout_s, stream=True)) as response:
-            if response.status_code != 200:
+        with client.stream("GET", url) as response:
+            if check_retryable(response).status_code != 200:
                 raise FetchError(f"HTTP {response.status_code} from {url}")
-            return _read_capped(response, cfg.max_eprint_bytes)
+            return response.read()
 
     return polite(attempt, url, cfg)
-
-
-def _read_capped(response: requests.Response, limit: int) -> bytes:
-    buffer = bytearray()
-    for chunk in response.iter_content(chunk_size=1 << 16):
-        buffer += chunk
-        if len(buffer) > limit:
-            raise FetchError(f"larger than arxiv.max_eprint_bytes={limit}; raise it to keep it")
-    return bytes(buffer)
 
 
 def _store(data: bytes, archive_dir: Path) -> tuple[str, Path]:
@@ -95,8 +88,7 @@ def fetch_eprints(
     (format=pdf): the cleaner quarantines it as `no_latex_source`."""
     known = known or {}
     meta = meta or {}
-    session = requests.Session()
-    session.headers["User-Agent"] = settings.arxiv.user_agent
+    client = arxiv_client(settings.arxiv, settings.arxiv.max_eprint_bytes, "arxiv.max_eprint_bytes")
     sources: list[RawSource] = []
     failures: list[Quarantine] = []
     wanted = {strip_version(i): i.strip() for i in reversed(ids)}  # the first asked wins
@@ -107,8 +99,8 @@ def fetch_eprints(
             continue
         url = settings.arxiv.eprint_url + wanted[arxiv_id]
         try:
-            data = _download(session, url, settings.arxiv)
-        except FetchError as err:
+            data = _download(client, url, settings.arxiv)
+        except (FetchError, ReplyRefused) as err:
             failures.append(Quarantine(arxiv_id, "fetch", "fetch_failed", str(err)))
             continue
         sha, path = _store(data, settings.archive_dir)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import arxiv
-import requests
+import httpx2
 
 from lilo.tasks.config import ArxivSettings, Settings
-from lilo.tasks.fetch._http import check_retryable, polite
+from lilo.tasks.fetch._http import arxiv_client, check_retryable, polite
 
 __all__ = ["PaperMeta", "fetch_metadata", "search", "strip_version"]
 
@@ -33,29 +33,18 @@ def strip_version(arxiv_id: str) -> str:
     return _VERSION_RE.sub("", arxiv_id.strip())
 
 
-class _PoliteSession(requests.Session):
-    """The `arxiv` client's session, made polite: arXiv asks clients to identify themselves,
-    so our User-Agent replaces the client's own; a timeout is always set; and every request
-    is paced and retried like e-print downloads (`_http.polite`, `Retry-After` honoured)."""
+class _PoliteSession:
+    """What the `arxiv` client asks of its session (`get`, a reply with `status_code` and
+    `content`), made polite: our User-Agent replaces the client's own; every request is
+    paced and retried like e-print downloads (`_http.polite`, `Retry-After` honoured), ends
+    within `arxiv.timeout_s` and reads at most `arxiv.max_feed_bytes`."""
 
     def __init__(self, cfg: ArxivSettings) -> None:
-        super().__init__()
         self.cfg = cfg
+        self._client = arxiv_client(cfg, cfg.max_feed_bytes, "arxiv.max_feed_bytes")
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
-        headers = {
-            k: v
-            for k, v in (kwargs.pop("headers", None) or {}).items()
-            if k.lower() != "user-agent"
-        }
-        headers["User-Agent"] = self.cfg.user_agent
-        kwargs.setdefault("timeout", self.cfg.timeout_s)
-        send = super().request
-        return polite(
-            lambda: check_retryable(send(method, url, *args, headers=headers, **kwargs)),
-            str(url),
-            self.cfg,
-        )
+    def get(self, url: str, **_: Any) -> httpx2.Response:
+        return polite(lambda: check_retryable(self._client.get(url)), url, self.cfg)
 
 
 def _client(settings: Settings) -> arxiv.Client:
@@ -65,7 +54,7 @@ def _client(settings: Settings) -> arxiv.Client:
     )
     client.query_url_format = cfg.api_url + "?{}"
     # arxiv 4.x keeps its session private; replacing it is the only way to set the UA.
-    client._session = _PoliteSession(cfg)
+    client._session = _PoliteSession(cfg)  # type: ignore[assignment]
     return client
 
 

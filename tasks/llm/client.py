@@ -24,6 +24,7 @@ from typing import Any
 from lilo.tasks.cache import DiskCache, cache_key, canonical_json
 from lilo.tasks.config import ChatEndpointSettings, Settings
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
 from lilo.tasks.llm.types import (
@@ -112,10 +113,10 @@ class LLMClient:
         # Serialized once: the key is its hash and a new call's ledger row stores the text.
         blob = canonical_json(request)
         key = cache_key(blob)
-        hit = self.cache.get_json(key)
+        hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
         if hit is not None:
-            completion = _completion(hit)
-            self._record(key, purpose, blob, completion, hit["latency_s"], cached=True)
+            completion, latency = hit
+            self._record(key, purpose, blob, completion, latency, cached=True)
             return completion
         flight = f"{self.cache.root}:{key}"
         with _LOCK:
@@ -132,10 +133,9 @@ class LLMClient:
             # process sharing the cache: an identical call that ended in between (here, or
             # in another Dask worker) wrote the cache before letting go.
             with self.cache.claim(key):
-                hit = self.cache.get_json(key)
+                hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
                 if hit is not None:
-                    completion = _completion(hit)
-                    latency = hit["latency_s"]
+                    completion, latency = hit
                 else:
                     completion, latency, sent = self._call(
                         key, messages, purpose, temperature, max_tokens or None, response_format
@@ -271,16 +271,6 @@ class LLMClient:
         with self._lock:
             calls, self.calls = self.calls, []
         return calls
-
-
-def _completion(entry: dict[str, Any]) -> Completion:
-    """A cache entry's reply (entries written before `finish_reason` was kept: "stop")."""
-    return Completion(
-        entry["text"],
-        entry["tokens_in"],
-        entry["tokens_out"],
-        entry.get("finish_reason", "stop"),
-    )
 
 
 def judge_settings(settings: Settings) -> Settings:

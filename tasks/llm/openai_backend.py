@@ -10,8 +10,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx2
+
 from lilo.tasks.backoff import BAD_REPLY
+from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
+from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.types import (
     Completion,
     ContextRejected,
@@ -25,15 +29,26 @@ __all__ = ["OpenAIBackend"]
 
 
 @functools.cache
-def _client(base_url: str, api_key: str, timeout_s: float) -> Any:
+def _asking() -> httpx2.Client:
+    """The client that asks endpoints about themselves, shared by every endpoint."""
+    return bounded_client(_ASK_BOUNDS)
+
+
+@functools.cache
+def _client(base_url: str, api_key: str, timeout_s: float, max_bytes: int) -> Any:
     """One `openai.OpenAI` per endpoint and process: each new one sets up its connections
-    again (TLS included, about 120 ms), and one is safe to share between threads."""
+    again (TLS included, about 120 ms), and one is safe to share between threads. Its
+    requests are bounded in time and size (tasks/bounded_http.py)."""
     import openai
 
+    bounds = Bounds(timeout_s, max_bytes, "max_reply_bytes")
+    http = bounded_client(bounds, limits=openai.DEFAULT_CONNECTION_LIMITS)
     # lilo asks again itself (`OpenAIBackend.complete`): each request sent is one the
     # ledger counts, and a request that timed out, which the server may still be
     # computing, is not sent again.
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s)
+    return openai.OpenAI(
+        base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s, http_client=http
+    )
 
 
 class BadReply(RuntimeError):
@@ -46,8 +61,8 @@ _NO_RESPONSE_FORMAT: set[tuple[str, str]] = set()
 # What each endpoint (base URL, model) said about itself, asked once per process.
 _FACTS: dict[tuple[str, str], EndpointFacts] = {}
 
-# Seconds an endpoint's own words about itself may take (`facts`, `count_tokens`).
-_ASK_TIMEOUT_S = 10.0
+# An endpoint's own words about itself (`facts`, `count_tokens`): within 10 s, at most 1 MB.
+_ASK_BOUNDS = Bounds(10.0, 1_000_000, "the endpoint's self-description")
 # The longest Retry-After honoured, as the openai client does.
 _MAX_RETRY_AFTER_S = 60.0
 
@@ -71,7 +86,7 @@ class OpenAIBackend:
         self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
         self._key = api_key or "not-needed"
-        self._client = _client(self.base_url, self._key, cfg.timeout_s)
+        self._client = _client(self.base_url, self._key, cfg.timeout_s, cfg.max_reply_bytes)
 
     def fingerprint(self) -> dict[str, object]:
         """Two servers may serve different weights under one model name: the address, or
@@ -86,13 +101,11 @@ class OpenAIBackend:
         llama-server in `/props`, Ollama in `/api/show`; llama-cpp-python's server names
         no window but counts tokens at `/extras/tokenize/count`, and computes one request
         at a time. Asked once per process."""
-        import httpx
-
         where = (self.base_url, self.model)
         if where not in _FACTS:
             try:
                 _FACTS[where] = self._facts()
-            except httpx.TransportError:  # unreachable: the request itself will say so
+            except (httpx2.TransportError, ReplyRefused):  # the request itself will say so
                 _FACTS[where] = EndpointFacts()
         return _FACTS[where]
 
@@ -119,11 +132,9 @@ class OpenAIBackend:
     def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
         """vLLM counts the messages as its chat template renders them; llama-server and
         llama-cpp-python count text, to which the template's tokens per message are added."""
-        import httpx
-
         try:
             return self._count_tokens(messages, tokenizer)
-        except httpx.TransportError:
+        except (httpx2.TransportError, ReplyRefused):
             return None
 
     def _count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
@@ -143,16 +154,15 @@ class OpenAIBackend:
 
     def _ask(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """The JSON the server answers at `path` (beside `/v1`), None for any other answer;
-        httpx.TransportError where the server cannot be reached."""
-        import httpx
+        httpx2.TransportError where the server cannot be reached in time, ReplyRefused for
+        a reply past `_ASK_BYTES`."""
 
         root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
-        response = httpx.request(
+        response = _asking().request(
             method,
             root + path,
             json=body,
             headers={"Authorization": f"Bearer {self._key}"},
-            timeout=_ASK_TIMEOUT_S,
         )
         try:
             return response.json() if response.status_code == 200 else None
@@ -226,11 +236,11 @@ class OpenAIBackend:
         text = choices[0].message.content or ""
         if not text.strip():
             raise BadReply("empty reply")
-        usage = response.usage
+        tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
         return Completion(
             text=text,
-            tokens_in=usage.prompt_tokens if usage else 0,
-            tokens_out=usage.completion_tokens if usage else 0,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
             finish_reason=choices[0].finish_reason or "stop",
         )
 

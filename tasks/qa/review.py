@@ -163,7 +163,10 @@ def pair_decision_model(
                 title="Answer (change it to edit)",
             ),
         ),
-        reason=(str, Field(default="", title="Reason (required to reject)")),
+        reason=(
+            str,
+            Field(default="", title="Reason", description="Required when you reject the pair."),
+        ),
     )
     return model, {
         "title": f"Pair {n} of {total} · {kind} · sample {pair.sample_id} · QA {pair.qa_id}"

@@ -6,6 +6,7 @@ from lilo.tasks.report._artifacts import (
     create_run_artifacts,
     create_stats_artifacts,
     create_table_artifact,
+    leaderboard_table,
 )
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._drill import HEADLINE, Answer, SummaryDetail
@@ -22,6 +23,7 @@ __all__ = [
     "create_run_artifacts",
     "create_stats_artifacts",
     "create_table_artifact",
+    "leaderboard_table",
     "position_curve_png",
     "render_html",
     "render_pages",

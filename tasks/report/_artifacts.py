@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,10 @@ from prefect.artifacts import MarkdownArtifact, TableArtifact
 from prefect.runtime import flow_run
 from prefect.settings import PREFECT_UI_URL
 
+from lilo.tasks.leaderboard import Board
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._html import data_uri
 from lilo.tasks.report._plots import histogram_png, position_curve_png
-from lilo.tasks.reporting import markdown_table
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "create_run_artifacts",
     "create_stats_artifacts",
     "create_table_artifact",
+    "leaderboard_table",
 ]
 
 
@@ -89,6 +91,23 @@ def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
         {str(k): v for k, v in r.items()}
         for r in df.astype(object).where(df.notna(), None).to_dict(orient="records")
     ]
+
+
+# The `leaderboard` view's columns as the table artifact shows them: what a row is and its
+# scores first, where a reader looks; what they were measured with after.
+_FIRST = ("variant", "target_words", "s_l", "s_c", "s_q", "scored", "expected")
+_AFTER = ("method", "backbone", "judge", "dataset_version", "failed", "partial")
+
+
+def leaderboard_table(leaderboard: pd.DataFrame) -> list[dict[str, Any]]:
+    """The `leaderboard` view as the table artifact's rows: method (variant), length, S_l,
+    S_c, S_q, n scored/expected, then the intervals and Overall, then backbone, judge,
+    dataset version and the rest."""
+    columns = list(leaderboard.columns)
+    first = [c for c in _FIRST if c in columns]
+    after = [c for c in _AFTER if c in columns]
+    middle = [c for c in columns if c not in first and c not in after]
+    return _records(leaderboard[first + middle + after])
 
 
 def create_run_artifacts(
@@ -173,6 +192,7 @@ def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:
     base = (PREFECT_UI_URL.value() or "").rstrip("/")
     lb = data.leaderboard
     cells = f"{int(lb['scored'].sum())}/{int(lb['expected'].sum())}" if not lb.empty else "0/0"
+    board = Board(data.version, data.dataset_version, data.partial, False, lb)
     lines = [
         f"# lilo run: result version {data.version}",
         "",
@@ -180,19 +200,16 @@ def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:
         + (" (**partial**: see failures)" if data.partial else "")
         + ".",
         "",
-        markdown_table(
-            lb[
-                ["variant", "target_words", "scored", "expected", "s_l", "s_c", "s_q"]
-                + ["overall_s_l", "overall_s_c", "overall_s_q"]
-            ]
-        )
-        if not lb.empty
-        else "_(no leaderboard rows)_",
+        board.markdown(stacked=True) if not lb.empty else "_(no leaderboard rows)_",
         "",
         "| artifact | what it holds |",
         "|---|---|",
         *(f"| [{key}]({base}/artifacts/key/{key}) | {what} |" for key, what in made.items()),
         "",
-        f"Static report (self-contained HTML): `{report}`",
+        "The static report (one self-contained HTML page, its cells and samples beside it) is a "
+        f"file on the machine that ran this flow, `{socket.gethostname()}`: "
+        f"`{report.resolve()}`. Open it in a browser there, or copy its folder "
+        f"`{report.parent.name}/` anywhere (it needs nothing else); `lilo report` writes it "
+        "again from the published copy.",
     ]
     return "\n".join(lines) + "\n"

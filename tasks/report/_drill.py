@@ -17,11 +17,12 @@ HEADLINE = ("length", "consistency", "quality")
 @dataclass(frozen=True)
 class Answer:
     """One QA pair asked of a summary: the gold answer, the one given from the summary, and
-    the judge's grade (0 to 1) and reason."""
+    the judge's grade (0 to 1) and reason. `position` is the 1-based position of a
+    single-paper pair's paper in the summary's input; None for a cross-paper pair."""
 
     qa_id: str
     kind: str
-    position: int
+    position: int | None
     question: str
     gold: str
     given: str

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from lilo.tasks.leaderboard import comparison
+from lilo.tasks.leaderboard import OVERALL, comparison, length_label
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._drill import SummaryDetail
 from lilo.tasks.report._plots import (
@@ -123,6 +123,58 @@ def _stats(data: ReportData) -> dict[str, Any]:
     }
 
 
+def _one(value: Any) -> str:
+    """A score as Table 2 prints it: one decimal."""
+    return "–" if _cell(value)[0] == "–" else f"{value:.1f}"
+
+
+def _score(values: dict[str, Any], column: str, link: str | None) -> dict[str, Any]:
+    """One score cell of Table 2: the score, its interval (when known) and its link."""
+    low, high = values.get(f"{column}_low"), values.get(f"{column}_high")
+    known = _one(low) != "–" and _one(high) != "–"
+    interval = f"[{_one(low)}, {_one(high)}]" if known else ""
+    return {"text": _one(values.get(column)), "interval": interval, "link": link}
+
+
+def _count(scored: int, expected: int, link: str | None) -> dict[str, Any]:
+    return {"text": f"{scored}/{expected}", "link": link, "short": scored < expected}
+
+
+def _table2(lb: pd.DataFrame, href: Callable[[dict[str, Any]], str | None]) -> dict[str, Any]:
+    """The leaderboard as the paper's Table 2: a row per method (and backbone, when there are
+    several), for each length S_l, S_c, S_q with their 95% intervals and n scored/expected,
+    then Overall; each length's numbers link to its cell's page."""
+    if lb.empty:
+        return {"rows": []}
+    lengths = sorted({int(n) for n in lb["target_words"]})
+    several = lb["backbone"].nunique() > 1
+    rows = []
+    for (variant, backbone), group in lb.groupby(["variant", "backbone"], sort=False):
+        records = group.astype(object).where(group.notna(), None).to_dict(orient="records")
+        by_length = {int(r["target_words"]): r for r in records}
+        cells = []
+        for n in lengths:
+            r = by_length.get(n)
+            if r is None:
+                cells += [{"text": "–", "interval": "", "link": None}] * 3
+                cells.append({"text": "–", "link": None, "short": False})
+                continue
+            link = href(r)
+            cells += [_score(r, c, link) for c in ("s_l", "s_c", "s_q")]
+            cells.append(_count(int(r["scored"]), int(r["expected"]), link))
+        first = records[0]
+        cells += [_score(first, f"overall_{c}", None) for c in ("s_l", "s_c", "s_q")]
+        cells.append(_count(int(group["scored"].sum()), int(group["expected"].sum()), None))
+        names = [str(variant), str(backbone)] if several else [str(variant)]
+        rows.append({"names": names, "cells": cells, "partial": bool(group["partial"].any())})
+    return {
+        "names": ["method", "backbone"] if several else ["method"],
+        "groups": [*map(length_label, lengths), OVERALL],
+        "scores": ["S_l", "S_c", "S_q", "n"],
+        "rows": rows,
+    }
+
+
 def _paired(data: ReportData, lb: pd.DataFrame) -> dict[str, Any]:
     """The paired comparison with the reference method under the leaderboard (title and
     table; no table when there is none); a difference whose interval covers zero is marked
@@ -156,6 +208,7 @@ def render_html(
             generated_at=generated_at,
             judges=sorted({j for v in lb["judge"].dropna() for j in v.split(", ")}),
             backbones=sorted(lb["backbone"].unique()) if not lb.empty else [],
+            board=_table2(lb, href),
             leaderboard=_table(lb, href, "scored", "s_l", "s_c", "s_q"),
             position_curve=_table(curve),
             curve_png=data_uri(position_curve_png(curve)) if not curve.empty else None,

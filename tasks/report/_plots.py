@@ -1,12 +1,15 @@
-"""The report's figures as PNG bytes. Every figure draws a method with the same colour and
-marker, so a reader matches lines across plots; several lengths are facets, never one
-tangle of lines."""
+"""The report's figures as PNG bytes. Every figure draws a method with the same colour,
+marker and line style, so a reader matches lines across plots; no two of up to 40 methods
+(a sweep's variants included) look alike, and series that share a point are drawn side by
+side rather than on top of each other. Legends sit to the right of the axes, never over the
+data. Several lengths are facets, never one tangle of lines."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import io
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -18,15 +21,25 @@ from lilo.tasks.samples.stats import DatasetStats
 
 __all__ = [
     "cache_figures",
+    "consistency_figure",
     "consistency_png",
+    "cost_figure",
     "cost_png",
     "histogram_png",
+    "lengths_figure",
     "lengths_png",
+    "position_curve_figure",
     "position_curve_png",
 ]
 
-_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+# Matplotlib's ten "tab10" colours and eight filled markers: the pair (i % 10, i % 8) is
+# different for each of 40 methods; past 10, the line style changes too.
+_COLOURS = (
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
+    "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+)  # fmt: skip
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_LINES = ("-", "--", ":", "-.")
 
 
 def _plt() -> Any:
@@ -38,12 +51,53 @@ def _plt() -> Any:
     return plt
 
 
+def _natural(name: str) -> list[Any]:
+    """`ral_writer[k=4]` before `ral_writer[k=12]`: numbers in a name compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _order(methods: Iterable[str]) -> list[str]:
+    return sorted({str(m) for m in methods}, key=_natural)
+
+
 def _styles(methods: Iterable[str]) -> dict[str, dict[str, str]]:
-    """A colour and a marker per method, in sorted order (stable across figures)."""
+    """A colour, a marker and a line style per method, in natural order (stable across
+    figures)."""
     return {
-        m: {"color": _COLOURS[i % len(_COLOURS)], "marker": _MARKERS[i % len(_MARKERS)]}
-        for i, m in enumerate(sorted(set(methods)))
+        m: {
+            "color": _COLOURS[i % len(_COLOURS)],
+            "marker": _MARKERS[i % len(_MARKERS)],
+            "linestyle": _LINES[i // len(_COLOURS) % len(_LINES)],
+        }
+        for i, m in enumerate(_order(methods))
     }
+
+
+def _dodge(methods: Iterable[str], spread: float) -> dict[str, float]:
+    """Each method's offset in [-spread/2, spread/2], in natural order: points of several
+    methods at one x stand side by side."""
+    order = _order(methods)
+    if len(order) < 2:
+        return dict.fromkeys(order, 0.0)
+    return {m: spread * (i / (len(order) - 1) - 0.5) for i, m in enumerate(order)}
+
+
+def _legend(fig: Any, axes: Any) -> None:
+    """One legend for the figure, right of its axes (each method once, in natural order)."""
+    shown: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            shown.setdefault(label, handle)
+    labels = sorted(shown, key=lambda label: (label == "required", _natural(label)))
+    fig.tight_layout()
+    fig.legend(
+        [shown[label] for label in labels],
+        labels,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        fontsize=8 if len(labels) > 12 else 9,
+        frameon=False,
+    )
 
 
 def _png(fig: Any) -> bytes:
@@ -51,7 +105,6 @@ def _png(fig: Any) -> bytes:
     is never clipped)."""
     buffer = io.BytesIO()
     try:
-        fig.tight_layout()
         fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.1)
     finally:
         _plt().close(fig)
@@ -111,11 +164,16 @@ def _length_label(n: int) -> str:
 
 @_drawn_once(_frame_key)
 def position_curve_png(curve: pd.DataFrame) -> bytes:
+    return _png(position_curve_figure(curve))
+
+
+def position_curve_figure(curve: pd.DataFrame) -> Any:
     """S_single by the position of the paper a question is about: one panel per target
     length, one line per method (the "lost in the middle" U, or its absence)."""
     plt = _plt()
     lengths = sorted(curve["target_words"].unique())
     styles = _styles(curve["method"])
+    dodge = _dodge(curve["method"], 0.3)
     fig, axes = plt.subplots(
         1,
         len(lengths),
@@ -126,44 +184,38 @@ def position_curve_png(curve: pd.DataFrame) -> bytes:
     )
     for ax, target in zip(axes[0], lengths, strict=True):
         for method, group in curve[curve["target_words"] == target].groupby("method"):
-            ax.plot(group["position"], group["s_single"], label=method, **styles[str(method)])
+            x = group["position"] + dodge[str(method)]
+            ax.plot(x, group["s_single"], label=method, **styles[str(method)])
         ax.set_title(_length_label(int(target)))
         ax.set_xlabel("paper position in the input")
         ax.set_xticks(sorted(curve["position"].unique()))
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("S_single (x100)")
-    shown: dict[str, Any] = {}  # every method once, whichever panels it is drawn in
-    for ax in axes[0]:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            shown.setdefault(label, handle)
-    fig.tight_layout()
-    fig.legend(
-        list(shown.values()),
-        list(shown),
-        loc="center left",
-        bbox_to_anchor=(1.0, 0.5),
-        fontsize=9,
-        frameon=False,
-    )
-    return _png(fig)
+    _legend(fig, axes[0])
+    return fig
 
 
 @_drawn_once(_frame_key)
 def lengths_png(lengths: pd.DataFrame) -> bytes:
+    return _png(lengths_figure(lengths))
+
+
+def lengths_figure(lengths: pd.DataFrame) -> Any:
     """Generated against required words per summary; dashed bars mark the required length."""
     plt = _plt()
     styles = _styles(lengths["method"])
     targets = sorted(lengths["target_words"].unique())
     fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=100)
-    offsets = {m: (i - (len(styles) - 1) / 2) * 0.02 for i, m in enumerate(styles)}
+    offsets = _dodge(lengths["method"], 0.04 * min(len(styles), 10))
     for method, group in lengths.groupby("method"):
         x = group["target_words"] * (1 + offsets[str(method)])  # side by side, not on top
-        ax.scatter(x, group["words"], label=method, alpha=0.75, s=26, **styles[str(method)])
+        style = {k: v for k, v in styles[str(method)].items() if k != "linestyle"}
+        ax.scatter(x, group["words"], label=method, alpha=0.75, s=26, **style)
     for i, t in enumerate(targets):  # the required length, as a bar across its column
         ax.hlines(
             t,
-            t * 0.85,
-            t * 1.15,
+            t * 0.8,
+            t * 1.25,
             colors="grey",
             linestyles="--",
             linewidth=1,
@@ -174,36 +226,47 @@ def lengths_png(lengths: pd.DataFrame) -> bytes:
     ax.minorticks_off()
     ax.set_xlabel("required length")
     ax.set_ylabel("generated words")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
     ax.grid(alpha=0.3)
-    return _png(fig)
+    _legend(fig, [ax])
+    return fig
 
 
 @_drawn_once(_frame_key)
 def consistency_png(leaderboard: pd.DataFrame) -> bytes:
+    return _png(consistency_figure(leaderboard))
+
+
+def consistency_figure(leaderboard: pd.DataFrame) -> Any:
     """Mean S_c of each method (variant) by target length, as in the leaderboard."""
     plt = _plt()
     scored = leaderboard.dropna(subset=["s_c"])
     styles = _styles(scored["variant"])
+    offsets = _dodge(scored["variant"], 0.04 * min(len(styles), 10))
     targets = sorted(scored["target_words"].unique())
     fig, ax = plt.subplots(figsize=(6.5, 4), dpi=100)
     for variant, group in scored.groupby("variant"):
-        ax.plot(group["target_words"], group["s_c"], label=variant, **styles[str(variant)])
+        x = group["target_words"] * (1 + offsets[str(variant)])
+        ax.plot(x, group["s_c"], label=variant, **styles[str(variant)])
     ax.set_xscale("log")
     ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
     ax.minorticks_off()
     ax.set_xlabel("required length")
     ax.set_ylabel("S_c (x100)")
-    ax.legend(fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
-    return _png(fig)
+    _legend(fig, [ax])
+    return fig
 
 
 @_drawn_once(_frame_key)
 def cost_png(cost: pd.DataFrame) -> bytes:
+    return _png(cost_figure(cost))
+
+
+def cost_figure(cost: pd.DataFrame) -> Any:
     """Input and output tokens per summary, by method and target length."""
     plt = _plt()
     styles = _styles(cost["method"])
+    offsets = _dodge(cost["method"], 0.04 * min(len(styles), 10))
     targets = sorted(cost["target_words"].unique())
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=100)
     for ax, column, title in (
@@ -211,14 +274,15 @@ def cost_png(cost: pd.DataFrame) -> bytes:
         (axes[1], "tokens_out_per_summary", "output tokens per summary"),
     ):
         for method, group in cost.groupby("method"):
-            ax.plot(group["target_words"], group[column], label=method, **styles[str(method)])
+            x = group["target_words"] * (1 + offsets[str(method)])
+            ax.plot(x, group[column], label=method, **styles[str(method)])
         ax.set_xscale("log")
         ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
         ax.minorticks_off()
         ax.set_title(title)
         ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=8, frameon=False)
-    return _png(fig)
+    _legend(fig, axes)
+    return fig
 
 
 @_drawn_once(lambda stats: f"{stats.dataset_version}: {stats.input_words}")
@@ -233,4 +297,5 @@ def histogram_png(stats: DatasetStats) -> bytes:
     ax.set_ylabel("samples")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(f"Dataset {stats.dataset_version}: {stats.samples} samples")
+    fig.tight_layout()
     return _png(fig)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lilo.tasks.text import counted
+
 __all__ = ["DatasetStats", "SurveyStats", "stats_markdown"]
 
 
@@ -57,7 +59,8 @@ def stats_markdown(stats: DatasetStats) -> str:
     lines = [
         f"# Dataset {stats.dataset_version}{number}",
         "",
-        f"{stats.samples} samples, {stats.papers} papers, {len(stats.surveys)} surveys.",
+        f"{counted(stats.samples, 'sample')}, {counted(stats.papers, 'paper')}, "
+        f"{counted(len(stats.surveys), 'survey')}.",
         "",
         "| input words per sample | " + " | ".join(words) + " |",
         "|---|" + "---:|" * len(words),

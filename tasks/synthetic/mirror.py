@@ -1,7 +1,7 @@
 """A loopback arXiv: the Atom API at `/api/query` and e-prints at `/e-print/<id>`, served
 from a corpus folder written by `write_corpus`. Tests and the demo point `arxiv.api_url` and
 `arxiv.eprint_url` at it (docs/design.md §3), so fetching runs through the real `arxiv` client and
-`requests` with no network. `inject` scripts failures (429 + Retry-After, 5xx, dropped
+HTTP with no network. `inject` scripts failures (429 + Retry-After, 5xx, dropped
 connections) so that retry and backoff are tested against real HTTP."""
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ __all__ = [
     "approved_single_pairs",
     "dataset_assets",
     "dataset_exists",
+    "dataset_overview",
     "dataset_samples",
     "dataset_surveys",
     "dataset_versions",
@@ -48,6 +49,24 @@ def dataset_surveys(source: Source, version: str) -> list[str] | None:
         source, "SELECT surveys FROM dim_dataset_versions WHERE dataset_version = ?", [version]
     )
     return list(found[0][0] or ()) if found else None
+
+
+def dataset_overview(source: Source) -> list[dict[str, Any]]:
+    """Each dataset version written, in the order it was: its number, when, its samples,
+    papers and surveys (none for an imported benchmark), and its result versions (how many,
+    the latest)."""
+    return rows(
+        source,
+        """
+SELECT d.dataset_version, d.number, d.created_at, d.n_samples, d.n_papers,
+    len(coalesce(d.surveys, [])) AS surveys, count(r.version) AS result_versions,
+    max(r.version) AS latest_result_version
+FROM dim_dataset_versions AS d
+LEFT JOIN res_versions AS r USING (dataset_version)
+GROUP BY ALL
+ORDER BY d.number
+""",
+    )
 
 
 def dataset_versions(source: Source) -> list[str]:

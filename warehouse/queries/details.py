@@ -71,7 +71,7 @@ def read_details(
                     Answer(
                         qa_id=q["qa_id"],
                         kind=q.get("kind", ""),
-                        position=int(q.get("position", 0)),
+                        position=int(q["position"]) if q.get("position") else None,
                         question=q.get("question", ""),
                         gold=gold.get(q["qa_id"], ""),
                         given=q.get("answer", ""),

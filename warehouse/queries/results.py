@@ -47,11 +47,12 @@ def view(source: Source, name: str) -> pd.DataFrame:
 
 
 def query_program(published: Path) -> str:
-    """A Python program that prints the published copy's `leaderboard`, for a user to run.
-    The path goes in as a string literal (JSON's is Python's): a data dir may hold quotes."""
+    """A Python program that prints the published copy's `leaderboard` (each method's
+    scores per length), for a user to run. The path goes in as a string literal (JSON's is
+    Python's): a data dir may hold quotes."""
     return (
         f"import duckdb; print(duckdb.connect({json.dumps(str(published))}, read_only=True)"
-        '.sql("SELECT * FROM leaderboard"))'
+        '.sql("SELECT variant, target_words, s_l, s_c, s_q, scored, expected FROM leaderboard"))'
     )
 
 

@@ -1,0 +1,247 @@
+"""The one HTTP client of every request lilo sends across the network: chat completions and
+embeddings (the `openai` client runs on it) and arXiv's feed and e-prints.
+
+A request is bounded as a whole, not read by read: `Bounds.timeout_s` holds from connecting
+to the reply's last byte (every socket operation waits at most the time left, so a server
+that drips its reply, headers included, cannot hold a request open), and the reply is counted
+while it is read and abandoned with `ReplyRefused` once it passes `Bounds.max_bytes`, before
+it fills memory. Compressed replies (gzip, deflate) are inflated here, under the same count,
+so a small bomb cannot grow past it either. Each retry of a request has its own deadline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpcore2
+import httpx2
+
+from lilo.tasks.errors import LiloError
+
+__all__ = ["Bounds", "ReplyRefused", "bounded_client"]
+
+# The encodings lilo asks for and inflates itself; zlib reads both headers (gzip's, zlib's).
+_ACCEPT = "gzip, deflate"
+_INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
+_WITH_HEADER = 32 + zlib.MAX_WBITS
+
+
+class ReplyRefused(LiloError, RuntimeError):
+    """A reply lilo stops reading: larger than its limit, or in an encoding it did not ask
+    for. Not retried: the same server would send it again."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    timeout_s: float
+    max_bytes: int
+    setting: str  # the setting that raises max_bytes, named when a reply passes it
+
+
+@dataclass(frozen=True)
+class _Deadline:
+    at: float  # time.monotonic()
+    timeout_s: float
+
+
+_ACTIVE = threading.local()  # the deadline of the request this thread is sending or reading
+
+
+class _Within:
+    """The socket operations of this thread, inside the block, end by `deadline`."""
+
+    def __init__(self, deadline: _Deadline) -> None:
+        self.deadline = deadline
+
+    def __enter__(self) -> None:
+        self.outer = getattr(_ACTIVE, "deadline", None)
+        _ACTIVE.deadline = self.deadline
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE.deadline = self.outer
+
+
+def _left(timeout: float | None, error: type[Exception]) -> float | None:
+    """`timeout`, or the time the active request has left if that is shorter; `error` when
+    none is left."""
+    deadline: _Deadline | None = getattr(_ACTIVE, "deadline", None)
+    if deadline is None:
+        return timeout
+    left = deadline.at - time.monotonic()
+    if left <= 0:
+        raise error(f"no complete reply within timeout_s={deadline.timeout_s:g} s")
+    return left if timeout is None else min(timeout, left)
+
+
+class _Stream(httpcore2.NetworkStream):
+    """A connection whose reads, writes and TLS handshake wait at most the time left."""
+
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            return self._inner.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+        except httpcore2.ReadTimeout:
+            _left(None, httpcore2.ReadTimeout)  # the deadline's words, where it was the deadline
+            raise
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        try:
+            self._inner.write(buffer, _left(timeout, httpcore2.WriteTimeout))
+        except httpcore2.WriteTimeout:
+            _left(None, httpcore2.WriteTimeout)
+            raise
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Network(httpcore2.NetworkBackend):
+    """The connection pool's sockets, as `_Stream`s."""
+
+    def __init__(self, inner: httpcore2.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _Stream(self._inner.connect_unix_socket(path, left, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _Body(httpx2.SyncByteStream):
+    """A reply's body, read by its request's deadline, inflated and counted."""
+
+    def __init__(
+        self,
+        inner: httpx2.SyncByteStream,
+        deadline: _Deadline,
+        bounds: Bounds,
+        url: str,
+        inflate: bool,
+    ) -> None:
+        self._inner, self._deadline, self._bounds, self._url = inner, deadline, bounds, url
+        self._inflate = zlib.decompressobj(_WITH_HEADER) if inflate else None
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks, seen = iter(self._inner), 0
+        while True:
+            with _Within(self._deadline):
+                raw = next(chunks, None)
+            if raw is None:
+                if self._inflate is not None and not self._inflate.eof:
+                    raise httpx2.DecodingError(f"compressed reply from {self._url} cut short")
+                return
+            data = raw if self._inflate is None else self._inflated(raw, seen)
+            seen += len(data)
+            if seen > self._bounds.max_bytes:
+                raise _too_large(self._url, self._bounds)
+            yield data
+
+    def _inflated(self, raw: bytes, seen: int) -> bytes:
+        assert self._inflate is not None
+        try:  # never more than one byte past the limit, however small the input
+            return self._inflate.decompress(raw, self._bounds.max_bytes - seen + 1)
+        except zlib.error as exc:
+            raise httpx2.DecodingError(
+                f"unreadable compressed reply from {self._url}: {exc}"
+            ) from exc
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _too_large(url: str, bounds: Bounds) -> ReplyRefused:
+    return ReplyRefused(
+        f"the reply from {url} is larger than {bounds.setting}={bounds.max_bytes:,} bytes: "
+        f"raise {bounds.setting} if such a reply is expected"
+    )
+
+
+class _Transport(httpx2.HTTPTransport):
+    """httpx2's transport (proxies and TLS as configured), its requests bounded."""
+
+    def __init__(self, bounds: Bounds, **options: Any) -> None:
+        super().__init__(**options)
+        # The pool makes every connection through its network backend: the one way in to
+        # the sockets, for deadlines that cover the headers as well as the body.
+        self._pool._network_backend = _Network(self._pool._network_backend)
+        self._bounds = bounds
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.headers["Accept-Encoding"] = _ACCEPT
+        deadline = _Deadline(time.monotonic() + self._bounds.timeout_s, self._bounds.timeout_s)
+        with _Within(deadline):
+            response = super().handle_request(request)
+        if request.method == "HEAD":  # no body, whatever its headers say
+            return response
+        url = str(request.url.copy_with(query=None))
+        encoding = response.headers.get("Content-Encoding", "").strip().lower() or "identity"
+        try:
+            if encoding not in _INFLATED | {"identity"}:
+                raise ReplyRefused(
+                    f"the reply from {url} is in {encoding}, which lilo never asks for"
+                )
+            length = response.headers.get("Content-Length", "")
+            if encoding == "identity" and length.isdigit() and int(length) > self._bounds.max_bytes:
+                raise _too_large(url, self._bounds)
+        except ReplyRefused:
+            response.close()
+            raise
+        inflate = encoding != "identity"
+        if inflate:  # inflated here, so httpx2 must not inflate it again
+            del response.headers["Content-Encoding"]
+            response.headers.pop("Content-Length", None)
+        response.stream = _Body(response.stream, deadline, self._bounds, url, inflate)
+        return response
+
+
+class _Client(httpx2.Client):
+    """An httpx2 client whose every transport, the environment's proxies' too, is bounded."""
+
+    def __init__(self, bounds: Bounds, **options: Any) -> None:
+        self._bounds = bounds  # before httpx2 makes the transports
+        super().__init__(**options)
+
+    def _init_transport(self, transport: Any = None, **options: Any) -> httpx2.BaseTransport:
+        return _Transport(self._bounds, **options)
+
+    def _init_proxy_transport(self, proxy: Any, **options: Any) -> httpx2.BaseTransport:
+        return _Transport(self._bounds, proxy=proxy, **options)
+
+
+def bounded_client(bounds: Bounds, **options: Any) -> httpx2.Client:
+    """An `httpx2.Client` (`options` as its own; redirects followed) whose every request ends
+    within `bounds.timeout_s` and reads at most `bounds.max_bytes`: a longer one raises
+    httpx2's timeout errors, a larger reply `ReplyRefused`."""
+    options.setdefault("follow_redirects", True)
+    return _Client(bounds, timeout=bounds.timeout_s, **options)

@@ -1,0 +1,296 @@
+"""Replies lilo did not make are bounded and checked (docs/design.md §3, §9), against real
+loopback servers: a huge or gzip-bombed reply fails its call while it is read, a reply
+dripped a byte at a time gives up at the request's deadline (chat, embeddings, the arXiv feed
+and e-prints), usage counts no model reports are recorded as unknown, and nothing of it is
+cached; a cache entry that cannot be trusted is a miss, made again and replaced."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from llm_server import LLMServer, kernel_samples, seed_samples
+
+from lilo.flows._run import recorded_run
+from lilo.flows.generate import generate_flow
+from lilo.tasks.cache import DiskCache
+from lilo.tasks.config import Settings
+from lilo.tasks.embeddings import Embedder, EmbeddingError
+from lilo.tasks.fetch import fetch_eprints, fetch_metadata
+from lilo.tasks.fetch._http import FetchError
+from lilo.tasks.llm import LLMError, make_client
+from lilo.tasks.synthetic.replies import judge_reply
+from lilo.warehouse import Warehouse
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    with LLMServer() as llm:
+        yield llm
+
+
+def _chat_settings(tmp_path: Path, server: LLMServer, **overrides: object) -> Settings:
+    return server.settings(tmp_path, **{"llm.retries": 0, **overrides})
+
+
+def _entries(settings: Settings, kind: str = "llm") -> list[Path]:
+    return sorted(
+        p for p in (settings.cache_dir / kind).rglob("*") if p.suffix in (".json", ".f32")
+    )
+
+
+def _within(seconds: float, work: Callable[[], Any]) -> tuple[Any, float]:
+    """`work()`'s result or exception and how long it took; fails if it takes `seconds`
+    (the thread is left behind: lilo before bounded replies never gave up)."""
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except Exception as exc:
+            box.append(exc)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert box, f"still waiting after {seconds} s"
+    return box[0], time.monotonic() - started
+
+
+_CHILD = """
+import json, resource, sys
+from pathlib import Path
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import make_client
+llm = {"backend": "openai", "model": "m", "api_key": "k", "retries": 0, "base_url": sys.argv[2]}
+client = make_client(Settings(data_dir=Path(sys.argv[1])).with_overrides({"llm": llm}))
+client.chat([{"role": "user", "content": "warm up"}], purpose="warm")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    outcome = f"{len(client.chat([{'role': 'user', 'content': 'hello'}], purpose='t')):,} chars"
+except Exception as exc:
+    outcome = str(exc)
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({"outcome": outcome, "grown_mb": grown / 1024}))
+"""
+
+
+def test_a_huge_reply_fails_the_call_while_read_in_bounded_memory(tmp_path, server):
+    # The warm-up call is answered as usual; the next gets 200 MB, its length unsaid.
+    def respond(prompt: str, n: int) -> str:
+        server.reply_bytes = 0 if prompt == "warm up" else 200 * 2**20
+        return f"echo: {prompt}"
+
+    server.respond = respond
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path), server.base_url],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    result = json.loads(child.stdout.strip().splitlines()[-1])
+    assert "larger than max_reply_bytes=16,000,000 bytes" in result["outcome"]
+    assert result["grown_mb"] < 64  # lilo before bounds: about 1.2 GB for 200 MB
+    settings = _chat_settings(tmp_path, server, **{"llm.model": "m"})
+    assert len(_entries(settings)) == 1  # the warm-up's: the huge reply is not cached...
+    server.respond, server.reply_bytes = (lambda prompt, n: f"echo: {prompt}"), 0
+    assert make_client(settings).chat(HELLO, purpose="t") == "echo: hello"  # ...so asked again
+    assert len(server.requests) == 3 and len(_entries(settings)) == 2
+
+
+def test_a_gzip_bomb_is_refused_as_it_inflates(tmp_path, server):
+    server.reply_bytes, server.gzip_replies = 100 * 2**20, True  # 100 KB on the wire
+    llm = make_client(_chat_settings(tmp_path, server))
+    with pytest.raises(LLMError, match=r"larger than max_reply_bytes=16,000,000 bytes"):
+        llm.chat(HELLO, purpose="t")
+    server.reply_bytes = 0  # a gzipped reply within the limit is read as any other
+    assert llm.chat(HELLO, purpose="t") == "echo: hello"
+
+
+def test_a_dripped_reply_gives_up_at_the_deadline(tmp_path, server):
+    server.drip_s = 0.3  # the status line and headers too: about 100 s for the whole reply
+    llm = make_client(_chat_settings(tmp_path, server, **{"llm.timeout_s": 2.0}))
+    error, took = _within(20, lambda: llm.chat(HELLO, purpose="t"))
+    assert isinstance(error, LLMError) and "timed out" in str(error)
+    assert 2.0 <= took < 5.0
+    assert _entries(_chat_settings(tmp_path, server)) == []
+
+
+@pytest.mark.parametrize("bad", ["NaN", "-Infinity", "1e30", "-5", "2.5"])
+def test_usage_that_is_no_token_count_is_recorded_as_unknown(tmp_path, server, caplog, bad):
+    server.usage_text = f'{{"prompt_tokens": {bad}, "completion_tokens": 7, "total_tokens": 3}}'
+    settings = _chat_settings(tmp_path, server)
+    llm = make_client(settings)
+    assert llm.chat(HELLO, purpose="t") == "echo: hello"
+    [call] = llm.take_calls()
+    assert (call.tokens_in, call.tokens_out) == (0, 7)
+    assert "prompt_tokens" in caplog.text and "recorded as 0" in caplog.text
+    [entry] = _entries(settings)
+    assert json.loads(entry.read_text())["tokens_in"] == 0
+
+
+def _model(prompt: str, n: int) -> str:
+    return judge_reply(prompt) or "KernelForge0 reaches a test RMSE of 0.635 on Kin40k. " * 20
+
+
+def test_a_run_with_nan_usage_completes(prefect_harness, tmp_path, server):
+    server.respond = _model
+    server.usage_text = (
+        '{"prompt_tokens": NaN, "completion_tokens": Infinity, "total_tokens": 1e30}'
+    )
+    settings = server.settings(
+        tmp_path,
+        **{
+            "llm.retries": 0,
+            "qa.quota_single": 2,
+            "qa.quota_cross": 0,
+            "generate.methods": ["single"],
+            "generate.target_words": [300],
+            "winrate_against": "",
+        },
+    )
+    seed_samples(settings, kernel_samples(1))
+    with recorded_run(settings, "nan-usage") as run:  # lilo before: TransactionException
+        run.stage(generate_flow)
+    assert run.row["status"] == "completed"
+    with Warehouse(settings.db_path) as wh:
+        rows = wh.rows("SELECT tokens_in, tokens_out, error FROM fct_generations")
+    assert rows == [{"tokens_in": 0, "tokens_out": 0, "error": ""}]
+
+
+def _poison(path: Path, how: str) -> None:
+    entry = json.loads(path.read_text())
+    if how == "too_large":
+        entry["text"] = "a" * 17_000_000
+    elif how == "cut_short":
+        path.write_text(path.read_text()[:20])
+        return
+    elif how == "not_a_completion":
+        entry = ["echo: hello"]
+    else:
+        entry["tokens_in"] = {"nan": math.nan, "negative": -5, "huge": 1e30}[how]
+    path.write_text(json.dumps(entry))
+
+
+@pytest.mark.parametrize("how", ["too_large", "cut_short", "not_a_completion", "nan", "negative"])
+def test_an_untrusted_cache_entry_is_a_miss_and_replaced(tmp_path, server, how):
+    settings = _chat_settings(tmp_path, server)
+    make_client(settings).chat(HELLO, purpose="t")
+    [entry] = _entries(settings)
+    _poison(entry, how)
+    llm = make_client(settings)
+    assert llm.chat(HELLO, purpose="t") == "echo: hello"
+    [call] = llm.take_calls()
+    assert not call.cached and (call.tokens_in, call.tokens_out) == (11, 3)
+    assert len(server.requests) == 2
+    assert json.loads(entry.read_text())["tokens_in"] == 11  # replaced
+    assert make_client(settings).chat(HELLO, purpose="t") == "echo: hello"
+    assert len(server.requests) == 2
+
+
+def _embedder(tmp_path: Path, server: LLMServer, **embedding: object) -> Embedder:
+    section = {"backend": "openai", "base_url": server.base_url, "model": "bge", "retries": 0}
+    return Embedder(Settings(data_dir=tmp_path).with_overrides({"embedding": section | embedding}))
+
+
+def test_a_huge_embedding_reply_is_refused_and_not_cached(tmp_path, server):
+    server.reply_bytes = 100 * 2**20  # whitespace: valid JSON, 100 MB of it
+    with pytest.raises(EmbeddingError, match=r"larger than embedding.max_reply_bytes=64,000,000"):
+        _embedder(tmp_path, server).embed(["a text"])
+    assert list((tmp_path / "cache").rglob("*.f32")) == []
+
+
+def test_a_dripped_embedding_reply_gives_up_at_the_deadline(tmp_path, server):
+    server.drip_s = 0.3
+    embedder = _embedder(tmp_path, server, timeout_s=2.0)
+    error, took = _within(20, lambda: embedder.embed(["a text"]))
+    assert isinstance(error, EmbeddingError) and took < 5.0
+
+
+@pytest.mark.parametrize("vector", [[math.nan] * 8, [1e39] * 8, [1.0, [2.0]], ["x"] * 8])
+def test_vectors_of_no_finite_numbers_fail_and_are_not_cached(tmp_path, server, vector):
+    server.embed = lambda text: vector
+    with pytest.raises(EmbeddingError, match="not rows of finite numbers"):
+        _embedder(tmp_path, server).embed(["a text"])
+    assert list((tmp_path / "cache").rglob("*.f32")) == []
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [np.full(64, np.nan, np.float32).tobytes(), b"\x00\x00\x80", np.ones(64, np.float32).tobytes(),
+     np.zeros(70_000, np.float32).tobytes()],
+    ids=["nan", "cut_short", "not_unit", "too_large"],
+)  # fmt: skip
+def test_an_untrusted_cached_vector_is_a_miss_and_replaced(tmp_path, server, stored):
+    embedder = _embedder(tmp_path, server)
+    good = embedder.embed(["a text"])
+    [entry] = list((tmp_path / "cache").rglob("*.f32"))
+    entry.write_bytes(stored)
+    again = _embedder(tmp_path, server).embed(["a text"])
+    assert np.array_equal(again, good) and len(server.requests) == 2
+    assert entry.read_bytes() == good[0].tobytes()
+
+
+class _Drip(BaseHTTPRequestHandler):
+    """An arXiv that sends everything, the status line first, one byte every 0.3 s."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+    def do_GET(self) -> None:
+        reply = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"\x1f" * 1000
+        try:
+            for i in range(len(reply)):
+                self.wfile.write(reply[i : i + 1])
+                self.wfile.flush()
+                time.sleep(0.3)
+        except OSError:
+            pass  # the client gave up
+
+
+@pytest.fixture
+def dripping_arxiv(tmp_path: Path) -> Iterator[Settings]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Drip)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    arxiv = {"api_url": f"{base}/api/query", "eprint_url": f"{base}/e-print/"}
+    arxiv |= {"retries": 0, "delay_s": 0.0, "timeout_s": 2.0}
+    try:
+        yield Settings(data_dir=tmp_path).with_overrides({"arxiv": arxiv})
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_dripped_e_print_gives_up_at_the_deadline(dripping_arxiv):
+    result, took = _within(20, lambda: fetch_eprints(["2401.00001"], dripping_arxiv))
+    raws, [failure] = result
+    assert raws == [] and failure.reason == "fetch_failed"
+    assert "no complete reply within timeout_s=2 s" in failure.detail
+    assert 2.0 <= took < 5.0
+
+
+def test_a_dripped_feed_gives_up_at_the_deadline(dripping_arxiv):
+    error, took = _within(20, lambda: fetch_metadata(["2401.00001"], dripping_arxiv))
+    assert isinstance(error, FetchError) and took < 5.0
+
+
+def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):
+    cache = DiskCache(tmp_path)
+    cache.put_bytes("ab" * 32, b"x" * 100)
+    assert cache.get_bytes("ab" * 32, max_bytes=99) is None
+    assert cache.get_bytes("ab" * 32, max_bytes=100) == b"x" * 100

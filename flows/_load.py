@@ -17,6 +17,7 @@ from lilo.warehouse.queries.papers import load_papers
 
 __all__ = [
     "check_dataset_version",
+    "first_samples",
     "load_generations",
     "load_pack",
     "load_papers",
@@ -39,16 +40,17 @@ def ready_samples(
     natural id order, the first `generate.samples` of them when that is set; and the
     version's QA pairs."""
     qa = load_qa(wh, settings.dataset_version)
-    samples = sorted(
-        (
-            s
-            for s in load_samples(wh, settings.dataset_version, complete=True)
-            if is_ready(qa.get(s.sample_id, []), settings)
-        ),
-        key=lambda s: _natural(s.sample_id),
-    )
+    samples = load_samples(wh, settings.dataset_version, complete=True)
+    ready = [s for s in samples if is_ready(qa.get(s.sample_id, []), settings)]
+    return first_samples(ready, settings), qa
+
+
+def first_samples(samples: list[Sample], settings: Settings) -> list[Sample]:
+    """`samples` in natural id order, the first `generate.samples` of them when that is set:
+    the QA stage works on these too, so a quick look pays for no other sample's QA."""
+    ordered = sorted(samples, key=lambda s: _natural(s.sample_id))
     limit = settings.generate.samples
-    return (samples[:limit] if limit else samples), qa
+    return ordered[:limit] if limit else ordered
 
 
 def waiting_samples(

@@ -11,11 +11,11 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from lilo.flows._load import load_papers, load_qa, load_samples
+from lilo.flows._load import first_samples, load_papers, load_qa, load_samples
 from lilo.flows._progress import StageProgress
 from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
 from lilo.flows._stage_writer import StageWriter
-from lilo.tasks.config import Settings
+from lilo.tasks.config import ChatEndpointSettings, Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.llm.ledger import CallLog
@@ -40,7 +40,7 @@ def generate_qa_task(
 ) -> tuple[int, int]:
     """QA rounds for each sample on one client, its calls appended to `log`; `on_done` gets
     the results as samples finish. Returns the embeddings computed and served from cache."""
-    llm = make_client(settings, log)
+    llm = make_client(_writer(settings), log)
     embedder = Embedder(settings)
     fan_out(
         lambda item: generate_qa(item[0], item[1], settings, llm, embedder, existing=item[2]),
@@ -50,6 +50,15 @@ def generate_qa_task(
     )
     llm.take_calls()
     return embedder.computed, embedder.cached
+
+
+def _writer(settings: Settings) -> Settings:
+    """The settings QA pairs are written and filtered with: the backbone's, or with
+    `qa.writer = "offline"` the offline engine under its own model name."""
+    if settings.qa.writer == "backbone":
+        return settings
+    offline = ChatEndpointSettings.model_fields["model"].default
+    return settings.with_overrides({"llm": {"backend": "offline", "model": offline}})
 
 
 @flow(name="qa", log_prints=True)
@@ -67,7 +76,9 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
         with open_warehouse(settings) as wh:
             papers = load_papers(wh)
             qa = load_qa(wh, settings.dataset_version)
-            samples = load_samples(wh, settings.dataset_version, complete=True)
+            samples = first_samples(
+                load_samples(wh, settings.dataset_version, complete=True), settings
+            )
             work = [
                 (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
                 for sample in samples

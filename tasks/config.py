@@ -107,6 +107,34 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.temperature": 0.0,
         "judge.checklist_temperature": 0.8,
     },
+    # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
+    # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
+    # named, retrieves 4 chunks of 256 words); the offline engine writes the 5 QA
+    # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
+    # checklist calls per summary alone would take the model minutes).
+    "local-model": {
+        "judge.backend": "offline",
+        "generate.samples": 1,
+        # RAL-Writer writes one step per line of its plan, and this model's plan echoes the
+        # papers (55 "steps" of LaTeX lines): about 55 calls. `--methods` adds it anyway.
+        "generate.methods": ["single"],
+        "generate.target_words": [200],
+        # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
+        "generate.single_max_tokens": 800,
+        "generate.step_max_tokens": 400,
+        "generate.plan_max_tokens": 400,
+        # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
+        # costs a read of the three papers.
+        "generate.ral.plan_retries": 0,
+        "generate.ral.k": 4,
+        "generate.ral.chunk_words": 256,
+        "generate.ral.overlap_words": 64,
+        "qa.writer": "offline",
+        "qa.single_per_paper": 1,
+        "qa.cross_per_sample": 2,
+        "qa.quota_single": 3,
+        "qa.quota_cross": 2,
+    },
 }
 
 
@@ -216,6 +244,10 @@ class ChatEndpointSettings(EndpointSettings):
     concurrency: Annotated[int, PACING] = Field(4, ge=1)
     rpm: Annotated[int, PACING] = Field(0, ge=0)
     tpm: Annotated[int, PACING] = Field(0, ge=0)
+    # What the served weights are where the address does not say: a server lilo starts
+    # (`--local-model`) gets a free port each time. Set, it stands for `base_url` in cache
+    # keys and generation ids, so a rerun is served from the cache; "": the address.
+    weights: str = ""
     offline: OfflineSettings = OfflineSettings()
     # The model's context window at this endpoint in tokens (prompt and reply together),
     # for a server that does not say it; 0: unknown. The smallest of what the server says,
@@ -292,6 +324,10 @@ class QASettings(_Section):
     quota_cross: int = Field(6, ge=0)
     max_rounds: int = Field(3, ge=1)
     dedup_cosine: float = Field(0.9, gt=0.0, le=1.0)
+    # Who writes and filters the QA pairs: the generation backbone (`llm`), or the offline
+    # engine from the papers' own sentences, for a backbone too weak to write pairs that
+    # pass the checks (`lilo demo --local-model`: Gemma 3 270M writes "..." or none).
+    writer: Literal["backbone", "offline"] = "backbone"
     # Human review (docs/design.md §6): pairs per Prefect UI form, how long a paused review flow
     # waits for its form (then the pairs stay pending), and how often it checks.
     review_batch: Annotated[int, PACING] = Field(10, ge=1)
@@ -503,7 +539,7 @@ class Settings(BaseSettings):
     data_dir: Annotated[Path, PLACE] = Path("lilo-data")
     # A named set of settings (PROFILES), applied under the explicit ones by load_settings;
     # what it sets is in the other values, so the label itself changes no result.
-    profile: Annotated[Literal["none", "paper"], PACING] = "none"
+    profile: Annotated[Literal["none", "paper", "local-model"], PACING] = "none"
     surveys: Annotated[tuple[str, ...], SELECTS] = ()
     dataset_version: _Name = "v1"
     # How long a process waits for the warehouse file while another one holds it. Runs hold

@@ -28,3 +28,14 @@ def prefect_harness() -> Iterator[None]:
     with prefect_test_harness(server_startup_timeout=120):
         with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
             yield
+
+
+@pytest.fixture(scope="session")
+def local_llm(tmp_path_factory):
+    """llama.cpp's server with the packaged Gemma 3 270M and an 8,192-token window, for the
+    real_model tier (tests/test_real_model.py). A missing `local-llm` extra or a server
+    that does not start is an error saying why, never a skip."""
+    from lilo.flows.cli._local_model import local_model
+
+    with local_model(None, tmp_path_factory.mktemp("llama"), n_ctx=8192) as server:
+        yield server

@@ -82,3 +82,16 @@ def test_missing_endpoint_says_what_to_do(tmp_path, monkeypatch):
     settings = Settings(data_dir=tmp_path).with_overrides({"llm.backend": "openai"})
     with pytest.raises(ValueError, match="LILO_LLM__API_KEY"):
         make_client(settings)
+
+
+def test_a_server_on_another_port_with_the_same_weights_is_served_from_the_cache(tmp_path):
+    """`llm.weights` (what `--local-model` sets) stands for the address in the cache key: a
+    rerun on a new free port asks nothing; without it, another address is another model."""
+    messages = [{"role": "user", "content": "What is S_c?"}]
+    with LLMServer() as first, LLMServer() as second:
+        weights = {"weights": "gemma-3-270m-q4_k_m.gguf:0123456789abcdef"}
+        make_client(_settings(tmp_path, first, **weights)).chat(messages, purpose="t")
+        make_client(_settings(tmp_path, second, **weights)).chat(messages, purpose="t")
+        assert (len(first.requests), len(second.requests)) == (1, 0)
+        make_client(_settings(tmp_path, second)).chat(messages, purpose="t")
+        assert len(second.requests) == 1

@@ -67,6 +67,8 @@ CONTEXT: dict[str, dict[str, Any]] = {
     "generate.llmlingua_model": {"generate.compressor": "llmlingua2"},
     # Only an endpoint with a context window fits budgets to it: the offline engine has none.
     "llm.fit_max_tokens": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
+    # What stands for an endpoint's address: the offline engine has none.
+    "llm.weights": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
 }
 # Backbone settings no method reads: each method passes its own limit (generate.*_max_tokens).
 NOT_READ_BY_METHODS = {"llm.max_tokens"}

@@ -20,26 +20,38 @@ from lilo.flows.cli._common import (
     settings_from_args,
     start_prefect_early,
 )
+from lilo.flows.cli._local_model import add_local_model_arg, served
 from lilo.flows.cli._stop import stoppable
 
 __all__ = ["register"]
+
+# The small demo corpus (`--local-model`): prose at a fifth, papers of 950-1,200 words,
+# its too-short paper 780: the cleaner's floor goes between.
+SMALL_CORPUS = 0.2
+SMALL_MIN_WORDS = 850
 
 
 @stoppable
 def cmd_demo(args: argparse.Namespace) -> int:
     from lilo.tasks.synthetic import Mirror, write_corpus
 
-    settings = settings_from_args(args)
+    local = args.local_model is not None
+    # `--local-model`: a small demo (the `local-model` profile) unless a profile is named.
+    settings = settings_from_args(
+        args, **({"profile": "local-model"} if local and not args.profile else {})
+    )
     check_names(settings)
     start_prefect_early(settings)
-    corpus_dir = settings.data_dir / "demo-corpus"
+    corpus_dir = settings.data_dir / ("demo-corpus-small" if local else "demo-corpus")
     # A topic's own co-citations hold 4 papers: larger samples need the survey to cite more
     # papers together (the demo's 8-paper permutation study: samples.papers_per_sample=8).
     size = settings.samples.papers_per_sample
-    manifest = write_corpus(corpus_dir, together=size) if size > 4 else write_corpus(corpus_dir)
+    # A small model reads the small corpus (papers of about 1,000 words, its own ids).
+    scale = SMALL_CORPUS if local else 1.0
+    manifest = write_corpus(corpus_dir, together=size if size > 4 else 0, scale=scale)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
     print(f"demo corpus: {len(manifest.items)} e-prints in {corpus_dir}")
-    with Mirror(corpus_dir) as mirror:
+    with Mirror(corpus_dir) as mirror, served(args.local_model, settings.data_dir) as model:
         settings = settings.with_overrides(
             {
                 "surveys": survey_ids,
@@ -47,6 +59,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 "arxiv.eprint_url": mirror.eprint_url,
                 "arxiv.delay_s": 0.0,
                 "arxiv.backoff_s": 0.1,
+                **({"clean.min_words": SMALL_MIN_WORDS} if local else {}),
+                **model,
             }
         )
         print(f"loopback arXiv mirror at {mirror.base_url}; running the pipeline ...")
@@ -119,6 +133,7 @@ def register(sub: Any) -> None:
     add_common_args(demo)
     add_pipeline_args(demo)
     add_publish_args(demo)
+    add_local_model_arg(demo, "runs a small demo (profile local-model)")
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser(

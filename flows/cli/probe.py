@@ -17,6 +17,7 @@ from lilo.flows.cli._common import (
     start_prefect_early,
 )
 from lilo.flows.cli._imports import print_import_outcome
+from lilo.flows.cli._local_model import add_local_model_arg, served
 from lilo.flows.cli._stop import stoppable
 
 __all__ = ["add_import_parser", "register"]
@@ -53,9 +54,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
         }
     settings = settings_from_args(args, **{k: v for k, v in given.items() if v is not None})
     start_prefect_early(settings)
-    with running_flows(args.debug):
+    with served(args.local_model, settings.data_dir) as model, running_flows(args.debug):
         try:
-            result = probe_flow(args.task, settings)
+            result = probe_flow(args.task, settings.with_overrides(model))
         except ProbeDataError as exc:
             raise CLIError(str(exc)) from exc
     _print_probe(result)
@@ -230,5 +231,6 @@ def register(sub: Any) -> None:
                 choices=("hard", "random"),
                 help="lilo-built data: the passages most similar to the question, or random",
             )
+        add_local_model_arg(p, "asks it")
         add_common_args(p)
         p.set_defaults(func=cmd_probe)

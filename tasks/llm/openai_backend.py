@@ -84,14 +84,17 @@ class OpenAIBackend:
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
         self.fit_max_tokens = cfg.fit_max_tokens
+        self.weights = cfg.weights
         self._key = api_key or "not-needed"
         self._client = _client(self.base_url, self._key, cfg.timeout_s, cfg.max_reply_bytes)
 
     def fingerprint(self) -> dict[str, object]:
-        """Two servers may serve different weights under one model name; `max_tokens`
-        sent as asked, past the window, is another request than the fitted one."""
+        """Two servers may serve different weights under one model name: the address, or
+        what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py);
+        `max_tokens` sent as asked, past the window, is another request than the fitted one."""
         kept = {} if self.fit_max_tokens else {"max_tokens": "as asked"}
-        return {"base_url": self.base_url, **kept}
+        served = {"weights": self.weights} if self.weights else {"base_url": self.base_url}
+        return {**served, **kept}
 
     def facts(self) -> EndpointFacts:
         """The window, slots and tokenizer the server names: vLLM in `/v1/models`,

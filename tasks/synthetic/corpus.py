@@ -95,10 +95,15 @@ _HOSTILE = (
 )
 
 
-def write_corpus(out_dir: Path, seed: int = 0, together: int = 0) -> Manifest:
+def write_corpus(out_dir: Path, seed: int = 0, together: int = 0, scale: float = 1.0) -> Manifest:
     """Write `eprints/<id>.tar.gz|.pdf` and `manifest.json` in `out_dir`; same seed, same bytes.
     `together` > 0: the survey's conclusion cites that many papers in one command (for
-    samples of more papers than a topic's four, `samples.papers_per_sample`)."""
+    samples of more papers than a topic's four, `samples.papers_per_sample`). `scale` < 1:
+    each paper's prose scaled by it (a small model on 2 cores reads three papers in
+    seconds; `clean.min_words` must fall with it), numbered from 2602.00001 instead of
+    2601.00001 so that the two corpora never mix in one warehouse (a fetched id is not
+    fetched again)."""
+    block = "2601" if scale == 1.0 else "2602"
     eprints = out_dir / "eprints"
     eprints.mkdir(parents=True, exist_ok=True)
     items: list[ManifestItem] = []
@@ -109,10 +114,10 @@ def write_corpus(out_dir: Path, seed: int = 0, together: int = 0) -> Manifest:
         cited = []
         for method in topic.methods:
             number += 1
-            arxiv_id = f"2601.{number:05d}"
+            arxiv_id = f"{block}.{number:05d}"
             rng = random.Random(f"{seed}:{arxiv_id}")
             authors = _authors(rng)
-            paper = build_paper(rng, topic, method, authors, values[method.name])
+            paper = build_paper(rng, topic, method, authors, values[method.name], scale)
             item = _item(arxiv_id, method, topic, topic.title, authors, paper, number)
             (eprints / item.filename).write_bytes(_tar_gz(paper.files))
             items.append(item)
@@ -121,19 +126,20 @@ def write_corpus(out_dir: Path, seed: int = 0, together: int = 0) -> Manifest:
     further = []
     for hostile, reason, topic_index, method in _HOSTILE:
         number += 1
-        arxiv_id = f"2601.{number:05d}"
+        arxiv_id = f"{block}.{number:05d}"
         rng = random.Random(f"{seed}:{arxiv_id}")
         topic = TOPICS[topic_index]
         authors = _authors(rng)
         values = _values(random.Random(f"{seed}:values:{arxiv_id}"), topic, (method,))
-        scale = 0.22 if hostile == "too_short" else 1.0
-        paper = build_paper(rng, topic, method, authors, values[method.name], scale)
+        size = scale * (0.22 if hostile == "too_short" else 1.0)
+        paper = build_paper(rng, topic, method, authors, values[method.name], size)
         item = _item(arxiv_id, method, topic, FURTHER, authors, paper, number, hostile, reason)
         (eprints / item.filename).write_bytes(_hostile_bytes(hostile, paper))
         items.append(item)
         further.append(_cited(item, method))
+    survey_id = SURVEY_ID.replace("2601", block)
     survey_rng = random.Random(f"{seed}:{SURVEY_ID}")
-    items.insert(0, _write_survey(survey_rng, eprints, groups, further, together))
+    items.insert(0, _write_survey(survey_id, survey_rng, eprints, groups, further, together))
     manifest = Manifest(seed=seed, items=tuple(items))
     (out_dir / MANIFEST_NAME).write_text(manifest.to_json())
     return manifest
@@ -231,6 +237,7 @@ def _hostile_bytes(kind: str, paper: BuiltPaper) -> bytes:
 
 
 def _write_survey(
+    survey_id: str,
     rng: random.Random,
     eprints: Path,
     groups: list[tuple[Topic, list[Cited]]],
@@ -246,7 +253,7 @@ def _write_survey(
     )
     files = build_survey(rng, groups, further, authors, abstract, together)
     item = ManifestItem(
-        arxiv_id=SURVEY_ID,
+        arxiv_id=survey_id,
         role="survey",
         title=SURVEY_TITLE,
         abstract=abstract,
@@ -254,7 +261,7 @@ def _write_survey(
         categories=("cs.LG", "stat.ML", "cs.CL"),
         published=f"{_YEAR}-01-28T12:00:00Z",
         topic=None,
-        filename=f"{SURVEY_ID}.tar.gz",
+        filename=f"{survey_id}.tar.gz",
         cite_key="",
         hostile=None,
         expected_reason=None,

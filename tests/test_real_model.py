@@ -1,0 +1,112 @@
+"""The real_model tier: lilo against llama.cpp's server with Gemma 3 270M (the `local-llm`
+extra), on 127.0.0.1, nothing mocked: the one-command demo on the small synthetic corpus, an
+imported benchmark whose prompts cannot fit the server's window, the KV probe, and the errors
+a real server produces. `pytest -m real_model` runs it (.ci/run does, every time; README,
+Development); the default run deselects it. A server that cannot start fails the tier with
+its reason: it is never skipped."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_import_benchmark import write_benchmark
+
+from lilo.flows.cli import main
+from lilo.flows.cli._local_model import LocalModel
+
+pytestmark = pytest.mark.real_model
+
+
+def _sql(data: Path, query: str, file: str = "published/lilo.duckdb") -> list[tuple]:
+    con = duckdb.connect(str(data / file), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def _pointed_at(server: LocalModel) -> list[str]:
+    """`--set` options pointing llm.* at the tier's server, as a user with a server would."""
+    return [arg for k, v in server.settings().items() for arg in ("--set", f"{k}={v}")]
+
+
+def _made(out: str) -> int:
+    """The LLM calls a command's summary says it made."""
+    return int(re.search(r"(\d+) LLM calls made", out)[1])
+
+
+def test_the_one_command_demo_runs_on_the_packaged_model_and_reruns_from_the_cache(
+    tmp_path, capsys, prefect_harness
+):
+    data = tmp_path / "data"
+    assert main(["demo", "--local-model", "--data-dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "local model gemma-3-270m-q4_k_m served by llama.cpp at http://127.0.0.1:" in out
+    # The server's own count of the chat requests it answered is lilo's ledger (the QA pairs
+    # are the offline engine's: qa.writer in the local-model profile).
+    answered = int(re.search(r"llama\.cpp answered (\d+) chat requests?", out)[1])
+    ledger = _sql(
+        data,
+        "SELECT backend, count(*) FROM fct_llm_calls WHERE NOT cached GROUP BY 1 ORDER BY 1",
+        "lilo.duckdb",
+    )
+    assert ledger == [("offline", ledger[0][1]), ("openai", answered)] and answered > 0
+    board = _sql(data, "SELECT method, target_words, backbone, scored FROM leaderboard")
+    assert board == [("single", 200, "openai:gemma-3-270m-q4_k_m", 1)]
+    assert not list((data / "tmp").glob(".llama-server-*"))  # stopped, its log removed
+
+    # Another server on another port, the same weights: everything is served from the cache.
+    assert main(["demo", "--local-model", "--data-dir", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "0 LLM calls made" in out and "llama.cpp answered 0 chat requests" in out
+
+
+def test_a_benchmark_prompt_that_cannot_fit_the_window_is_recorded_without_a_call(
+    local_llm, tmp_path, capsys, prefect_harness
+):
+    """The tier's server holds 8,192 tokens; the fixture benchmark's three papers are about
+    9,500. Single and RAL-Writer's planner read them whole: each is a failure
+    `context_exceeded` naming both numbers, and the server never sees the request."""
+    clone = write_benchmark(tmp_path / "clone", groups=(2,))
+    data = tmp_path / "data"
+    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+    before = local_llm.chat_requests()
+    args = ["run", "--dataset", "longinoutbench", "--samples", "1", "--data-dir", str(data)]
+    args += ["--methods", "single,ral_writer", "--target-words", "1000", *_pointed_at(local_llm)]
+    assert main(args) == 1  # nothing scored
+    capsys.readouterr()
+    assert local_llm.chat_requests() == before
+    assert main(["failures", "--data-dir", str(data)]) == 0
+    failures = capsys.readouterr().out
+    assert failures.count("context_exceeded") == 2, failures
+    assert re.search(r"prompt \d{4,} tokens, window 8192", failures), failures
+
+
+def test_the_kv_probe_on_a_real_model(local_llm, tmp_path, capsys, prefect_harness):
+    data = tmp_path / "data"
+    before = local_llm.chat_requests()
+    args = ["probe", "kv", "--keys", "10", "--positions", "0,5,9", "--examples", "2"]
+    assert main([*args, "--data-dir", str(data), *_pointed_at(local_llm)]) == 0
+    out = capsys.readouterr().out
+    assert _made(out) == 6 == local_llm.chat_requests() - before
+    curve = _sql(data, "SELECT position, n, accuracy FROM probe_curve ORDER BY position")
+    assert [(p, n) for p, n, _ in curve] == [(0, 2), (5, 2), (9, 2)]
+    assert all(0.0 <= a <= 1.0 for _, _, a in curve)
+
+
+def test_a_file_that_is_no_model_fails_in_one_line_with_the_servers_log(tmp_path, capsys):
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(b"not a GGUF file")
+    data = tmp_path / "data"
+    assert main(["probe", "kv", "--local-model", str(bad), "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert re.fullmatch(
+        r"lilo: the local model server exited with code \d+: its output is in \S+", err
+    )
+    log = Path(err.rsplit(" ", 1)[1])
+    assert log.parent == data / "tmp" and "model.gguf" in log.read_text()
+    assert main(["probe", "kv", "--local-model", str(tmp_path / "absent.gguf")]) == 2
+    assert "no such GGUF file" in capsys.readouterr().err

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from lilo.tasks.config import Settings
+from lilo.tasks.extras import require_extra
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.records import LLMCall
 
@@ -39,6 +40,7 @@ class Batch(NamedTuple):
 def dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
     """A started DaskTaskRunner on `runner.dask_address`, or on a LocalCluster of
     `runner.dask_workers` processes that is closed when the block ends."""
+    require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
     from prefect_dask import DaskTaskRunner
 
     cfg = settings.runner

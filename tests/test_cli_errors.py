@@ -232,6 +232,8 @@ def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
         return 0
 
     monkeypatch.setattr(pipeline, "_run", stop)
+    # A configured API (nothing listens): no temporary server is left running for the process.
+    monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{_closed_port()}/api")
     if command == "demo":  # no corpus written, no mirror started
         monkeypatch.setattr(
             "lilo.tasks.synthetic.write_corpus", lambda *_, **__: SimpleNamespace(items=[])
@@ -308,7 +310,9 @@ def test_each_lilo_error_carries_its_exit_code():
 # -- unreachable endpoints ---------------------------------------------------------------
 
 
-def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys):
+def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys, monkeypatch):
+    # A configured Prefect API: a temporary server would keep its log under the data dir.
+    monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{_closed_port()}/api")
     api = f"http://127.0.0.1:{_closed_port()}/api/query"
     data = tmp_path / "data"
     assert main([*SURVEY, "--set", f"arxiv.api_url={api}", "--data-dir", str(data)]) == 1

@@ -45,10 +45,14 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO = MANUAL_REVIEW_DEMO  # the session's demo (tests/conftest.py), run again by the tests
 SERVER_START_S = 600  # a cold `prefect server start` migrates its database first
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"no browser: {CHROMIUM} is missing (apt-get install chromium, or set LILO_CHROMIUM)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason=f"no browser: {CHROMIUM} is missing "
+        "(apt-get install chromium, or set LILO_CHROMIUM)",
+    ),
+    pytest.mark.e2e,  # a Prefect server with its UI, demos, Chromium
+]
 
 
 def _sql(data: Path, query: str) -> list[tuple[Any, ...]]:

@@ -108,16 +108,14 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.checklist_temperature": 0.8,
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
-    # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
-    # named, retrieves 4 chunks of 256 words); the offline engine writes the 5 QA
+    # cores: it writes the Single and RAL-Writer summaries of one sample at 200 words
+    # (RAL-Writer restates 4 chunks of 256 words); the offline engine writes the 5 QA
     # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
     # checklist calls per summary alone would take the model minutes).
     "local-model": {
         "judge.backend": "offline",
         "generate.samples": 1,
-        # RAL-Writer writes one step per line of its plan, and this model's plan echoes the
-        # papers (55 "steps" of LaTeX lines): about 55 calls. `--methods` adds it anyway.
-        "generate.methods": ["single"],
+        "generate.methods": ["single", "ral_writer"],
         "generate.target_words": [200],
         # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
         "generate.single_max_tokens": 800,
@@ -126,6 +124,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
         # costs a read of the three papers.
         "generate.ral.plan_retries": 0,
+        # A plan is a step per line, and this model's plan echoes the papers (55 "steps" of
+        # LaTeX lines, 55 writer calls): its first 2 are kept, 100 words each.
+        "generate.plan_steps_cap": 2,
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,
         "generate.ral.overlap_words": 64,
@@ -426,6 +427,10 @@ class GenerateSettings(_Section):
     # about 1,100 tokens (on a benchmark the planner asks step_max_tokens, as the
     # reference); 0: none sent.
     plan_max_tokens: int = Field(4096, ge=0)
+    # The most steps a plan keeps on lilo's own datasets (AgentWrite, Compress, RAL-Writer):
+    # a longer plan keeps its first N, and the generation's structure says how many it had
+    # (`plan_capped`); 0: every step, as the reference (and on a benchmark, always).
+    plan_steps_cap: int = Field(0, ge=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order

@@ -106,6 +106,7 @@ def _args(settings: Settings) -> dict[str, Any]:
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
         "plan_max_tokens": settings.generate.plan_max_tokens,
+        "plan_steps_cap": settings.generate.plan_steps_cap,
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
@@ -134,6 +135,7 @@ def compress(
     temperature: float,
     max_tokens: int,
     plan_max_tokens: int,
+    plan_steps_cap: int,
     sees_written: bool,
     shared_plan: bool,
 ) -> Writer:
@@ -155,6 +157,8 @@ def compress(
 
     def write(run: Run) -> Draft:
         texts = [shrink(p.text, run.embedder) for p in run.papers]
-        return plan_and_write(run, texts, temperature, budgets, sees_written, shared_plan)
+        return plan_and_write(
+            run, texts, temperature, budgets, sees_written, shared_plan, plan_steps_cap
+        )
 
     return write

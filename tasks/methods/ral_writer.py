@@ -14,7 +14,15 @@ import numpy as np
 from lilo.tasks.config import RALSettings, Settings, output_values
 from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from lilo.tasks.methods._splitter import split_recursive
-from lilo.tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
+from lilo.tasks.methods.agentwrite import (
+    Chat,
+    Plan,
+    PlanStep,
+    ask_plan,
+    cap_plan,
+    chat_for,
+    write_steps,
+)
 from lilo.tasks.methods.base import Draft, Run, Writer, method
 from lilo.tasks.prompts import key_requirements
 from lilo.tasks.tokens import count_gpt4o_tokens
@@ -48,6 +56,7 @@ def _args(settings: Settings) -> dict[str, Any]:
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
         "plan_max_tokens": settings.generate.plan_max_tokens,
+        "plan_steps_cap": settings.generate.plan_steps_cap,
         "shared_plan": settings.generate.shared_plan,
     }
 
@@ -87,6 +96,7 @@ def ral_writer(
     temperature: float,
     max_tokens: int,
     plan_max_tokens: int,
+    plan_steps_cap: int,
     shared_plan: bool,
 ) -> Writer:
     def write(run: Run) -> Draft:
@@ -95,6 +105,7 @@ def ral_writer(
         instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
         keys = key_requirements(instruction)
         plan = _short_plan(chat, prompts, instruction, max_plan_steps, plan_retries)
+        plan, capped = cap_plan(plan, plan_steps_cap, run.pack)
         shown = prompts.plan_text(plan.reply, [s.line for s in plan.steps])
         # The reference chunks the whole instruction (task text and papers), so a chunk's
         # position is its place in the prompt the model reads.
@@ -142,7 +153,9 @@ def ral_writer(
             return prompt, record
 
         text, restated = write_steps(chat, prompts, instruction, plan, restate)
-        return Draft(text, plan=tuple(s.line for s in plan.steps), restated=restated)
+        return Draft(
+            text, plan=tuple(s.line for s in plan.steps), restated=restated, structure=capped
+        )
 
     return write
 

@@ -124,8 +124,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
         # costs a read of the three papers.
         "generate.ral.plan_retries": 0,
-        # A plan is a step per line, and this model's plan echoes the papers (55 "steps" of
-        # LaTeX lines, 55 writer calls): its first 2 are kept, 100 words each.
+        # A plan is a step per line, and this model's plan echoes the papers (21 "steps" of
+        # LaTeX lines within plan_max_tokens, 21 writer calls): its first 2 are kept.
         "generate.plan_steps_cap": 2,
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,

@@ -96,6 +96,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "generate.single_max_tokens": 32_768,
         "generate.step_max_tokens": 8192,
         "generate.compress_ratio": 0.5,
+        "generate.paper_order": "listing",
+        "generate.ral.position_formula": "reference",
         "generate.ral.a": 60.0,
         "generate.ral.b": 0.3,
         "generate.ral.k": 12,
@@ -106,6 +108,12 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.model": "gpt-4o-mini",
         "judge.temperature": 0.0,
         "judge.checklist_temperature": 0.8,
+        # the reference's scripts send no output limit to the judge, and keep an empty reply
+        "judge.answer_max_tokens": 0,
+        "judge.grade_max_tokens": 0,
+        "judge.checklist_max_tokens": 0,
+        "judge.winrate_max_tokens": 0,
+        "llm.empty_reply": "keep",
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
     # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
@@ -265,6 +273,9 @@ class LLMSettings(ChatEndpointSettings):
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     # The output budget of a call that names none; 0: no max_tokens sent (the server's own).
     max_tokens: int = Field(8192, ge=0)
+    # An empty reply: asked again (the retries), then the call fails; `keep`: kept as the
+    # reply, as the reference keeps it (an empty paragraph in the summary).
+    empty_reply: Literal["ask_again", "keep"] = "ask_again"
 
 
 class JudgeSettings(ChatEndpointSettings):
@@ -354,6 +365,10 @@ class RALSettings(_Section):
     plan_retries: int = Field(3, ge=0)
     # The reference lowers k while a writer prompt is at or above this many GPT-4o tokens.
     context_limit_tokens: int = Field(110_000, gt=0)
+    # P(i) = b * |2(i/N - 0.5)|^a (`magnitude`), or the reference's |b * (2(i/N - 0.5))^a|
+    # (`reference`): NaN before the middle for a non-integer a, and sorted as the reference
+    # sorts NaN; the two agree for every integer a and b >= 0 (docs/reference.md).
+    position_formula: Literal["magnitude", "reference"] = "magnitude"
 
 
 class MarkovSettings(_Section):
@@ -447,6 +462,11 @@ class GenerateSettings(_Section):
     # One plan for every method on a unit (a paired comparison); off: each method draws its
     # own plan, as the reference's runs did.
     shared_plan: bool = False
+    # The order a sample's papers are read in: the sample's own (an imported benchmark's:
+    # sorted by file name, the same on every machine), or `listing`: the order the group
+    # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
+    # "Paper order"); samples with no listing recorded keep their own order.
+    paper_order: Literal["sample", "listing"] = "sample"
     ral: RALSettings = RALSettings()
     markov: MarkovSettings = MarkovSettings()
     rapid: RapidSettings = RapidSettings()

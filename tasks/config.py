@@ -465,7 +465,7 @@ class GenerateSettings(_Section):
     # The order a sample's papers are read in: the sample's own (an imported benchmark's:
     # sorted by file name, the same on every machine), or `listing`: the order the group
     # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
-    # "Paper order"); samples with no listing recorded keep their own order.
+    # "Paper order in a sample"); samples with no listing recorded keep their own order.
     paper_order: Literal["sample", "listing"] = "sample"
     ral: RALSettings = RALSettings()
     markov: MarkovSettings = MarkovSettings()

@@ -21,7 +21,8 @@ newline, AgentWrite's `write_step` with `text=` (its `<written>` block renders e
 RAL-Writer's the chunks lilo's run restated (by index into the reference's splitter's
 chunks) and the task's `<keys>` block; the QA answer the summary and the question with the
 script's appended sentence; the QA judge the question, the gold answer and the answer lilo's
-judge gave; the checklist `json.dumps` of the aspect's published items, with the script's
+judge gave (every approved pair, its question and answer as the clone publishes them); the
+checklist `json.dumps` of the aspect's published items, with the script's
 system message.
 """
 
@@ -77,11 +78,19 @@ class Recorded:
         if not db.is_file():
             raise Missing(f"{db} not found: give --data-dir where lilo ran on the benchmark")
         self.con = duckdb.connect(str(db), read_only=True)
+        self._judge_calls: dict[str, list[Call]] = {}  # the judges' calls, read once
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, params or []).fetchall()
 
     def calls(self, purpose_like: str) -> list[Call]:
+        if ":" in purpose_like:  # one sample's generation calls: read when asked
+            return self._read_calls(purpose_like)
+        if purpose_like not in self._judge_calls:
+            self._judge_calls[purpose_like] = self._read_calls(purpose_like)
+        return self._judge_calls[purpose_like]
+
+    def _read_calls(self, purpose_like: str) -> list[Call]:
         rows = self.rows(
             "SELECT r.request, r.response FROM fct_llm_calls AS c JOIN llm_cache AS r "
             "USING (key) WHERE c.purpose LIKE ? ORDER BY c.run_id, c.seq",
@@ -217,6 +226,14 @@ class Check:
         yield from self._judges(agent["text"])
 
     def _restated(self, instruction: str) -> Iterator[tuple[str, Any, Any]]:
+        """RAL-Writer's two templates, where this run wrote RAL-Writer (else not checked)."""
+        ran = self.rec.rows(
+            "SELECT count(*) FROM fct_generations WHERE variant = 'ral_writer' AND "
+            "sample_id = ? AND target_words = ? AND coalesce(rotation, 0) = 0 AND error = ''",
+            [self.sample_id, self.target],
+        )
+        if not ran[0][0]:
+            return
         ral = self._generation("ral_writer")
         plan_reply = self._plan("ral_writer", ral["plan"])
         steps = self._calls("ral_writer", "step%")
@@ -241,40 +258,50 @@ class Check:
             written += "\n" + call.reply
 
     def _judges(self, summary: str) -> Iterator[tuple[str, Any, Any]]:
-        pairs = self.rec.rows(
-            "SELECT question, answer FROM fct_qa_pairs WHERE sample_id = ? "
-            "AND status = 'approved' ORDER BY kind DESC, reason LIMIT 1",
+        """The QA answer and grade prompts of every approved pair of the sample."""
+        reasons = self.rec.rows(
+            "SELECT reason FROM fct_qa_pairs WHERE sample_id = ? "
+            "AND status = 'approved' ORDER BY kind DESC, reason",
             [self.sample_id],
         )
-        if not pairs:
+        if not reasons:
             raise Missing(f"no approved QA pair of {self.sample_id}: import the benchmark again")
-        question, gold = pairs[0]
+        pairs = [self._published(r[0]) for r in reasons]
         suffix = appended_sentence(ast.parse(self.text("experiments/consistency_score.py")))
-        asked = _render(self.text("dataset/prompt/gpt_qa.jinja"), paper=summary, question=question)
-        answers = [
-            c
-            for c in self.rec.calls("consistency_answer")
-            if question in c.messages[-1]["content"] and summary in c.messages[-1]["content"]
+        answered = [
+            c for c in self.rec.calls("consistency_answer") if summary in c.messages[-1]["content"]
         ]
-        if not answers:
-            raise Missing(f"no recorded QA answer for {self.sample_id}: run the score stage")
-        yield "gpt_qa", _user(asked + (suffix or "")), answers[0].messages
-        graded = _render(
-            self.text("dataset/prompt/judge_qa.jinja"),
-            question=question,
-            answer=gold,
-            predict=answers[0].reply,
-        )
-        judged = [
-            c
-            for c in self.rec.calls("consistency_evaluate")
-            if question in c.messages[-1]["content"]
-            and answers[0].reply in c.messages[-1]["content"]
-        ]
-        if not judged:
-            raise Missing(f"no recorded QA grade for {self.sample_id}: run the score stage")
-        yield "judge_qa", _user(graded), judged[0].messages
+        for question, gold in pairs:
+            asked = _render(
+                self.text("dataset/prompt/gpt_qa.jinja"), paper=summary, question=question
+            )
+            answers = [c for c in answered if question.strip() in c.messages[-1]["content"]]
+            if not answers:
+                raise Missing(f"no recorded QA answer for {self.sample_id}: run the score stage")
+            yield "gpt_qa", _user(asked + (suffix or "")), answers[0].messages
+            graded = _render(
+                self.text("dataset/prompt/judge_qa.jinja"),
+                question=question,
+                answer=gold,
+                predict=answers[0].reply,
+            )
+            judged = [
+                c
+                for c in self.rec.calls("consistency_evaluate")
+                if question.strip() in c.messages[-1]["content"]
+                and answers[0].reply in c.messages[-1]["content"]
+            ]
+            if not judged:
+                raise Missing(f"no recorded QA grade for {self.sample_id}: run the score stage")
+            yield "judge_qa", _user(graded), judged[0].messages
         yield "checklist", *self._checklist(summary)
+
+    def _published(self, reason: str) -> tuple[str, str]:
+        """The question and answer as the clone publishes them (`reason`: the import's
+        `questions/KIND/group_N.json#INDEX`), which the reference renders as they are."""
+        rel, index = reason.rsplit("#", 1)
+        item = json.loads(self.text(f"dataset/{rel}"))[int(index)]
+        return str(item["question"]), str(item["answer"])
 
     def _checklist(self, summary: str) -> tuple[Any, Any]:
         """The first aspect whose prompt differs, or the last one (all identical)."""
@@ -368,7 +395,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(TEMPLATES) - len(different) - len(unchecked)} of {len(TEMPLATES)} identical"
         + (f"; differ: {', '.join(different)}" if different else "")
-        + (f"; not checked (too few steps): {', '.join(unchecked)}" if unchecked else "")
+        + (
+            f"; not checked (method not run, or too few steps): {', '.join(unchecked)}"
+            if unchecked
+            else ""
+        )
     )
     return 1 if different or unchecked else 0
 

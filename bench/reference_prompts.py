@@ -293,6 +293,11 @@ class Check:
             ]
             if not judged:
                 raise Missing(f"no recorded QA grade for {self.sample_id}: run the score stage")
+            # another summary's answer may begin with this one: the grade of this answer is
+            # the one where it ends its line
+            reply = answers[0].reply
+            ends = [c for c in judged if f"{reply}\n" in c.messages[-1]["content"]]
+            judged = ends or judged
             yield "judge_qa", _user(graded), judged[0].messages
         yield "checklist", *self._checklist(summary)
 

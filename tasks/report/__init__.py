@@ -9,12 +9,11 @@ from lilo.tasks.report._artifacts import (
     leaderboard_table,
 )
 from lilo.tasks.report._data import ReportData
-from lilo.tasks.report._drill import HEADLINE, Answer, SummaryDetail
+from lilo.tasks.report._drill import Answer, SummaryDetail
 from lilo.tasks.report._html import render_html, render_pages
 from lilo.tasks.report._plots import cache_figures, position_curve_png
 
 __all__ = [
-    "HEADLINE",
     "Answer",
     "ReportData",
     "SummaryDetail",

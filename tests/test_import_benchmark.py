@@ -463,7 +463,7 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
 
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data")})
     bench = read_longinoutbench(write_benchmark(tmp_path / "clone"), "lib")
-    validation = validate_papers([header_stripped(p) for p in bench.papers], settings)
+    validation = validate_papers([header_stripped(p) for p in bench.papers], settings.clean)
     assert validation.quarantine == []
     dataset = build_dataset(bench, [], datetime(2026, 1, 1))
     upsert = Warehouse.upsert

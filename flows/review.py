@@ -29,7 +29,8 @@ from pydantic import Field, create_model
 
 from lilo.flows._load import load_qa
 from lilo.flows._stage import open_warehouse
-from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import run_settings
 from lilo.tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
 from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from lilo.tasks.records import QAPair, Quarantine

@@ -457,7 +457,7 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
 def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
     from lilo.flows._stage import StageReport
     from lilo.flows.import_benchmark import _write
-    from lilo.tasks.config import load_settings
+    from lilo.tasks.config_loading import load_settings
     from lilo.tasks.validate import validate_papers
     from lilo.warehouse import Warehouse
 

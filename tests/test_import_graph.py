@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, int]] = [
     ("lilo.tasks.prompting", 1),
     ("lilo.tasks.parallel", 1),
     ("lilo.tasks.config", 0),
+    ("lilo.tasks.config_loading", 0),
     ("lilo.tasks.records", 0),
     ("lilo.tasks.cache", 0),
     ("lilo.tasks.files", 0),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lilo.tasks.clean import clean_paper
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.records import PaperText, RawSource
 from lilo.tasks.synthetic.corpus import write_corpus
 from lilo.tasks.synthetic.manifest import Fact

@@ -8,13 +8,16 @@ import ast
 from pathlib import Path
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
-# Functions in tasks/ with a parameter annotated `Settings` (72 before sections were passed).
-WHOLE = 38
+# Functions in tasks/ (outside the settings' own modules) with a parameter annotated
+# `Settings`: 71 before sections were passed.
+WHOLE = 37
 
 
 def _taking_whole_settings() -> list[str]:
     found = []
     for path in sorted(TASKS.rglob("*.py")):
+        if path.stem in ("config", "config_loading"):  # where the whole object is made
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]

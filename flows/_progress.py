@@ -14,11 +14,10 @@ import time
 from types import TracebackType
 from uuid import UUID
 
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from prefect.runtime import flow_run
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.text import Text
 
+from lilo.flows._artifacts import progress_artifact, update_progress
 from lilo.flows._stage import StageReport, log
 
 __all__ = ["StageProgress"]
@@ -46,15 +45,7 @@ class StageProgress:
             transient=True,
         )
         self._task = self._bar.add_task(report.stage, total=total)
-        self._artifact: UUID | None = None
-        if flow_run.get_id() is None:  # not in a flow run (a bench, a test): the bar only
-            return
-        try:
-            self._artifact = create_progress_artifact(
-                0.0, key=f"{report.stage}-progress", description=self._line()
-            )
-        except Exception as exc:
-            log.debug("no progress artifact: %s", exc)
+        self._artifact: UUID | None = progress_artifact(f"{report.stage}-progress", self._line())
 
     def __enter__(self) -> StageProgress:
         self._bar.start()
@@ -102,7 +93,7 @@ class StageProgress:
             return
         self._last = now
         share = 100.0 * self.done / self.total if self.total else 100.0
-        update_progress_artifact(self._artifact, share, description=self._line())
+        update_progress(self._artifact, share, self._line())
 
 
 class _Line(ProgressColumn):

@@ -7,8 +7,9 @@ from typing import Any
 
 from prefect.runtime import flow_run
 
+from lilo.flows._artifacts import publish
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.reporting import safe_markdown
+from lilo.tasks.reporting import Artifact
 
 __all__ = ["run_artifact"]
 
@@ -19,8 +20,6 @@ def run_artifact(row: dict[str, Any], reports: list[StageReport], published: Pat
     the results are."""
     if flow_run.get_id() is None:  # not in a flow run (a bench, a test): nothing to attach to
         return
-    from prefect.artifacts import create_markdown_artifact
-
     lines = [
         f"# Run `{row['run_id']}`: {row['status']}",
         "",
@@ -39,8 +38,8 @@ def run_artifact(row: dict[str, Any], reports: list[StageReport], published: Pat
         "review batches are on the qa stage's run; `lilo failures` lists what failed.",
     ]
     try:
-        create_markdown_artifact(
-            safe_markdown("\n".join(lines)), key="run-record", description=f"Run {row['status']}"
+        publish(
+            Artifact("run-record", f"Run {row['status']}", markdown="\n".join(lines)), own_run=True
         )
     except Exception as exc:  # the run's record is in the warehouse already
         log.warning("the run's artifact was not created: %s", exc)

@@ -16,6 +16,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
+from lilo.flows._artifacts import publish
 from lilo.flows._dask import Batch, run_batches
 from lilo.flows._load import load_papers
 from lilo.flows._progress import StageProgress
@@ -47,7 +48,7 @@ from lilo.tasks.probes import (
     variant_of,
 )
 from lilo.tasks.probes.records import content_sha256
-from lilo.tasks.probes.report import create_probe_artifacts, render_probe_report
+from lilo.tasks.probes.report import probe_artifacts, render_probe_report
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import PaperText, QAPair, Quarantine
 from lilo.warehouse import Warehouse
@@ -468,7 +469,7 @@ def _publish_report(wh: Warehouse, settings: Settings, version: int) -> Path:
     versus = view(wh, "probe_vs_summary")
     path = settings.published_path.parent / "probes" / f"version={version:04d}" / "report.html"
     write_atomic(path, render_probe_report(version, curve, summary, versus), settings.data_dir)
-    create_probe_artifacts(version, curve, summary, path)
+    publish(*probe_artifacts(version, curve, summary, path), own_run=True)
     return path
 
 

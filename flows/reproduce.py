@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
 
+from lilo.flows._artifacts import publish
 from lilo.flows._load import check_dataset_version, load_pack, load_papers, ready_samples
 from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
@@ -41,7 +41,7 @@ from lilo.tasks.paper.sections import (
     table4,
     table4_published,
 )
-from lilo.tasks.reporting import safe_markdown
+from lilo.tasks.reporting import Artifact
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
@@ -308,9 +308,12 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
     for s in sections:
         if s.png:
             image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
-            create_markdown_artifact(
-                safe_markdown(f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n"),
-                key=f"paper-{s.key}",
-                description=f"{s.title}, result version {version}",
+            publish(
+                Artifact(
+                    f"paper-{s.key}",
+                    f"{s.title}, result version {version}",
+                    markdown=f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n",
+                ),
+                own_run=True,
             )
     return path

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from prefect import flow
-from prefect.artifacts import create_table_artifact
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
@@ -27,12 +26,14 @@ from prefect.runtime import flow_run
 from prefect.settings import get_current_settings
 from pydantic import Field, create_model
 
+from lilo.flows._artifacts import publish
 from lilo.flows._load import load_qa
 from lilo.flows._stage import open_warehouse
 from lilo.tasks.config import Settings, run_settings
 from lilo.tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
 from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from lilo.tasks.records import QAPair, Quarantine
+from lilo.tasks.reporting import Artifact
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries import reviews
 from lilo.warehouse.queries.datasets import qa_answers
@@ -435,8 +436,11 @@ def _log_batch(batch: int, applied: Applied) -> None:
         {"qa_id": n.qa_id, **blank, "outcome": f"not recorded ({n.reason})", "reason": n.message}
         for n in [*applied.problems, *applied.unchanged]
     ]
-    create_table_artifact(
-        rows,
-        key=f"qa-review-batch-{batch}",
-        description=f"QA review, batch {batch}: every decision of the form and what became of it",
+    publish(
+        Artifact(
+            f"qa-review-batch-{batch}",
+            f"QA review, batch {batch}: every decision of the form and what became of it",
+            table=rows,
+        ),
+        own_run=True,
     )

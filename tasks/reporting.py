@@ -1,16 +1,49 @@
-"""Numbers as lilo shows them, and Markdown for Prefect artifacts (the figures are in
-tasks/report): tables, and every artifact's text made safe to show whatever it quotes."""
+"""Numbers as lilo shows them, and Prefect artifacts as tasks build them (flows publish them,
+flows/_artifacts.py; the figures are in tasks/report): Markdown tables, and every
+artifact's text made safe to show whatever it quotes."""
 
 from __future__ import annotations
 
 import html
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["fixed", "markdown_table", "safe_markdown", "unsigned_zero"]
+__all__ = [
+    "Artifact",
+    "artifact_key",
+    "fixed",
+    "markdown_table",
+    "safe_markdown",
+    "table_records",
+    "unsigned_zero",
+]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A Prefect artifact's content: Markdown, or a table (rows of column -> value)."""
+
+    key: str
+    description: str
+    markdown: str | None = None
+    table: list[dict[str, Any]] | None = None
+
+
+def artifact_key(*parts: Any) -> str:
+    """An artifact key from `parts`: lowercase letters, digits and dashes only."""
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(map(str, parts)).lower()).strip("-")
+
+
+def table_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as a table artifact's: JSON-ready dicts, NaN as null."""
+    return [
+        {str(k): v for k, v in r.items()}
+        for r in df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    ]
 
 
 def unsigned_zero(value: Any) -> Any:

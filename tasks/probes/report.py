@@ -1,7 +1,7 @@
 """The probes as people look at them: the U-curves (accuracy by gold position, one line per
 size, the closed-book and oracle baselines as horizontal lines, as the paper's Figures 1, 5
 and 7 draw them), a static HTML page per probe result version (templates/report.html.j2)
-and the run's Prefect artifacts."""
+and the run's Prefect artifacts (flows publish them)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import jinja2
 import pandas as pd
 
 from lilo.tasks.report._html import data_uri
-from lilo.tasks.reporting import markdown_table, safe_markdown
+from lilo.tasks.reporting import Artifact, markdown_table, table_records
 
-__all__ = ["create_probe_artifacts", "probe_curve_png", "render_probe_report"]
+__all__ = ["probe_artifacts", "probe_curve_png", "render_probe_report"]
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 _MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -129,27 +129,23 @@ def render_probe_report(
     )
 
 
-def create_probe_artifacts(
+def probe_artifacts(
     version: int, curve: pd.DataFrame, summary: pd.DataFrame, report: Path
-) -> None:
+) -> list[Artifact]:
     """The curve and summary as tables, the U-curves as a Markdown image (`probe-curve-plot`)."""
-    from prefect.artifacts import create_markdown_artifact, create_table_artifact
-
-    def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-        return df.astype(object).where(df.notna(), None).to_dict(orient="records")
-
     v = f"probe result version {version}"
-    create_table_artifact(records(curve), key="probe-curve", description=f"Probe accuracy, {v}")
-    create_table_artifact(
-        records(summary), key="probe-summary", description=f"Probe U depth per curve, {v}"
-    )
+    artifacts = [
+        Artifact("probe-curve", f"Probe accuracy, {v}", table=table_records(curve)),
+        Artifact("probe-summary", f"Probe U depth per curve, {v}", table=table_records(summary)),
+    ]
     if not curve.empty:
         image = data_uri(probe_curve_png(curve))
-        create_markdown_artifact(
-            safe_markdown(
-                f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
-                f"{markdown_table(summary)}\n\nReport: `{report}`\n"
-            ),
-            key="probe-curve-plot",
-            description=f"Probe U-curves, {v}",
+        artifacts.append(
+            Artifact(
+                "probe-curve-plot",
+                f"Probe U-curves, {v}",
+                markdown=f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
+                f"{markdown_table(summary)}\n\nReport: `{report}`\n",
+            )
         )
+    return artifacts

@@ -1,13 +1,7 @@
 """What people look at: one result version as a static HTML page, and a run's Prefect
-artifacts, both from the same `ReportData`."""
+artifacts (built here, published by flows), both from the same `ReportData`."""
 
-from lilo.tasks.report._artifacts import (
-    create_markdown_artifact,
-    create_run_artifacts,
-    create_stats_artifacts,
-    create_table_artifact,
-    leaderboard_table,
-)
+from lilo.tasks.report._artifacts import leaderboard_table, run_artifacts, stats_artifacts
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._drill import HEADLINE, Answer, SummaryDetail
 from lilo.tasks.report._html import render_html, render_pages
@@ -19,12 +13,10 @@ __all__ = [
     "ReportData",
     "SummaryDetail",
     "cache_figures",
-    "create_markdown_artifact",
-    "create_run_artifacts",
-    "create_stats_artifacts",
-    "create_table_artifact",
     "leaderboard_table",
     "position_curve_png",
     "render_html",
     "render_pages",
+    "run_artifacts",
+    "stats_artifacts",
 ]

@@ -25,6 +25,7 @@ from lilo.flows._stage import StageReport, open_warehouse, stage, unheld_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.errors import InputError
 from lilo.tasks.files import write_atomic
 from lilo.tasks.llm import LLMClient, make_client
 from lilo.tasks.llm.ledger import CallLog
@@ -70,7 +71,7 @@ __all__ = [
 TASKS = ("kv", "mdqa")
 
 
-class ProbeDataError(ValueError):
+class ProbeDataError(InputError, ValueError):
     """The probe data asked for is not there (not imported, too few QA pairs...)."""
 
 

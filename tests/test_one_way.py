@@ -1,12 +1,18 @@
 """One way for each thing: backoff is `tasks/backoff.py`'s (no other doubling wait in lilo),
-and a token count is one of the two in `tasks/tokens.py` (no ad-hoc `len(text) // 4`)."""
+a token count is one of the two in `tasks/tokens.py` (no ad-hoc `len(text) // 4`), every
+exception lilo defines is a `LiloError` (tasks/errors.py: `lilo` prints it, redacted, with
+its exit code), and Prefect's artifact API is called in `flows/_artifacts.py` alone."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 import re
 from pathlib import Path
 
 from lilo.tasks.backoff import BAD_REPLY, WAREHOUSE_LOCK, Backoff
+from lilo.tasks.errors import LiloError
 from lilo.tasks.tokens import count_word_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,9 +35,32 @@ def test_backoff_doubles_up_to_its_cap():
 
 
 def test_no_other_doubling_wait_nor_token_guess():
-    assert _written(r"\*\s*2\s*\*\*\s*\w+", besides="tasks/backoff.py") == []
+    doubling = r"\*\s*\(?\s*(2(\.0)?\s*\*\*|1\s*<<)\s*\w"  # x * 2**n, x * (1 << n)
+    assert _written(doubling, besides="tasks/backoff.py") == []
     assert _written(r"\)\s*//\s*4\b", besides="") == []
 
 
 def test_word_tokens_are_words_and_marks():
     assert count_word_tokens("GPT-4o's limit: 128k tokens.") == 10
+
+
+def test_every_exception_lilo_defines_is_a_lilo_error():
+    """BaseExceptions that are no Exception (a signal's `Interrupted`) are not errors."""
+    found = []
+    for package in ("lilo.flows", "lilo.tasks", "lilo.warehouse"):
+        path = importlib.import_module(package).__path__
+        for info in pkgutil.walk_packages(path, f"{package}."):
+            module = importlib.import_module(info.name)
+            for name, cls in vars(module).items():
+                if (
+                    inspect.isclass(cls)
+                    and cls.__module__ == info.name
+                    and issubclass(cls, Exception)
+                    and not issubclass(cls, LiloError)
+                ):
+                    found.append(f"{info.name}.{name}")
+    assert found == []
+
+
+def test_prefect_artifacts_are_made_in_one_module():
+    assert _written(r"prefect\.artifacts|Artifact\(\s*key=", besides="flows/_artifacts.py") == []

@@ -1,7 +1,9 @@
 """One way for each thing: backoff is `tasks/backoff.py`'s (no other doubling wait in lilo),
 a token count is one of the two in `tasks/tokens.py` (no ad-hoc `len(text) // 4`), every
 exception lilo defines is a `LiloError` (tasks/errors.py: `lilo` prints it, redacted, with
-its exit code), and Prefect's artifact API is called in `flows/_artifacts.py` alone."""
+its exit code), Prefect's artifact API is called in `flows/_artifacts.py` alone, and a
+stage's units run through `run_units` (flows/_units.py: threads or Dask, the results' order
+kept)."""
 
 from __future__ import annotations
 
@@ -64,3 +66,8 @@ def test_every_exception_lilo_defines_is_a_lilo_error():
 
 def test_prefect_artifacts_are_made_in_one_module():
     assert _written(r"prefect\.artifacts|Artifact\(\s*key=", besides="flows/_artifacts.py") == []
+
+
+def test_a_stage_s_units_run_one_way():
+    dask = r"kind\s*==\s*[\"']dask|prefect_dask|\bas_completed\b|\bBatch\("
+    assert _written(dask, besides="flows/_units.py") == []

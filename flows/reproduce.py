@@ -6,7 +6,6 @@ artifact."""
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from lilo.tasks.paper.sections import (
     table4,
     table4_published,
 )
+from lilo.tasks.report import data_uri
 from lilo.tasks.reporting import Artifact
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
@@ -307,7 +307,7 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
     write_atomic(path, render_page(page), settings.data_dir)
     for s in sections:
         if s.png:
-            image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
+            image = data_uri(s.png)
             publish(
                 Artifact(
                     f"paper-{s.key}",

@@ -4,8 +4,8 @@ artifacts (built here, published by flows), both from the same `ReportData`."""
 from lilo.tasks.report._artifacts import leaderboard_table, run_artifacts, stats_artifacts
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._drill import HEADLINE, Answer, SummaryDetail
-from lilo.tasks.report._html import render_html, render_pages
-from lilo.tasks.report._plots import cache_figures, position_curve_png
+from lilo.tasks.report._html import data_uri, render_html, render_pages, render_template
+from lilo.tasks.report._plots import cache_figures, figure_png, position_curve_png, pyplot
 
 __all__ = [
     "HEADLINE",
@@ -13,10 +13,14 @@ __all__ = [
     "ReportData",
     "SummaryDetail",
     "cache_figures",
+    "data_uri",
+    "figure_png",
     "leaderboard_table",
     "position_curve_png",
+    "pyplot",
     "render_html",
     "render_pages",
+    "render_template",
     "run_artifacts",
     "stats_artifacts",
 ]

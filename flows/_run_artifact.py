@@ -9,7 +9,7 @@ from prefect.runtime import flow_run
 
 from lilo.flows._artifacts import publish
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.reporting import Artifact
+from lilo.tasks.reporting import Artifact, pipe_table
 
 __all__ = ["run_artifact"]
 
@@ -24,12 +24,13 @@ def run_artifact(row: dict[str, Any], reports: list[StageReport], published: Pat
         f"# Run `{row['run_id']}`: {row['status']}",
         "",
         *([f"> {row['message']}", ""] if row.get("message") else []),
-        "| stage | seconds | LLM calls made | from cache | rows added |",
-        "|---|---:|---:|---:|---:|",
-        *(
-            f"| {r.stage} | {r.seconds:.1f} | {r.llm_made} | {r.llm_cached} | "
-            f"{sum(r.rows_added.values())} |"
-            for r in reports
+        pipe_table(
+            ["stage", "seconds", "LLM calls made", "from cache", "rows added"],
+            (
+                [r.stage, f"{r.seconds:.1f}", r.llm_made, r.llm_cached, sum(r.rows_added.values())]
+                for r in reports
+            ),
+            1,
         ),
         "",
         f"Dataset version `{row['dataset_version']}`. Published copy for analysts: "

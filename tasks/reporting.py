@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "artifact_key",
     "fixed",
     "markdown_table",
+    "pipe_table",
     "safe_markdown",
     "table_records",
     "unsigned_zero",
@@ -60,16 +62,32 @@ def fixed(value: Any, decimals: int = 1, *, sign: bool = False) -> str:
     return f"{rounded:+.{decimals}f}" if sign else f"{rounded:.{decimals}f}"
 
 
+def pipe_table(
+    header: Sequence[Any], rows: Iterable[Sequence[Any]], right_from: int | None = None
+) -> str:
+    """A Markdown pipe table, the one way lilo writes one: the columns from `right_from` on
+    right-aligned; a cell's `|` escaped and its line breaks folded, so that no value (a
+    survey's title, a reason quoted from a reply) breaks the table."""
+
+    def cell(value: Any) -> str:
+        return " ".join(str(value).split("\n")).replace("|", "\\|")
+
+    right = len(header) if right_from is None else right_from
+    rule = "|" + "|".join("---" if i < right else "---:" for i in range(len(header))) + "|"
+    lines = [
+        "| " + " | ".join(map(cell, header)) + " |",
+        rule,
+        *("| " + " | ".join(map(cell, row)) + " |" for row in rows),
+    ]
+    return "\n".join(lines)
+
+
 def markdown_table(df: pd.DataFrame) -> str:
+    """A frame as a pipe table (`_(no rows)_` when empty); NaN as an empty cell."""
     if df.empty:
         return "_(no rows)_"
     cells = df.astype(object).where(df.notna(), "").map(unsigned_zero)
-    lines = [
-        "| " + " | ".join(map(str, df.columns)) + " |",
-        "|" + "---|" * len(df.columns),
-        *("| " + " | ".join(map(str, row)) + " |" for row in cells.itertuples(index=False)),
-    ]
-    return "\n".join(lines)
+    return pipe_table(list(df.columns), cells.itertuples(index=False))
 
 
 # Where a Markdown link's target starts: an inline link or image `](`, a reference

@@ -14,7 +14,7 @@ from lilo.tasks.leaderboard import Board
 from lilo.tasks.report._data import ReportData
 from lilo.tasks.report._html import data_uri
 from lilo.tasks.report._plots import histogram_png, position_curve_png
-from lilo.tasks.reporting import Artifact, artifact_key, table_records
+from lilo.tasks.reporting import Artifact, artifact_key, pipe_table, table_records
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
 __all__ = ["leaderboard_table", "run_artifacts", "stats_artifacts"]
@@ -48,51 +48,46 @@ def run_artifacts(
         "results": "leaderboard, position curve and win-rates (Markdown)",
     }
     artifacts: list[Artifact] = []
+
+    def add(artifact: Artifact, holds: str) -> None:
+        artifacts.append(artifact)
+        made[artifact.key] = holds
+
     v = f"result version {data.version} (dataset {data.dataset_version})"
     if not data.position_curve.empty:
-        artifacts.append(
-            Artifact(
-                "position-curve",
-                f"S_single by paper position, {v}",
-                table=table_records(data.position_curve),
-            )
+        curve = table_records(data.position_curve)
+        add(
+            Artifact("position-curve", f"S_single by paper position, {v}", table=curve),
+            "S_single by paper position (table)",
         )
-        made["position-curve"] = "S_single by paper position (table)"
         image = data_uri(position_curve_png(data.position_curve))
-        artifacts.append(
-            Artifact(
-                "position-curve-plot",
-                f"Position curve plot, {v}",
-                markdown=f"# S_single by paper position, {v}\n\n![position curve]({image})\n",
-            )
+        plot = f"# S_single by paper position, {v}\n\n![position curve]({image})\n"
+        add(
+            Artifact("position-curve-plot", f"Position curve plot, {v}", markdown=plot),
+            "the position curve (image)",
         )
-        made["position-curve-plot"] = "the position curve (image)"
     if data.stats is not None:
-        stats = stats_artifacts(data.stats)
-        artifacts += stats
-        made[stats[0].key] = "dataset statistics with the histogram"
+        stats, surveys = stats_artifacts(data.stats)
+        add(stats, "dataset statistics with the histogram")
+        artifacts.append(surveys)
     if qa_quality:
         key = artifact_key("qa-quality", data.dataset_version)
-        artifacts.append(
-            Artifact(key, f"QA quality, dataset {data.dataset_version}", markdown=qa_quality)
+        add(
+            Artifact(key, f"QA quality, dataset {data.dataset_version}", markdown=qa_quality),
+            "QA quality",
         )
-        made[key] = "QA quality"
-    artifacts.append(
-        Artifact(
-            "cost",
-            f"Tokens per summary by method, length; {v}",
-            table=table_records(data.cost),
-        )
+    cost = table_records(data.cost)
+    add(
+        Artifact("cost", f"Tokens per summary by method, length; {v}", table=cost),
+        "tokens per summary by method and length (table)",
     )
-    made["cost"] = "tokens per summary by method and length (table)"
-    artifacts.append(
+    failures = table_records(data.failures) or [{"failures": "none"}]
+    add(
         Artifact(
-            "failures",
-            f"Every failed generation or score, with its reason; {v}",
-            table=table_records(data.failures) or [{"failures": "none"}],
-        )
+            "failures", f"Every failed generation or score, with its reason; {v}", table=failures
+        ),
+        f"{len(data.failures)} failed generations or scores (table)",
     )
-    made["failures"] = f"{len(data.failures)} failed generations or scores (table)"
     summary = _summary(data, report, made, ui_url)
     return [*artifacts, Artifact("run-summary", f"Run summary, {v}", markdown=summary)]
 
@@ -140,9 +135,10 @@ def _summary(data: ReportData, report: Path, made: dict[str, str], base: str) ->
         "",
         board.markdown(stacked=True) if not lb.empty else "_(no leaderboard rows)_",
         "",
-        "| artifact | what it holds |",
-        "|---|---|",
-        *(f"| [{key}]({base}/artifacts/key/{key}) | {what} |" for key, what in made.items()),
+        pipe_table(
+            ["artifact", "what it holds"],
+            ([f"[{key}]({base}/artifacts/key/{key})", what] for key, what in made.items()),
+        ),
         "",
         "The static report (one self-contained HTML page, its cells and samples beside it) is a "
         f"file on the machine that ran this flow, `{socket.gethostname()}`: "

@@ -14,10 +14,11 @@ import time
 from types import TracebackType
 from uuid import UUID
 
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
 from lilo.flows._artifacts import progress_artifact, update_progress
+from lilo.flows._bar import bar
 from lilo.flows._stage import StageReport, log
 
 __all__ = ["StageProgress"]
@@ -37,13 +38,7 @@ class StageProgress:
         self._tty = sys.stderr.isatty()
         self._line_every_s = line_every_s
         self._ended = threading.Event()
-        self._bar = Progress(
-            TextColumn(f"{report.stage}"),
-            BarColumn(),
-            _Line(self),
-            disable=not self._tty,
-            transient=True,
-        )
+        self._bar = bar(report.stage, _Line(self))
         self._task = self._bar.add_task(report.stage, total=total)
         self._artifact: UUID | None = progress_artifact(f"{report.stage}-progress", self._line())
 

@@ -36,7 +36,8 @@ def _numbers(value: str) -> list[int]:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from lilo.flows.probe import ProbeDataError, probe_flow
+    from lilo.flows._probe_plan import ProbeDataError
+    from lilo.flows.probe import probe_flow
 
     sizes = "probe.kv_keys" if args.task == "kv" else "probe.mdqa_docs"
     given: dict[str, Any] = {
@@ -123,7 +124,7 @@ def _print_probe(result: Any) -> None:
 
 @stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
-    from lilo.flows.probe import import_probes_flow
+    from lilo.flows.import_probes import import_probes_flow
     from lilo.tasks.printable import printable
     from lilo.tasks.probes import CloneError, locate_clone
 

@@ -31,6 +31,7 @@ from lilo.tasks.parallel import map_processes
 from lilo.tasks.records import RawSource
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.warehouse import Warehouse
+from lilo.warehouse.publishing import publish_warehouse
 
 LILO = [sys.executable, "-m", "lilo.flows.cli"]
 MAX_SECONDS = 30.0
@@ -459,7 +460,7 @@ def test_publish_takes_paths_as_parameters(tmp_path: Path) -> None:
     with Warehouse(folder / f"{HOSTILE_NAME}.duckdb") as wh:
         wh.upsert("runs", [], ("run_id",))
         data = folder / HOSTILE_NAME
-        published = wh.publish(data / "published" / f"{HOSTILE_NAME}.duckdb", data)
+        published = publish_warehouse(wh, data / "published" / f"{HOSTILE_NAME}.duckdb", data)
     assert published.exists() and sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME]
 
 

@@ -24,7 +24,7 @@ def require_api() -> None:
 
 def print_address(flow: Any, flow_run: Any, state: Any) -> None:
     """A review flow's on-running hook: where its forms wait."""
-    from lilo.flows.review import form_address
+    from lilo.flows._review_forms import form_address
 
     print(
         "review in the Prefect UI; the run waits for its forms at "

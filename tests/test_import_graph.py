@@ -146,7 +146,7 @@ def test_the_checks_can_see_a_circle_and_an_upward_import():
     assert (
         layer("lilo.tasks.config")
         < layer("lilo.tasks.methods.base")
-        < layer("lilo.flows.cli._common")
+        < layer("lilo.flows.cli._settings")
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lilo.flows.cli._common import CLIError
+from lilo.flows.cli._errors import CLIError
 
 __all__ = ["print_address", "require_api"]
 

@@ -13,12 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    require_warehouse,
-    running_flows,
-)
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows
 from lilo.flows.cli._review_settings import review_settings
+from lilo.flows.cli._warehouse import require_warehouse
 
 __all__ = ["register_grades"]
 

@@ -9,15 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args
+from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._imports import print_import_outcome
 from lilo.flows.cli._local_model import add_local_model_arg, served
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 
 __all__ = ["add_import_parser", "register"]

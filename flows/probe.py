@@ -21,7 +21,7 @@ from lilo.flows._probe_plan import ProbeDataError, plan_probes, read_inputs, sto
 from lilo.flows._probe_report import publish_probe_report, this_run_curve
 from lilo.flows._progress import StageProgress
 from lilo.flows._run import recorded_run
-from lilo.flows._stage import open_warehouse, stage, unheld_stage
+from lilo.flows._stage import open_warehouse, stage, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
@@ -102,7 +102,7 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
         raise ProbeDataError(f"unknown probe {task_name!r}: kv or mdqa")
     llm = make_client(settings)
     with recorded_run(settings, f"probe-{task_name}") as run:
-        with unheld_stage(f"probe-{task_name}", run.run_id) as report:
+        with timed_stage(f"probe-{task_name}", run.run_id) as report:
             embedder = Embedder(settings)
             with open_warehouse(settings) as wh:
                 prompts = ProbePrompts.choose(stored_prompts(wh))

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.config import Settings, output_values
-from lilo.tasks.methods._lite import (
+from lilo.tasks.methods._section_writer import (
     abstract,
     brief,
     budgets,

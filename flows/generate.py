@@ -26,7 +26,7 @@ from lilo.tasks.llm import LLMClient, make_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.parallel import fan_out
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Generation
 from lilo.tasks.sweep import Point, method_variants

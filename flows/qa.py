@@ -17,12 +17,12 @@ from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import ChatEndpointSettings, Settings
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.formatting import safe_markdown
 from lilo.tasks.llm import make_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.parallel import fan_out
 from lilo.tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
 from lilo.tasks.records import PaperText, QAPair, Quarantine, Sample
-from lilo.tasks.reporting import safe_markdown
 from lilo.warehouse.queries.reviews import load_decisions
 
 __all__ = ["qa_flow"]

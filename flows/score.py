@@ -21,7 +21,7 @@ from lilo.tasks.llm import LLMClient, LLMError, make_judge_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.methods import get_method
 from lilo.tasks.parallel import fan_out, map_threads
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.tasks.scoring import ScoreContext, available_scorers, get_scorer

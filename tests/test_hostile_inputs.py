@@ -522,7 +522,7 @@ def test_a_methods_own_error_that_echoes_the_key_is_recorded_redacted(tmp_path: 
     from lilo.tasks.llm import make_client
     from lilo.tasks.methods import Unit
     from lilo.tasks.methods.base import _Registered
-    from lilo.tasks.prompts import lilo_pack
+    from lilo.tasks.prompt_packs import lilo_pack
     from lilo.tasks.records import Sample
 
     key = "sk-echoed0123456789abcdef"

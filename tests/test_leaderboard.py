@@ -225,7 +225,7 @@ def _interval(values: list[float]) -> str:
 
 
 def _difference_interval(method: str, k: int, n: int) -> str:
-    from lilo.tasks.reporting import fixed
+    from lilo.tasks.formatting import fixed
     from lilo.tasks.stats import paired_comparison
 
     ci = paired_comparison(_values(method, n, k), _values("ral_writer", n, k)).difference

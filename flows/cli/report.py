@@ -15,8 +15,8 @@ __all__ = ["register"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from lilo.flows._report import write_report
-    from lilo.tasks.report import cache_figures
+    from lilo.flows._results_report import write_report
+    from lilo.tasks.results_report import cache_figures
 
     settings = settings_from_args(args)
     cache_figures(settings)

@@ -19,7 +19,7 @@ from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import UnknownName
 from lilo.tasks.llm import LLMClient
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, LLMCall, PaperText, Sample, content_id
 from lilo.tasks.redact import redacted
 from lilo.tasks.registry import Registry

@@ -159,3 +159,22 @@ def test_llm_and_methods_faces_only_re_export():
         tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
         kinds = {type(n).__name__ for n in tree.body} - {"Expr", "ImportFrom", "Import"}
         assert kinds <= {"Assign"}, f"{face} defines {kinds}"
+
+
+def test_no_module_only_forwards():
+    """A module that is not a package's face defines something: one that only imports and
+    re-exports is a layer to read through (callers import from where things live)."""
+
+    def defines(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Expr | ast.Import | ast.ImportFrom):
+            return False
+        return not (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__")
+
+    forwarding = [
+        module
+        for module, path in _modules().items()
+        if path.name != "__init__.py"
+        and not any(map(defines, ast.parse(path.read_text(encoding="utf-8")).body))
+        and path.stat().st_size
+    ]
+    assert forwarding == []

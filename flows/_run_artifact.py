@@ -8,7 +8,7 @@ from typing import Any
 from prefect.runtime import flow_run
 
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.reporting import safe_markdown
+from lilo.tasks.formatting import safe_markdown
 
 __all__ = ["run_artifact"]
 

@@ -21,8 +21,8 @@ LAYERS: list[tuple[str, int]] = [
     ("lilo.tasks.llm.limits", 0),
     ("lilo.tasks.llm", 2),
     ("lilo.tasks.embeddings", 2),
-    ("lilo.tasks.prompts", 2),
-    ("lilo.tasks.prompting", 1),
+    ("lilo.tasks.prompt_packs", 2),
+    ("lilo.tasks.paper_tags", 1),
     ("lilo.tasks.parallel", 1),
     ("lilo.tasks.config", 0),
     ("lilo.tasks.records", 0),
@@ -146,7 +146,7 @@ def test_the_checks_can_see_a_circle_and_an_upward_import():
     assert (
         layer("lilo.tasks.config")
         < layer("lilo.tasks.methods.base")
-        < layer("lilo.flows.cli._common")
+        < layer("lilo.flows.cli._settings")
     )
 
 
@@ -159,3 +159,22 @@ def test_llm_and_methods_faces_only_re_export():
         tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
         kinds = {type(n).__name__ for n in tree.body} - {"Expr", "ImportFrom", "Import"}
         assert kinds <= {"Assign"}, f"{face} defines {kinds}"
+
+
+def test_no_module_only_forwards():
+    """A module that is not a package's face defines something: one that only imports and
+    re-exports is a layer to read through (callers import from where things live)."""
+
+    def defines(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Expr | ast.Import | ast.ImportFrom):
+            return False
+        return not (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__")
+
+    forwarding = [
+        module
+        for module, path in _modules().items()
+        if path.name != "__init__.py"
+        and not any(map(defines, ast.parse(path.read_text(encoding="utf-8")).body))
+        and path.stat().st_size
+    ]
+    assert forwarding == []

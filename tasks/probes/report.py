@@ -12,8 +12,8 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from lilo.tasks.report._html import data_uri
-from lilo.tasks.reporting import markdown_table, safe_markdown
+from lilo.tasks.formatting import markdown_table, safe_markdown
+from lilo.tasks.results_report._html import data_uri
 
 __all__ = ["create_probe_artifacts", "probe_curve_png", "render_probe_report"]
 

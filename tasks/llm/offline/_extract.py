@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._reader import reader
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words, split_sentences, words
 
 __all__ = [

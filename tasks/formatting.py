@@ -1,5 +1,5 @@
 """Numbers as lilo shows them, and Markdown for Prefect artifacts (the figures are in
-tasks/report): tables, and every artifact's text made safe to show whatever it quotes."""
+tasks/results_report): tables, and every artifact's text made safe to show whatever it quotes."""
 
 from __future__ import annotations
 

@@ -23,11 +23,11 @@ from prefect.artifacts import MarkdownArtifact, TableArtifact
 from prefect.runtime import flow_run
 from prefect.settings import PREFECT_UI_URL
 
+from lilo.tasks.formatting import safe_markdown
 from lilo.tasks.leaderboard import Board
-from lilo.tasks.report._data import ReportData
-from lilo.tasks.report._html import data_uri
-from lilo.tasks.report._plots import histogram_png, position_curve_png
-from lilo.tasks.reporting import safe_markdown
+from lilo.tasks.results_report._data import ReportData
+from lilo.tasks.results_report._html import data_uri
+from lilo.tasks.results_report._plots import histogram_png, position_curve_png
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""Prefect artifacts: what tasks build (`Artifact`, tasks/reporting.py) published on a flow
+"""Prefect artifacts: what tasks build (`Artifact`, tasks/formatting.py) published on a flow
 run. The one module that calls Prefect's artifact API (tests/test_one_way.py).
 
 An artifact goes on the run people open, the top flow run (the pipeline's), not on the
@@ -30,7 +30,7 @@ from prefect.runtime import flow_run
 from prefect.settings import PREFECT_UI_URL
 
 from lilo.flows._stage import log
-from lilo.tasks.reporting import Artifact, safe_markdown
+from lilo.tasks.formatting import Artifact, safe_markdown
 
 __all__ = ["progress_artifact", "publish", "ui_url", "update_progress"]
 

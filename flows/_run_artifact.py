@@ -9,7 +9,7 @@ from prefect.runtime import flow_run
 
 from lilo.flows._artifacts import publish
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.reporting import Artifact, pipe_table
+from lilo.tasks.formatting import Artifact, pipe_table
 
 __all__ = ["run_artifact"]
 

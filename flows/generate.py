@@ -15,7 +15,7 @@ from prefect import flow
 
 from lilo.flows._load import load_pack, load_papers, ready_samples
 from lilo.flows._progress import StageProgress
-from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.flows._units import run_units
 from lilo.tasks.config import Settings
@@ -23,7 +23,7 @@ from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient, make_client
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.parallel import fan_out
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Generation
 from lilo.tasks.sweep import Point, method_variants
@@ -64,7 +64,7 @@ def _generate(
 @flow(name="generate", log_prints=True)
 def generate_flow(settings: Settings, run_id: str) -> StageReport:
     """Run every configured method at every target length on each ready sample, once."""
-    with unheld_stage("generate", run_id) as report:
+    with timed_stage("generate", run_id) as report:
         with open_warehouse(settings) as wh:
             papers = load_papers(wh)
             ready, _ = ready_samples(wh, settings)

@@ -10,13 +10,13 @@ from prefect import flow
 
 from lilo.flows._artifacts import publish
 from lilo.flows._load import ready_samples, waiting_samples
-from lilo.flows._report import publish_report
+from lilo.flows._results_report import publish_report
 from lilo.flows._stage import StageReport, stage
 from lilo.flows._statistics import record_statistics
 from lilo.tasks.config import Settings
+from lilo.tasks.formatting import Artifact, markdown_table
 from lilo.tasks.llm import make_client, make_judge_client
-from lilo.tasks.report import leaderboard_table
-from lilo.tasks.reporting import Artifact, markdown_table
+from lilo.tasks.results_report import leaderboard_table
 from lilo.tasks.sweep import method_variants
 from lilo.warehouse.queries.results import (
     default_version,

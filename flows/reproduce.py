@@ -19,6 +19,7 @@ from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
 from lilo.tasks.config import Settings, run_settings
 from lilo.tasks.files import write_atomic
+from lilo.tasks.formatting import Artifact
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
 from lilo.tasks.methods._prompts import task_instruction
@@ -40,8 +41,7 @@ from lilo.tasks.paper.sections import (
     table4,
     table4_published,
 )
-from lilo.tasks.report import data_uri
-from lilo.tasks.reporting import Artifact
+from lilo.tasks.results_report import data_uri
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls

@@ -14,7 +14,7 @@ from lilo.flows._stage import StageReport, stage
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.records import PaperText, Quarantine, Sample
-from lilo.tasks.report import cache_figures, stats_artifacts
+from lilo.tasks.results_report import cache_figures, stats_artifacts
 from lilo.tasks.samples.citations import CitationGroup
 from lilo.tasks.samples.triplets import build_samples
 from lilo.tasks.text import counted

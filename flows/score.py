@@ -12,7 +12,7 @@ from prefect.cache_policies import NO_CACHE
 
 from lilo.flows._load import load_generations, load_pack, load_papers, ready_samples
 from lilo.flows._progress import StageProgress
-from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.flows._units import run_units
 from lilo.tasks.config import Settings
@@ -20,7 +20,7 @@ from lilo.tasks.llm import LLMClient, LLMError, make_judge_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.methods import get_method
 from lilo.tasks.parallel import fan_out, map_threads
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.tasks.scoring import ScoreContext, available_scorers, get_scorer
@@ -97,7 +97,7 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
     scoring hit an LLM error gets no rows and is quarantined, so the next run retries it;
     once fully scored, its quarantine row goes. The warehouse is read first, closed while
     the judge works, and each finished batch is written in a short transaction."""
-    with unheld_stage("score", run_id) as report:
+    with timed_stage("score", run_id) as report:
         with open_warehouse(settings) as wh:
             ready, qa = ready_samples(wh, settings)
             samples = {s.sample_id: s for s in ready}

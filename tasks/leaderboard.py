@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.reporting import fixed, pipe_table, unsigned_zero
+from lilo.tasks.formatting import fixed, pipe_table, unsigned_zero
 from lilo.tasks.stats import LEVEL, fewest_samples
 
 __all__ = ["SCORES", "Board", "Scope", "comparison", "length_label", "scope_line"]

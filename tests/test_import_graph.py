@@ -29,11 +29,11 @@ LAYERS: list[tuple[str, ...]] = [
         "tasks.errors",
         "tasks.lifetime",
         "tasks.printable",
-        "tasks.prompting",
-        "tasks.prompts",
+        "tasks.paper_tags",
+        "tasks.prompt_packs",
         "tasks.provenance",
         "tasks.records",
-        "tasks.reporting",
+        "tasks.formatting",
         "tasks.stats",
         "tasks.text",
         "tasks.tokens",
@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tasks.bounded_requests", "tasks.cache", "tasks.config"),
     ("tasks.clean", "tasks.fetch", "tasks.redact", "tasks.validate"),
     ("tasks.embeddings", "tasks.llm", "tasks.samples", "tasks.synthetic"),
-    ("tasks.methods", "tasks.qa", "tasks.report"),
+    ("tasks.methods", "tasks.qa", "tasks.results_report"),
     ("tasks.benchmark", "tasks.paper", "tasks.probes", "tasks.scoring", "tasks.sweep"),
     ("warehouse",),
     ("flows",),
@@ -190,7 +190,7 @@ def test_the_checks_can_see_a_circle_an_upward_import_and_a_banned_one(tmp_path)
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(edges) == [["a", "b", "c"]]
     assert layer("lilo.tasks.config") < layer("lilo.tasks.methods.base") < layer("lilo.flows")
-    assert layer("lilo.flows") < layer("lilo.flows.cli._common")
+    assert layer("lilo.flows") < layer("lilo.flows.cli._settings")
     # the one upward arrow there was between tasks/ subpackages
     assert _not_downward({("tasks.qa", "tasks.scoring")}) != []
     assert _not_downward({("tasks.qa", "tasks.methods")}) != []  # same layer
@@ -217,6 +217,25 @@ def test_llm_and_methods_faces_only_re_export():
         tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
         kinds = {type(n).__name__ for n in tree.body} - {"Expr", "ImportFrom", "Import"}
         assert kinds <= {"Assign"}, f"{face} defines {kinds}"
+
+
+def test_no_module_only_forwards():
+    """A module that is not a package's face defines something: one that only imports and
+    re-exports is a layer to read through (callers import from where things live)."""
+
+    def defines(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Expr | ast.Import | ast.ImportFrom):
+            return False
+        return not (isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__")
+
+    forwarding = [
+        module
+        for module, path in _modules(ROOT).items()
+        if path.name != "__init__.py"
+        and not any(map(defines, ast.parse(path.read_text(encoding="utf-8")).body))
+        and path.stat().st_size
+    ]
+    assert forwarding == []
 
 
 def numbers(root: Path) -> dict[str, object]:

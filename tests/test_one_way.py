@@ -4,7 +4,7 @@ exception lilo defines is a `LiloError` (tasks/errors.py: `lilo` prints it, reda
 its exit code), Prefect's artifact API is called in `flows/_artifacts.py` alone, a
 stage's units run through `run_units` (flows/_units.py: threads or Dask, the results' order
 kept), lilo's pages share one Jinja environment and one style (templates from outside lilo:
-the sandbox in tasks/prompts/pack.py), a figure becomes PNG and a `data:` URI one way, a
+the sandbox in tasks/prompt_packs/pack.py), a figure becomes PNG and a `data:` URI one way, a
 Markdown table is `pipe_table`'s (cells escaped) and a progress bar is flows/_bar.py's."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lilo.tasks.backoff import BAD_REPLY, WAREHOUSE_LOCK, Backoff
 from lilo.tasks.errors import LiloError
-from lilo.tasks.reporting import pipe_table
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.tokens import count_word_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,21 +77,21 @@ def test_a_stage_s_units_run_one_way():
 
 
 def test_pages_share_one_environment_and_prompts_stay_in_the_sandbox():
-    assert _written(r"\bEnvironment\(", besides="tasks/report/_html.py") == []
-    assert _written(r"SandboxedEnvironment\(", besides="tasks/prompts/pack.py") == []
+    assert _written(r"\bEnvironment\(", besides="tasks/results_report/_html.py") == []
+    assert _written(r"SandboxedEnvironment\(", besides="tasks/prompt_packs/pack.py") == []
     pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tasks").rglob("*.html*"))
-    assert pages and all(p.startswith("tasks/report/templates/") for p in pages), pages
+    assert pages and all(p.startswith("tasks/results_report/templates/") for p in pages), pages
     assert all(p.endswith(".html.j2") for p in pages), pages
     assert all("<style>" not in (ROOT / p).read_text() for p in pages if "base" not in p)
 
 
 def test_a_figure_becomes_png_and_a_data_uri_one_way():
-    assert _written(r"matplotlib\.use|\.savefig\(", besides="tasks/report/_plots.py") == []
-    assert _written(r"data:image/png;base64,\"", besides="tasks/report/_html.py") == []
+    assert _written(r"matplotlib\.use|\.savefig\(", besides="tasks/results_report/_plots.py") == []
+    assert _written(r"data:image/png;base64,\"", besides="tasks/results_report/_html.py") == []
 
 
 def test_markdown_tables_are_written_one_way_and_escaped():
-    assert _written(r"[\"']\|\s*-{3}", besides="tasks/reporting.py") == []
+    assert _written(r"[\"']\|\s*-{3}", besides="tasks/formatting.py") == []
     table = pipe_table(["survey", "title", "samples"], [["s1", "A | B\nC", 3]], right_from=2)
     assert table.splitlines() == [
         "| survey | title | samples |",

@@ -6,17 +6,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lilo.flows.cli._args import add_old_name
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    add_renamed_arg,
-    require_warehouse,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args, add_old_name, add_renamed_arg
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
+from lilo.flows.cli._warehouse import require_warehouse
 from lilo.tasks.text import counted
 
 __all__ = ["register"]

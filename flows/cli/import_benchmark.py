@@ -8,14 +8,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args
+from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._imports import print_import_outcome
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 from lilo.tasks.text import counted
 

@@ -8,14 +8,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    add_common_args,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._imports import print_import_outcome
 from lilo.flows.cli._local_model import add_local_model_arg, served
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 
 __all__ = ["add_import_parser", "register"]
@@ -118,7 +115,7 @@ def _print_probe(result: Any) -> None:
 
 @stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
-    from lilo.flows.probe import import_probes_flow
+    from lilo.flows.import_probes import import_probes_flow
     from lilo.tasks.printable import printable
     from lilo.tasks.probes import locate_clone
 

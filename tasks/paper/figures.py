@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.report import figure_png, pyplot
+from lilo.tasks.results_report import figure_png, pyplot
 
 __all__ = ["fig6a_png", "fig6b_png", "fig7a_png", "fig7b_png", "fig8_png", "position_lines"]
 

@@ -1,7 +1,8 @@
 """The `lilo reproduce ral-writer` report page: every table and figure of the RAL-Writer paper
 from one result version, the published numbers beside lilo's, the statistics, and what the
 runs were estimated to cost against what they made. Rendered from
-`tasks/report/templates/reproduce.html.j2`; figures are embedded PNGs, so the page is one file."""
+`tasks/results_report/templates/reproduce.html.j2`; figures are embedded PNGs, so the page is
+one file."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.report import data_uri, render_template
+from lilo.tasks.results_report import data_uri, render_template
 
 __all__ = ["PaperPage", "Section", "render_page"]
 

@@ -1,7 +1,7 @@
 """The probes as people look at them: the U-curves (accuracy by gold position, one line per
 size, the closed-book and oracle baselines as horizontal lines, as the paper's Figures 1, 5
 and 7 draw them), a static HTML page per probe result version
-(tasks/report/templates/probes.html.j2)
+(tasks/results_report/templates/probes.html.j2)
 and the run's Prefect artifacts (flows publish them)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.report import data_uri, figure_png, pyplot, render_template
-from lilo.tasks.reporting import Artifact, markdown_table, table_records
+from lilo.tasks.formatting import Artifact, markdown_table, table_records
+from lilo.tasks.results_report import data_uri, figure_png, pyplot, render_template
 
 __all__ = ["probe_artifacts", "probe_curve_png", "render_probe_report"]
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lilo.tasks.config import Settings
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.qa.checks import normalise_whitespace
 from lilo.tasks.qa.generate import is_ready
 from lilo.tasks.qa.review import QADecision
 from lilo.tasks.records import QAPair, Sample
-from lilo.tasks.reporting import pipe_table
 
 __all__ = ["PlantedFact", "QualityReport", "fact_coverage", "quality_report"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lilo.tasks.reporting import pipe_table
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.text import counted
 
 __all__ = ["DatasetStats", "SurveyStats", "stats_markdown"]

@@ -20,7 +20,7 @@ from statistics import mean
 from typing import Any
 
 from lilo.tasks.llm import Message, ResponseFormatUnsupported
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.qa.parse import (
     TIERS,
     QAFormatError,

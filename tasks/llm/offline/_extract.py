@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lilo.tasks.config import OfflineSettings
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.llm.offline._reader import reader
-from lilo.tasks.prompting import parse_paper_blocks
-from lilo.tasks.reporting import pipe_table
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words, split_sentences, words
 
 __all__ = [

@@ -3,7 +3,7 @@ data").
 
 A `PromptPack` holds the Jinja2 templates a run renders for the task instruction, the QA
 answer, the QA judge, the checklist judge and the win-rate judge, with the checklists they
-grade against. lilo's own datasets use the pack in `tasks/prompts/lilo/`; an imported
+grade against. lilo's own datasets use the pack in `tasks/prompt_packs/lilo/`; an imported
 benchmark carries its own (stored in `dim_dataset_assets`), so a run on the published
 benchmark renders the benchmark's prompts without lilo ever copying them.
 
@@ -276,7 +276,7 @@ def reference_template(source: str) -> jinja2.Template:
 
 @functools.cache
 def lilo_pack() -> PromptPack:
-    """lilo's own templates and checklist (`tasks/prompts/lilo/`)."""
+    """lilo's own templates and checklist (`tasks/prompt_packs/lilo/`)."""
     folder = resources.files(__package__) / "lilo"
     assets = {t: (folder / f"{t}.jinja").read_text(encoding="utf-8") for t in TEMPLATES}
     checklist = parse_checklist(

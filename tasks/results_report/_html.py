@@ -22,9 +22,9 @@ import jinja2
 import pandas as pd
 
 from lilo.tasks.leaderboard import OVERALL, comparison, length_label, scope_line
-from lilo.tasks.report._data import ReportData
-from lilo.tasks.report._drill import SummaryDetail
-from lilo.tasks.report._plots import (
+from lilo.tasks.results_report._data import ReportData
+from lilo.tasks.results_report._drill import SummaryDetail
+from lilo.tasks.results_report._plots import (
     consistency_png,
     cost_png,
     histogram_png,

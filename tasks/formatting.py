@@ -1,5 +1,5 @@
 """Numbers as lilo shows them, and Prefect artifacts as tasks build them (flows publish them,
-flows/_artifacts.py; the figures are in tasks/report): Markdown tables, and every
+flows/_artifacts.py; the figures are in tasks/results_report): Markdown tables, and every
 artifact's text made safe to show whatever it quotes."""
 
 from __future__ import annotations

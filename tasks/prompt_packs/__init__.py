@@ -1,6 +1,6 @@
 """Prompt templates and checklists, as data of a dataset version (docs/design.md §14)."""
 
-from lilo.tasks.prompts.pack import (
+from lilo.tasks.prompt_packs.pack import (
     ASSET_NAMES,
     METHOD_TEMPLATES,
     SCRIPT_STRINGS,

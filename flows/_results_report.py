@@ -1,5 +1,5 @@
 """The report of a result version and the run's artifacts, from a warehouse connection:
-the glue between the pure `tasks.report` and what only flows may read (dataset statistics,
+the glue between the pure `tasks.results_report` and what only flows may read (dataset statistics,
 QA decisions). `lilo report` uses it on the published copy, the materialize stage on the
 warehouse it holds."""
 
@@ -14,7 +14,7 @@ from lilo.flows.samples import load_dataset_stats
 from lilo.tasks.config import Settings
 from lilo.tasks.files import write_atomic
 from lilo.tasks.qa import quality_report
-from lilo.tasks.report import ReportData, cache_figures, render_pages, run_artifacts
+from lilo.tasks.results_report import ReportData, cache_figures, render_pages, run_artifacts
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.details import read_details
 from lilo.warehouse.queries.results import read_report_data

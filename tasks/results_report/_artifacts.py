@@ -10,11 +10,11 @@ from typing import Any
 
 import pandas as pd
 
+from lilo.tasks.formatting import Artifact, artifact_key, pipe_table, table_records
 from lilo.tasks.leaderboard import Board
-from lilo.tasks.report._data import ReportData
-from lilo.tasks.report._html import data_uri
-from lilo.tasks.report._plots import histogram_png, position_curve_png
-from lilo.tasks.reporting import Artifact, artifact_key, pipe_table, table_records
+from lilo.tasks.results_report._data import ReportData
+from lilo.tasks.results_report._html import data_uri
+from lilo.tasks.results_report._plots import histogram_png, position_curve_png
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
 __all__ = ["leaderboard_table", "run_artifacts", "stats_artifacts"]

@@ -55,10 +55,10 @@ class ProbeRunResult:
 
 def _ask_all(
     units: list[ProbeUnit],
-    prompts: ProbePrompts,
     settings: Settings,
     llm: LLMClient,
     on_done: Callable[[list[tuple[ProbeUnit, ProbeAnswer]]], None],
+    prompts: ProbePrompts,
 ) -> None:
     fan_out(lambda u: ask(u, prompts, llm), units, settings.llm.concurrency, on_done)
 

@@ -11,6 +11,7 @@ from lilo.flows._load import load_papers
 from lilo.flows._stage import StageReport
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.errors import InputError
 from lilo.tasks.probes import (
     CLONE_PROMPTS,
     PROMPTS_DATASET,
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 
-class ProbeDataError(ValueError):
+class ProbeDataError(InputError, ValueError):
     """The probe data asked for is not there (not imported, too few QA pairs...)."""
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lilo.flows._artifacts import publish
 from lilo.flows._probe_plan import ProbePlan
 from lilo.tasks.config import Settings
 from lilo.tasks.files import write_atomic
-from lilo.tasks.probes.report import create_probe_artifacts, render_probe_report
+from lilo.tasks.probes.report import probe_artifacts, render_probe_report
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.probes import probe_curve_cells
 from lilo.warehouse.queries.results import view
@@ -39,5 +40,5 @@ def publish_probe_report(wh: Warehouse, settings: Settings, version: int) -> Pat
     versus = view(wh, "probe_vs_summary")
     path = settings.published_path.parent / "probes" / f"version={version:04d}" / "report.html"
     write_atomic(path, render_probe_report(version, curve, summary, versus), settings.data_dir)
-    create_probe_artifacts(version, curve, summary, path)
+    publish(*probe_artifacts(version, curve, summary, path), own_run=True)
     return path

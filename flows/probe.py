@@ -12,21 +12,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.utilities.annotations import quote
+from prefect import flow
 
-from lilo.flows._dask import Batch, run_batches
 from lilo.flows._probe_plan import ProbeDataError, plan_probes, read_inputs, stored_prompts
 from lilo.flows._probe_report import publish_probe_report, this_run_curve
 from lilo.flows._progress import StageProgress
 from lilo.flows._run import recorded_run
 from lilo.flows._stage import open_warehouse, stage, timed_stage
 from lilo.flows._stage_writer import StageWriter
+from lilo.flows._units import run_units
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient, make_client
-from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.parallel import fan_out
 from lilo.tasks.probes import ProbeAnswer, ProbePrompts, ProbeUnit, ask, units_for
 from lilo.tasks.provenance import code_version
@@ -58,40 +55,12 @@ class ProbeRunResult:
 
 def _ask_all(
     units: list[ProbeUnit],
-    prompts: ProbePrompts,
     settings: Settings,
     llm: LLMClient,
     on_done: Callable[[list[tuple[ProbeUnit, ProbeAnswer]]], None],
+    prompts: ProbePrompts,
 ) -> None:
     fan_out(lambda u: ask(u, prompts, llm), units, settings.llm.concurrency, on_done)
-
-
-@task(name="probe", cache_policy=NO_CACHE)
-def probe_task(
-    units: list[ProbeUnit],
-    prompts: ProbePrompts,
-    settings: Settings,
-    log: CallLog,
-    on_done: Callable[[list[tuple[ProbeUnit, ProbeAnswer]]], None],
-) -> None:
-    """Every unit in the flow's process (`runner.kind = "threads"`)."""
-    llm = make_client(settings, log)
-    _ask_all(units, prompts, settings, llm, on_done)
-    llm.take_calls()
-
-
-@task(name="probe-batch", cache_policy=NO_CACHE)
-def probe_batch(work: list[ProbeUnit], settings: Settings, prompts: ProbePrompts) -> Batch:
-    """A batch of units on a Dask worker: its answers in order and the calls it made."""
-    llm = make_client(settings)
-    done: dict[int, ProbeAnswer] = {}
-    position = {id(u): n for n, u in enumerate(work)}
-
-    def keep(batch: list[tuple[ProbeUnit, ProbeAnswer]]) -> None:
-        done.update((position[id(u)], a) for u, a in batch)
-
-    _ask_all(work, prompts, settings, llm, keep)
-    return Batch([done[n] for n in range(len(work))], llm.take_calls())
 
 
 @flow(name="probe", log_prints=True)
@@ -156,10 +125,16 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
                 ) as progress,
                 writer,
             ):
-                if settings.runner.kind == "dask":
-                    run_batches(probe_batch, units, settings, writer.log, finished, prompts=prompts)
-                else:
-                    probe_task(quote(units), prompts, settings, writer.log, finished)
+                run_units(
+                    "probe",
+                    _ask_all,
+                    make_client,
+                    units,
+                    settings,
+                    writer.log,
+                    finished,
+                    prompts=prompts,
+                )
             report.note(
                 f"{len(units)} answers ({failed} failed) from {llm.backbone}, prompts: "
                 f"{prompts.source}"

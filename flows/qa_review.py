@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from prefect import flow
-from prefect.artifacts import create_table_artifact
 from prefect.input import RunInput
 from prefect.runtime import flow_run
 from pydantic import Field, create_model
 
+from lilo.flows._artifacts import publish
 from lilo.flows._load import load_qa
 from lilo.flows._review_forms import form_address, named_reviewer, now, wait_for_form
 from lilo.flows._stage import log, open_warehouse
 from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.formatting import Artifact
 from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from lilo.tasks.records import QAPair, Quarantine
 from lilo.warehouse import Warehouse
@@ -241,8 +242,11 @@ def _log_batch(batch: int, applied: Applied) -> None:
         {"qa_id": n.qa_id, **blank, "outcome": f"not recorded ({n.reason})", "reason": n.message}
         for n in [*applied.problems, *applied.unchanged]
     ]
-    create_table_artifact(
-        rows,
-        key=f"qa-review-batch-{batch}",
-        description=f"QA review, batch {batch}: every decision of the form and what became of it",
+    publish(
+        Artifact(
+            f"qa-review-batch-{batch}",
+            f"QA review, batch {batch}: every decision of the form and what became of it",
+            table=rows,
+        ),
+        own_run=True,
     )

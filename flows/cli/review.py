@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lilo.flows._bar import progress
 from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._prefect import running_flows
-from lilo.flows.cli._progress_bar import progress
 from lilo.flows.cli._review_settings import review_settings
 from lilo.flows.cli._stop import stoppable
 from lilo.tasks.text import counted

@@ -19,7 +19,7 @@ from importlib import resources
 
 import jinja2
 
-from lilo.tasks.prompt_packs import PromptPack, reference_template
+from lilo.tasks.prompt_packs import PromptPack, prompt_template, reference_template
 
 __all__ = [
     "PLAN_ASK",
@@ -38,9 +38,7 @@ RESTATE_SEPARATOR = "\n\n---\n\n"
 @functools.cache
 def _template(name: str) -> jinja2.Template:
     source = (resources.files(__package__) / "templates" / f"{name}.jinja").read_text()
-    return jinja2.Environment(
-        autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False
-    ).from_string(source)
+    return prompt_template(source)
 
 
 def task_instruction(pack: PromptPack, texts: list[str], target_words: int) -> str:

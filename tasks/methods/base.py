@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
-from lilo.tasks.errors import UnknownName
+from lilo.tasks.errors import LiloError, UnknownName
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, LLMCall, PaperText, Sample, content_id
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-class MethodError(RuntimeError):
+class MethodError(LiloError, RuntimeError):
     """A method could not produce a summary (e.g. an unusable plan)."""
 
 

@@ -10,6 +10,7 @@ from lilo.tasks.prompt_packs.pack import (
     key_requirements,
     lilo_pack,
     parse_checklist,
+    prompt_template,
     reference_template,
     template_problem,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "key_requirements",
     "lilo_pack",
     "parse_checklist",
+    "prompt_template",
     "reference_template",
     "template_problem",
 ]

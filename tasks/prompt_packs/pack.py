@@ -41,6 +41,7 @@ __all__ = [
     "key_requirements",
     "lilo_pack",
     "parse_checklist",
+    "prompt_template",
     "reference_template",
     "template_problem",
 ]
@@ -158,7 +159,7 @@ class PromptPack:
     benchmark: bool = False
 
     def render(self, template: str, **variables: Any) -> str:
-        return _compile(self.templates[template]).render(**variables)
+        return prompt_template(self.templates[template]).render(**variables)
 
     def fingerprint(self) -> str:
         """Changes whenever a template or checklist does: part of generation ids."""
@@ -261,9 +262,9 @@ def template_problem(source: str, variables: frozenset[str]) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(source: str) -> jinja2.Template:
-    """A pack's template (lilo's or a benchmark's), in the sandbox; a missing variable is
-    an error."""
+def prompt_template(source: str) -> jinja2.Template:
+    """A prompt template (a pack's, lilo's or a benchmark's, or a method's own), in the
+    sandbox; a missing variable is an error."""
     return _PACK.from_string(source)
 
 

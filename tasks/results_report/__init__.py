@@ -1,17 +1,11 @@
 """What people look at: one result version as a static HTML page, and a run's Prefect
-artifacts, both from the same `ReportData`."""
+artifacts (built here, published by flows), both from the same `ReportData`."""
 
-from lilo.tasks.results_report._artifacts import (
-    create_markdown_artifact,
-    create_run_artifacts,
-    create_stats_artifacts,
-    create_table_artifact,
-    leaderboard_table,
-)
+from lilo.tasks.results_report._artifacts import leaderboard_table, run_artifacts, stats_artifacts
 from lilo.tasks.results_report._data import ReportData
 from lilo.tasks.results_report._drill import HEADLINE, Answer, SummaryDetail
-from lilo.tasks.results_report._html import render_html, render_pages
-from lilo.tasks.results_report._plots import cache_figures, position_curve_png
+from lilo.tasks.results_report._html import data_uri, render_html, render_pages, render_template
+from lilo.tasks.results_report._plots import cache_figures, figure_png, position_curve_png, pyplot
 
 __all__ = [
     "HEADLINE",
@@ -19,12 +13,14 @@ __all__ = [
     "ReportData",
     "SummaryDetail",
     "cache_figures",
-    "create_markdown_artifact",
-    "create_run_artifacts",
-    "create_stats_artifacts",
-    "create_table_artifact",
+    "data_uri",
+    "figure_png",
     "leaderboard_table",
     "position_curve_png",
+    "pyplot",
     "render_html",
     "render_pages",
+    "render_template",
+    "run_artifacts",
+    "stats_artifacts",
 ]

@@ -1,99 +1,23 @@
-"""A run's results in the Prefect UI: tables, the figures as Markdown images (`data:` URIs,
-shown where the UI's Markdown allows them) and a summary linking the rest. They go on the
-run people open, the top flow run (the pipeline's), not on the stage's subflow run.
-
-Artifact keys allow lowercase letters, digits and dashes; a keyed artifact keeps its
-history across runs, so the same key per dataset or result kind lets the UI compare runs.
-A run shows each artifact once: one the same as this run's last of that key (the dataset's
-statistics, made by the samples stage and again with the results) is not made again.
-"""
+"""A run's results as Prefect artifacts (flows/_artifacts.py publishes them): tables, the
+figures as Markdown images (`data:` URIs, shown where the UI's Markdown allows them) and a
+summary linking the rest."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import re
 import socket
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from prefect.artifacts import MarkdownArtifact, TableArtifact
-from prefect.runtime import flow_run
-from prefect.settings import PREFECT_UI_URL
 
-from lilo.tasks.formatting import safe_markdown
+from lilo.tasks.formatting import Artifact, artifact_key, pipe_table, table_records
 from lilo.tasks.leaderboard import Board
 from lilo.tasks.results_report._data import ReportData
 from lilo.tasks.results_report._html import data_uri
 from lilo.tasks.results_report._plots import histogram_png, position_curve_png
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
 
-__all__ = [
-    "create_markdown_artifact",
-    "create_run_artifacts",
-    "create_stats_artifacts",
-    "create_table_artifact",
-    "leaderboard_table",
-]
-
-
-def _top_run() -> str | None:
-    """The flow run at the top of this one's tree (itself when it has no parent)."""
-    run_id = flow_run.get_id()
-    return _root_of(run_id) if run_id else None
-
-
-@functools.lru_cache(maxsize=8)
-def _root_of(run_id: str) -> str:
-    """Looked up once per flow run (each level costs API calls)."""
-    return flow_run.get_root_flow_run_id()
-
-
-_LAST: dict[tuple[str, str], str] = {}
-"""(top flow run, key) -> digest of the last artifact this process made there."""
-
-
-def _is_new(run_id: str | None, key: str, *content: Any) -> bool:
-    """Whether the artifact differs from the run's last one of `key` (and remember it)."""
-    if run_id is None:
-        return True
-    digest = hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()
-    if _LAST.get((run_id, key)) == digest:
-        return False
-    _LAST[(run_id, key)] = digest
-    return True
-
-
-def create_markdown_artifact(markdown: str, key: str, description: str) -> None:
-    """A Markdown artifact on the top flow run; no link it quotes runs a script
-    (`safe_markdown`)."""
-    run_id = _top_run()
-    markdown, description = safe_markdown(markdown), safe_markdown(description)
-    if _is_new(run_id, key, markdown, description):
-        MarkdownArtifact(
-            key=key, markdown=markdown, description=description, flow_run_id=run_id
-        ).create()
-
-
-def create_table_artifact(table: list[dict[str, Any]], key: str, description: str) -> None:
-    """A table artifact on the top flow run."""
-    run_id = _top_run()
-    if _is_new(run_id, key, table, description):
-        TableArtifact(key=key, table=table, description=description, flow_run_id=run_id).create()
-
-
-def _key(*parts: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
-
-
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as JSON-ready dicts (NaN as null)."""
-    return [
-        {str(k): v for k, v in r.items()}
-        for r in df.astype(object).where(df.notna(), None).to_dict(orient="records")
-    ]
+__all__ = ["leaderboard_table", "run_artifacts", "stats_artifacts"]
 
 
 # The `leaderboard` view's columns as the table artifact shows them: what a row is and its
@@ -110,89 +34,95 @@ def leaderboard_table(leaderboard: pd.DataFrame) -> list[dict[str, Any]]:
     first = [c for c in _FIRST if c in columns]
     after = [c for c in _AFTER if c in columns]
     middle = [c for c in columns if c not in first and c not in after]
-    return _records(leaderboard[first + middle + after])
+    return table_records(leaderboard[first + middle + after])
 
 
-def create_run_artifacts(
-    data: ReportData, report: Path, qa_quality: str | None = None
-) -> dict[str, str]:
-    """Create the run's artifacts; returns {key: what it holds}, the summary's links. The
-    `leaderboard` table and `results` Markdown are the materialize stage's own."""
+def run_artifacts(
+    data: ReportData, report: Path, ui_url: str, qa_quality: str | None = None
+) -> list[Artifact]:
+    """The run's artifacts, the summary last: it links the others (at `ui_url`, the Prefect
+    UI's address). The `leaderboard` table and `results` Markdown are the materialize
+    stage's own."""
     made: dict[str, str] = {
         "leaderboard": "leaderboard (table)",
         "results": "leaderboard, position curve and win-rates (Markdown)",
     }
+    artifacts: list[Artifact] = []
+
+    def add(artifact: Artifact, holds: str) -> None:
+        artifacts.append(artifact)
+        made[artifact.key] = holds
+
     v = f"result version {data.version} (dataset {data.dataset_version})"
     if not data.position_curve.empty:
-        create_table_artifact(
-            _records(data.position_curve),
-            key="position-curve",
-            description=f"S_single by paper position, {v}",
+        curve = table_records(data.position_curve)
+        add(
+            Artifact("position-curve", f"S_single by paper position, {v}", table=curve),
+            "S_single by paper position (table)",
         )
-        made["position-curve"] = "S_single by paper position (table)"
         image = data_uri(position_curve_png(data.position_curve))
-        create_markdown_artifact(
-            f"# S_single by paper position, {v}\n\n![position curve]({image})\n",
-            key="position-curve-plot",
-            description=f"Position curve plot, {v}",
+        plot = f"# S_single by paper position, {v}\n\n![position curve]({image})\n"
+        add(
+            Artifact("position-curve-plot", f"Position curve plot, {v}", markdown=plot),
+            "the position curve (image)",
         )
-        made["position-curve-plot"] = "the position curve (image)"
     if data.stats is not None:
-        key = create_stats_artifacts(data.stats)
-        made[key] = "dataset statistics with the histogram"
+        stats, surveys = stats_artifacts(data.stats)
+        add(stats, "dataset statistics with the histogram")
+        artifacts.append(surveys)
     if qa_quality:
-        key = _key("qa-quality", data.dataset_version)
-        create_markdown_artifact(
-            qa_quality, key=key, description=f"QA quality, dataset {data.dataset_version}"
+        key = artifact_key("qa-quality", data.dataset_version)
+        add(
+            Artifact(key, f"QA quality, dataset {data.dataset_version}", markdown=qa_quality),
+            "QA quality",
         )
-        made[key] = "QA quality"
-    create_table_artifact(
-        _records(data.cost), key="cost", description=f"Tokens per summary by method, length; {v}"
+    cost = table_records(data.cost)
+    add(
+        Artifact("cost", f"Tokens per summary by method, length; {v}", table=cost),
+        "tokens per summary by method and length (table)",
     )
-    made["cost"] = "tokens per summary by method and length (table)"
-    create_table_artifact(
-        _records(data.failures) or [{"failures": "none"}],
-        key="failures",
-        description=f"Every failed generation or score, with its reason; {v}",
+    failures = table_records(data.failures) or [{"failures": "none"}]
+    add(
+        Artifact(
+            "failures", f"Every failed generation or score, with its reason; {v}", table=failures
+        ),
+        f"{len(data.failures)} failed generations or scores (table)",
     )
-    made["failures"] = f"{len(data.failures)} failed generations or scores (table)"
-    create_markdown_artifact(
-        _summary(data, report, made), key="run-summary", description=f"Run summary, {v}"
-    )
-    return made
+    summary = _summary(data, report, made, ui_url)
+    return [*artifacts, Artifact("run-summary", f"Run summary, {v}", markdown=summary)]
 
 
-def create_stats_artifacts(stats: DatasetStats) -> str:
-    """A dataset version's statistics with its histogram of input words (Markdown) and its
-    surveys (table); returns the statistics' key."""
-    key = _key("dataset", stats.dataset_version, "stats")
+def stats_artifacts(stats: DatasetStats) -> list[Artifact]:
+    """A dataset version's statistics with its histogram of input words (Markdown, first)
+    and its surveys (table)."""
     histogram = (
         f"\n![input words per sample]({data_uri(histogram_png(stats))})\n" if stats.samples else ""
     )
-    create_markdown_artifact(
-        stats_markdown(stats) + histogram,
-        key=key,
-        description=f"Dataset {stats.dataset_version} statistics",
-    )
-    create_table_artifact(
-        [
-            {
-                "survey": s.survey_id,
-                "references": s.references,
-                "resolved": s.resolved,
-                "resolved_rate": round(s.resolved_rate, 3),
-                "samples": s.samples,
-            }
-            for s in stats.surveys
-        ],
-        key=_key("dataset", stats.dataset_version, "surveys"),
-        description=f"Dataset {stats.dataset_version}: references resolved per survey",
-    )
-    return key
+    surveys = [
+        {
+            "survey": s.survey_id,
+            "references": s.references,
+            "resolved": s.resolved,
+            "resolved_rate": round(s.resolved_rate, 3),
+            "samples": s.samples,
+        }
+        for s in stats.surveys
+    ]
+    return [
+        Artifact(
+            artifact_key("dataset", stats.dataset_version, "stats"),
+            f"Dataset {stats.dataset_version} statistics",
+            markdown=stats_markdown(stats) + histogram,
+        ),
+        Artifact(
+            artifact_key("dataset", stats.dataset_version, "surveys"),
+            f"Dataset {stats.dataset_version}: references resolved per survey",
+            table=surveys,
+        ),
+    ]
 
 
-def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:
-    base = (PREFECT_UI_URL.value() or "").rstrip("/")
+def _summary(data: ReportData, report: Path, made: dict[str, str], base: str) -> str:
     lb = data.leaderboard
     cells = f"{int(lb['scored'].sum())}/{int(lb['expected'].sum())}" if not lb.empty else "0/0"
     board = Board(data.version, data.dataset_version, data.partial, False, lb)
@@ -205,9 +135,10 @@ def _summary(data: ReportData, report: Path, made: dict[str, str]) -> str:
         "",
         board.markdown(stacked=True) if not lb.empty else "_(no leaderboard rows)_",
         "",
-        "| artifact | what it holds |",
-        "|---|---|",
-        *(f"| [{key}]({base}/artifacts/key/{key}) | {what} |" for key, what in made.items()),
+        pipe_table(
+            ["artifact", "what it holds"],
+            ([f"[{key}]({base}/artifacts/key/{key})", what] for key, what in made.items()),
+        ),
         "",
         "The static report (one self-contained HTML page, its cells and samples beside it) is a "
         f"file on the machine that ran this flow, `{socket.gethostname()}`: "

@@ -32,7 +32,14 @@ from lilo.tasks.results_report._plots import (
     position_curve_png,
 )
 
-__all__ = ["cell_page", "data_uri", "render_html", "render_pages", "sample_page"]
+__all__ = [
+    "cell_page",
+    "data_uri",
+    "render_html",
+    "render_pages",
+    "render_template",
+    "sample_page",
+]
 
 
 @cache
@@ -44,6 +51,13 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def render_template(name: str, **context: Any) -> str:
+    """One of lilo's own pages (`templates/`, each on `base.html.j2` and its style):
+    autoescaped, a missing variable an error. Templates from outside lilo are rendered in
+    the sandbox instead (tasks/prompts/pack.py)."""
+    return _env().get_template(name).render(**context)
 
 
 def data_uri(png: bytes) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from lilo.tasks.config import Settings, walk_fields
 from lilo.tasks.methods import available_methods, get_method
 from lilo.tasks.scoring import leaderboard_scores
-from lilo.warehouse.db import model_statements
+from lilo.warehouse.schema import model_statements
 
 __all__ = ["TABLES", "main", "render"]
 

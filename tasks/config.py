@@ -380,9 +380,9 @@ class StatsSettings(_Section):
 
 
 class RunnerSettings(_Section):
-    """Where the generate and score stages run their units (docs/design.md §12). `threads`:
-    in the flow's process. `dask`: batches of units as Prefect tasks on a Dask cluster
-    (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
+    """Where the generate and score stages and the probes run their units (docs/design.md
+    §12). `threads`: in the flow's process. `dask`: batches of units as Prefect tasks on a
+    Dask cluster (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
     `dask_address` is empty, else the scheduler at that address; the flow process alone
     writes the warehouse. Workers share `data_dir` (the LLM and embedding caches). Where the
     units run does not change what they compute: none of this is in the config hash."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.reporting import fixed, unsigned_zero
+from lilo.tasks.formatting import fixed, pipe_table, unsigned_zero
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.stats import LEVEL, fewest_samples
 
@@ -189,13 +189,15 @@ class Board:
             "",
             self.scope_line(),
             "",
-            *_pipe_table(*(self.stacked() if stacked else self.wide()), names + stacked),
+            *pipe_table(
+                *(self.stacked() if stacked else self.wide()), names + stacked
+            ).splitlines(),
             "",
             f"_{self.caption()}_",
         ]
         title, header, body = self.comparison()
         if body:
-            lines += ["", f"**{title}**", "", *_pipe_table(header, body, 3)]
+            lines += ["", f"**{title}**", "", *pipe_table(header, body, 3).splitlines()]
         return "\n".join(lines) + "\n"
 
 
@@ -291,21 +293,7 @@ def _p(value: Any) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _pipe_table(header: list[str], body: list[list[str]], names: int) -> list[str]:
-    """A Markdown pipe table, its first `names` columns left-aligned, the rest right."""
-    rule = "|" + "|".join("---" if i < names else "---:" for i in range(len(header))) + "|"
-    return [
-        "| " + " | ".join(header) + " |",
-        rule,
-        *("| " + " | ".join(_md(c) for c in row) + " |" for row in body),
-    ]
-
-
 def _plain(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return unsigned_zero(value.item() if hasattr(value, "item") else value)
-
-
-def _md(cell: str) -> str:
-    return cell.replace("|", "\\|")

@@ -177,7 +177,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
         [
             sys.executable,
             "-c",
-            "import json, sys; from lilo.flows.review import qa_review; "
+            "import json, sys; from lilo.flows.qa_review import qa_review; "
             "print(json.dumps(qa_review(sample=sys.argv[1], overrides=json.loads(sys.argv[2]))))",
             sample,
             json.dumps(overrides),

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from lilo.flows.cli import main
-from lilo.flows.cli._common import CLIError
+from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._forms import print_address
 from lilo.flows.cli.review import _resolve, _short
 from lilo.tasks.config import Settings
@@ -256,7 +256,7 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code(tmp_path, capsys):
 
 def test_each_lilo_error_carries_its_exit_code():
     from lilo.flows._preflight import PreflightError
-    from lilo.flows.cli._common import CLIError
+    from lilo.flows.cli._errors import CLIError
     from lilo.flows.cli._main import _explain
     from lilo.tasks.config_loading import ConfigError
     from lilo.tasks.llm import LLMError

@@ -114,7 +114,7 @@ def test_grades_from_a_file_and_from_the_prefect_form_land_in_one_table(judged, 
     from prefect.flow_runs import resume_flow_run
 
     from lilo.flows.cli import main
-    from lilo.flows.review import grade_review
+    from lilo.flows.grade_review import grade_review
 
     exported = tmp_path / "grades.jsonl"
     common = ["--data-dir", str(judged)]

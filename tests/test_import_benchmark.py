@@ -19,7 +19,7 @@ from lilo.tasks.benchmark import (
     header_stripped,
     read_longinoutbench,
 )
-from lilo.tasks.prompts import PromptPack, template_problem
+from lilo.tasks.prompt_packs import PromptPack, template_problem
 from lilo.tasks.synthetic._prose import ProseWriter
 from lilo.tasks.synthetic._topics import TOPICS
 

@@ -18,7 +18,7 @@ from llm_server import PAIRS, PAPER, LLMServer
 from lilo.flows.qa import qa_flow
 from lilo.flows.score import score_flow
 from lilo.tasks.config_loading import flow_parameters
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import Generation, PaperText, QAPair, Sample
 from lilo.warehouse import Warehouse
 

@@ -15,7 +15,7 @@ from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import UnknownName
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import Sample
 
 

@@ -3,7 +3,7 @@ under every explicitly given setting (file, LILO_* variable, --set, flow overrid
 
 from __future__ import annotations
 
-from lilo.flows.cli import _common
+from lilo.flows.cli import _settings
 from lilo.flows.cli._main import _parser
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import PROFILES, flow_parameters, load_settings, run_settings
@@ -50,6 +50,6 @@ def test_cli_profile_option(tmp_path):
     args = _parser().parse_args(
         ["run", "--dataset", "x", "--profile", "paper", "--set", "judge.backend=offline"]
     )
-    settings = _common.settings_from_args(args)
+    settings = _settings.settings_from_args(args)
     assert settings.profile == "paper" and settings.judge.backend == "offline"
     assert settings.judge.model == "gpt-4o-mini" and Settings().profile == "none"

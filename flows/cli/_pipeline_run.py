@@ -84,7 +84,7 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
 def _print_review_hint(console: Any, result: dict[str, Any]) -> None:
     """How many QA pairs wait for a reviewer, and the command that reviews them
     (docs/design.md §6)."""
-    from lilo.flows.review import pending_count
+    from lilo.flows.qa_review import pending_count
 
     db_path = Path(result["db_path"])
     waiting = pending_count(db_path, result["dataset_version"])

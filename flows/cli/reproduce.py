@@ -7,16 +7,11 @@ import argparse
 import time
 from typing import Any
 
-from lilo.flows.cli._args import add_old_name, lengths
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    check_names,
-    require_warehouse,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args, add_old_name, lengths
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import check_names, settings_from_args
+from lilo.flows.cli._warehouse import require_warehouse
 
 __all__ = ["register"]
 

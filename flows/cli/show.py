@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lilo.flows.cli._args import add_old_name
-from lilo.flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
+from lilo.flows.cli._args import add_common_args, add_old_name
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._settings import settings_from_args
+from lilo.flows.cli._warehouse import published_results
 
 __all__ = ["register"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import LLMClient
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from lilo.tasks.registry import Registry
 

@@ -20,16 +20,17 @@ from statistics import mean
 from typing import Any
 
 from lilo.tasks.llm import Message, ResponseFormatUnsupported
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.qa.parse import (
+    TIERS,
     QAFormatError,
     ask_json,
     json_schema,
     load_json_reply,
     object_schema,
+    tier_value,
 )
 from lilo.tasks.records import QAPair, ScoreRow
-from lilo.tasks.scoring._judge import TIERS, tier_value
 from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["GRADE_SCHEMA", "SCORE_SCHEMA", "consistency", "consistency_score"]

@@ -21,10 +21,9 @@ from statistics import mean
 from typing import Any
 
 from lilo.tasks.llm import Message
-from lilo.tasks.prompts import ChecklistItem, PromptPack
-from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from lilo.tasks.prompt_packs import ChecklistItem, PromptPack
+from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply, tier_value
 from lilo.tasks.records import ScoreRow
-from lilo.tasks.scoring._judge import tier_value
 from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["checklist_messages", "quality", "quality_score"]

@@ -1,5 +1,5 @@
-"""The drill-down of a result version (tasks/report/_drill.py): each summary with its scores,
-the answers given from it beside the gold ones, and its checklist grades."""
+"""The drill-down of a result version (tasks/results_report/_drill.py): each summary with its
+scores, the answers given from it beside the gold ones, and its checklist grades."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import duckdb
 
-from lilo.tasks.report import Answer, SummaryDetail
+from lilo.tasks.results_report import Answer, SummaryDetail
 from lilo.tasks.scoring import leaderboard_scores
 
 __all__ = ["read_details", "version_samples"]

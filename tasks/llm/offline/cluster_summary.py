@@ -9,7 +9,7 @@ import re
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms, select
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 
 SIGNATURE = "Summarise the common thread of the passages below"
 

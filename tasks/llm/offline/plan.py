@@ -8,7 +8,7 @@ import math
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import keywords, paper_sentences, target_words
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 
 SIGNATURE = "break the writing task below into numbered paragraph steps"
 

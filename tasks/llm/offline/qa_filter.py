@@ -9,7 +9,7 @@ import json
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between, numbers
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
 
 __all__ = ["SIGNATURE", "matches", "respond"]

@@ -13,7 +13,7 @@ from itertools import cycle
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words, split_sentences
 
 __all__ = ["SIGNATURE", "matches", "respond"]

@@ -20,7 +20,7 @@ from lilo.tasks.llm.offline._extract import (
 )
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
 
 SIGNATURE = "Now write only the next paragraph, for this step of the plan:"

@@ -20,7 +20,7 @@ from lilo.tasks.llm.offline._extract import (
     title,
 )
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
 
 PRIORITY = 9

@@ -22,9 +22,9 @@ import jinja2
 import pandas as pd
 
 from lilo.tasks.leaderboard import OVERALL, comparison, length_label, scope_line
-from lilo.tasks.report._data import ReportData
-from lilo.tasks.report._drill import SummaryDetail
-from lilo.tasks.report._plots import (
+from lilo.tasks.results_report._data import ReportData
+from lilo.tasks.results_report._drill import SummaryDetail
+from lilo.tasks.results_report._plots import (
     consistency_png,
     cost_png,
     histogram_png,
@@ -33,7 +33,14 @@ from lilo.tasks.report._plots import (
 )
 from lilo.tasks.scoring import leaderboard_scores
 
-__all__ = ["cell_page", "data_uri", "render_html", "render_pages", "sample_page"]
+__all__ = [
+    "cell_page",
+    "data_uri",
+    "render_html",
+    "render_pages",
+    "render_template",
+    "sample_page",
+]
 
 
 @cache
@@ -45,6 +52,13 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def render_template(name: str, **context: Any) -> str:
+    """One of lilo's own pages (`templates/`, each on `base.html.j2` and its style):
+    autoescaped, a missing variable an error. Templates from outside lilo are rendered in
+    the sandbox instead (tasks/prompts/pack.py)."""
+    return _env().get_template(name).render(**context)
 
 
 def data_uri(png: bytes) -> str:

@@ -23,7 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit, get_method

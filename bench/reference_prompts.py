@@ -35,7 +35,7 @@ import duckdb
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from lilo.tasks.benchmark._scripts import appended_sentence, system_message
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.methods._splitter import split_recursive
 
 TEMPLATES = (

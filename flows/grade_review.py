@@ -15,7 +15,8 @@ from pydantic import Field, create_model
 
 from lilo.flows._review_forms import form_address, named_reviewer, now, wait_for_form
 from lilo.flows._stage import log, open_warehouse
-from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import run_settings
 from lilo.tasks.qa.grade_review import GradeVerdict, grade_entry_model, grade_items, sample_grades
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.datasets import qa_answers

@@ -181,7 +181,7 @@ def lilo_probes(
     another model at the worker's endpoint (its address and key are the worker's:
     `run_settings`); no backbones: the configured one. Answers already asked come from the
     cache."""
-    from lilo.tasks.config import run_settings
+    from lilo.tasks.config_loading import run_settings
 
     runs = [run_settings({**(overrides or {}), **backbone}) for backbone in backbones or [{}]]
     results = []

@@ -25,7 +25,8 @@ from lilo.flows._artifacts import publish
 from lilo.flows._load import load_qa
 from lilo.flows._review_forms import form_address, named_reviewer, now, wait_for_form
 from lilo.flows._stage import log, open_warehouse
-from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import run_settings
 from lilo.tasks.formatting import Artifact
 from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from lilo.tasks.records import QAPair, Quarantine

@@ -17,7 +17,8 @@ from lilo.flows._artifacts import publish
 from lilo.flows._load import check_dataset_version, load_pack, load_papers, ready_samples
 from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
-from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters, run_settings
 from lilo.tasks.files import write_atomic
 from lilo.tasks.formatting import Artifact
 from lilo.tasks.llm import make_client, make_judge_client
@@ -131,7 +132,7 @@ def reproduce_ral_writer(
             print(f"reproduce: {p.run.name} ({p.run.serves}): {p.estimate.generations} to make")
             # Each its own flow run, so each its own run record and calls.
             result = lilo_run_dataset(
-                p.settings.dataset_version, overrides=p.settings.flow_parameters()
+                p.settings.dataset_version, overrides=flow_parameters(p.settings)
             )
             with open_warehouse(settings) as wh:
                 made = _made(wh, result["run_id"])

@@ -53,7 +53,7 @@ def build_samples_task(
         used = {p for s in samples for p in s.paper_ids}
         available = {k: v for k, v in papers.items() if k not in used}
         samples += build_samples(
-            groups, available, embeddings, settings, settings.dataset_version, survey_id
+            groups, available, embeddings, settings.samples, settings.dataset_version, survey_id
         )
     return samples, embedder.computed, embedder.cached
 

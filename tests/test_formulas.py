@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.llm.ledger import CallLog, read_calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.prompt_packs import lilo_pack

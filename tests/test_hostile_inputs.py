@@ -290,7 +290,7 @@ def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exis
         bodies += [f"\\import{{{host}/}}{{secret}}", "\\import{../}{secret}"]
         for n, body in enumerate(bodies):
             folder = _write(host / f"paper{n}", {"main.tex": PREAMBLE + body + END})
-            cleaned = clean_source(folder, Settings())
+            cleaned = clean_source(folder, Settings().clean)
             assert "host text" not in cleaned.text
             warnings[side].append([w.replace(str(host), "HOST") for w in cleaned.warnings])
     assert warnings["a"] == warnings["b"]

@@ -180,7 +180,7 @@ def _values(method: str, n: int, k: int) -> list[float]:
 
 def _paired_board(root, n: int):
     from lilo.flows._statistics import record_statistics
-    from lilo.tasks.config import load_settings
+    from lilo.tasks.config_loading import load_settings
 
     with Warehouse(root / "lilo.duckdb") as wh:
         for i in range(n):

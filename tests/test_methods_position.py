@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lilo.flows._load import load_generations
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method

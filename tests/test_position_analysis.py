@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit, get_method

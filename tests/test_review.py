@@ -18,6 +18,7 @@ from artifacts import read_artifacts
 
 from lilo.flows.cli import main
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters
 from lilo.tasks.qa import Verdict, apply_verdicts, decide
 from lilo.tasks.records import QAPair
 
@@ -275,7 +276,7 @@ def test_review_flow_form_resumed_like_the_ui(data):
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     # as `lilo review ui` passes its settings to the flow it runs in itself
     tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}
-    overrides = Settings(data_dir=data).with_overrides(tuned).flow_parameters()
+    overrides = flow_parameters(Settings(data_dir=data).with_overrides(tuned))
     result: list[dict] = []
     runner = threading.Thread(
         target=lambda: result.append(qa_review(sample=sample, overrides=overrides))
@@ -426,7 +427,7 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     # as `lilo review ui` passes its settings to the flow it runs in itself
     tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}
-    overrides = Settings(data_dir=data).with_overrides(tuned).flow_parameters()
+    overrides = flow_parameters(Settings(data_dir=data).with_overrides(tuned))
     result: list[dict] = []
     runner = threading.Thread(
         target=lambda: result.append(qa_review(sample=sample, overrides=overrides))

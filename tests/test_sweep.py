@@ -13,7 +13,7 @@ from test_benchmark_run import TEMPLATES
 from test_import_benchmark import write_benchmark
 
 from lilo.flows.cli import main
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.sweep import SweepError, method_variants, parse_sweep, sweep_points
 
 

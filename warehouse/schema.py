@@ -35,6 +35,7 @@ def model_statements() -> list[str]:
     names (read from the text, so a new model needs no list to be kept)."""
     models = resources.files(__package__) / "models"
     texts = {e.name: e.read_text() for e in models.iterdir() if e.name.endswith(".sql")}
+    texts = {name: sql.replace("{score_columns}", _score_columns()) for name, sql in texts.items()}
     made = {name: file for file, sql in texts.items() for name in _CREATES.findall(sql)}
     graph = {}
     for file, sql in sorted(texts.items()):
@@ -48,6 +49,29 @@ def model_statements() -> list[str]:
         order += ready
         sorter.done(*ready)
     return [texts[file] for file in order]
+
+
+def _score_columns() -> str:
+    """`res_leaderboard`'s columns of the leaderboard scores (tasks/scoring/), in their
+    order: each one's mean and interval, then each one's Overall and its interval."""
+    from lilo.tasks.scoring import leaderboard_scores  # the scorers, found once
+
+    def pick(field: str, score: str) -> str:
+        return f"any_value(s.{field}) FILTER (WHERE s.score = '{score}')"
+
+    scores = leaderboard_scores()
+    columns = [
+        f"{pick(field, h.name)} AS {h.column}{suffix}"
+        for h in scores
+        for field, suffix in (("value", ""), ("low", "_low"), ("high", "_high"))
+    ]
+    columns += [f"{pick('overall', h.name)} AS overall_{h.column}" for h in scores]
+    columns += [
+        f"{pick(f'overall{suffix}', h.name)} AS overall_{h.column}{suffix}"
+        for h in scores
+        for suffix in ("_low", "_high")
+    ]
+    return ",\n        ".join(columns)
 
 
 def migrate(con: duckdb.DuckDBPyConnection, path: Path, *, fresh: bool) -> None:

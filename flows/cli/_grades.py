@@ -84,6 +84,7 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
 def cmd_grades_ui(args: argparse.Namespace) -> int:
     from lilo.flows.cli._forms import print_address, require_api
     from lilo.flows.grade_review import grade_review
+    from lilo.tasks.config_loading import flow_parameters
 
     require_api()
     settings = review_settings(args)
@@ -93,7 +94,7 @@ def cmd_grades_ui(args: argparse.Namespace) -> int:
             n=args.n,
             seed=args.seed,
             reviewer=getattr(args, "reviewer", None),
-            overrides=settings.flow_parameters(),
+            overrides=flow_parameters(settings),
         )
     for problem in totals["problems"]:
         print(f"not recorded: {problem}", file=sys.stderr)

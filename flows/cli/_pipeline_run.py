@@ -9,6 +9,7 @@ from typing import Any
 
 from lilo.flows.cli._prefect import running_flows
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters
 
 __all__ = ["print_leaderboard", "print_summary", "run_pipeline_flow"]
 
@@ -24,8 +25,8 @@ def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[st
 
     with running_flows(debug):
         if dataset:
-            return lilo_run_dataset(settings.dataset_version, overrides=settings.flow_parameters())
-        return lilo_pipeline(overrides=settings.flow_parameters())
+            return lilo_run_dataset(settings.dataset_version, overrides=flow_parameters(settings))
+        return lilo_pipeline(overrides=flow_parameters(settings))
 
 
 def print_leaderboard(published: Path) -> bool:

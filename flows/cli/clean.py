@@ -29,7 +29,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     if path.is_dir():
         raw = RawSource(path.name, "", str(path), 0, "folder")
-        result = clean_folder(path, raw, settings)
+        result = clean_folder(path, raw, settings.clean)
     else:
         from lilo.tasks.fetch import detect_format
         from lilo.tasks.files import FileTooLarge, read_bounded
@@ -43,7 +43,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
         from lilo.tasks.files import temp_dir
 
         with temp_dir(settings.data_dir, "clean") as work:
-            result = clean_paper(raw, Path(work), settings)
+            result = clean_paper(raw, Path(work), settings.clean)
     # The paper's text and what the cleaner says of it quote the paper: printable.
     if not isinstance(result, PaperText):
         print(

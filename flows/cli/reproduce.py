@@ -18,6 +18,7 @@ __all__ = ["register"]
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from lilo.flows.reproduce import estimate_rows, plan_reproduction, reproduce_ral_writer
+    from lilo.tasks.config_loading import flow_parameters
     from lilo.tasks.paper.plan import PAPER_LENGTHS
 
     settings = settings_from_args(args)
@@ -47,7 +48,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     started = time.perf_counter()
     with running_flows(getattr(args, "debug", False)):
-        result = reproduce_ral_writer(settings.flow_parameters(), list(lengths), rows)
+        result = reproduce_ral_writer(flow_parameters(settings), list(lengths), rows)
     made = sum(c["calls_made"] for c in result["cost"])
     cached = sum(c["calls_cached"] for c in result["cost"])
     print(

@@ -369,6 +369,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     from lilo.flows.cli._forms import print_address, require_api
     from lilo.flows.qa_review import qa_review
+    from lilo.tasks.config_loading import flow_parameters
     from lilo.tasks.printable import printable
 
     require_api()
@@ -379,7 +380,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         totals = flow(
             sample=sample,
             reviewer=getattr(args, "reviewer", None),
-            overrides=settings.flow_parameters(),
+            overrides=flow_parameters(settings),
         )
     for line in totals["unchanged"]:
         print(f"unchanged: {printable(line, one_line=True)}")

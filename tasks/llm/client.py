@@ -295,7 +295,7 @@ def make_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
     if settings.llm.backend == "offline":
         from lilo.tasks.llm.offline import OfflineEngine
 
-        backend = OfflineEngine(settings)
+        backend = OfflineEngine(settings.llm.model, settings.llm.offline)
     else:
         from lilo.tasks.llm.openai_backend import OpenAIBackend
 

@@ -16,22 +16,24 @@ from lilo.tasks.results_report._data import ReportData
 from lilo.tasks.results_report._html import data_uri
 from lilo.tasks.results_report._plots import histogram_png, position_curve_png
 from lilo.tasks.samples.stats import DatasetStats, stats_markdown
+from lilo.tasks.scoring import leaderboard_scores
 
 __all__ = ["leaderboard_table", "run_artifacts", "stats_artifacts"]
 
 
 # The `leaderboard` view's columns as the table artifact shows them: what a row is and its
 # scores first, where a reader looks; what they were measured with after.
-_FIRST = ("variant", "target_words", "s_l", "s_c", "s_q", "scored", "expected")
+_FIRST = ("variant", "target_words")
 _AFTER = ("method", "backbone", "judge", "dataset_version", "failed", "partial")
 
 
 def leaderboard_table(leaderboard: pd.DataFrame) -> list[dict[str, Any]]:
-    """The `leaderboard` view as the table artifact's rows: method (variant), length, S_l,
-    S_c, S_q, n scored/expected, then the intervals and Overall, then backbone, judge,
-    dataset version and the rest."""
+    """The `leaderboard` view as the table artifact's rows: method (variant), length, each
+    leaderboard score (S_l, S_c, S_q, ...), n scored/expected, then the intervals and
+    Overall, then backbone, judge, dataset version and the rest."""
     columns = list(leaderboard.columns)
-    first = [c for c in _FIRST if c in columns]
+    scores = [h.column for h in leaderboard_scores()]
+    first = [c for c in (*_FIRST, *scores, "scored", "expected") if c in columns]
     after = [c for c in _AFTER if c in columns]
     middle = [c for c in columns if c not in first and c not in after]
     return table_records(leaderboard[first + middle + after])

@@ -117,7 +117,7 @@ def _carried(ref: Reference, prior: Reference) -> Reference:
 def _lookup(ref: Reference, words: list[str], settings: Settings) -> Reference:
     query = " AND ".join(f"ti:{w}" for w in words[:_QUERY_WORDS])
     best, best_ratio = None, 0.0
-    for hit in search(query, _HITS, settings):
+    for hit in search(query, _HITS, settings.arxiv):
         ratio = title_similarity(ref.title, hit.title)
         if ratio > best_ratio:
             best, best_ratio = hit, ratio

@@ -98,7 +98,12 @@ def _score_only(reply: str) -> tuple[float, str]:
     return tier_value(load_json_reply(reply, dict).get("score")), ""
 
 
-@scorer("consistency")
+@scorer(
+    "consistency",
+    label="S_c",
+    order=2,
+    about="consistency: the QA pairs answered from the summary, graded",
+)
 def consistency(ctx: ScoreContext) -> Scored:
     """S_c, its single and cross halves, and S_single by position (the position of the
     question's paper in the order the generation read the papers). An unusable grade leaves

@@ -85,7 +85,7 @@ def _graded(items: list[ChecklistItem], reply: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-@scorer("quality")
+@scorer("quality", label="S_q", order=3, about="quality: the judge's checklist over five aspects")
 def quality(ctx: ScoreContext) -> Scored:
     """S_q and one row per aspect. An aspect whose judge reply is unusable after the retry
     has no row (it is `unscored`), is left out of S_q and listed in its `failed`."""

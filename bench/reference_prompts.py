@@ -44,7 +44,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from lilo.tasks.benchmark._files import paper_id_of
 from lilo.tasks.benchmark._scripts import appended_sentence, system_message
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.methods._splitter import split_recursive
 
 TEMPLATES = (

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 
 from lilo.tasks.config import Settings
-from lilo.tasks.prompts import PromptPack, lilo_pack
+from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.qa import is_ready, waiting_for_review
 from lilo.tasks.records import QAPair, Sample
 from lilo.warehouse import Warehouse

@@ -304,7 +304,7 @@ def test_a_stored_template_that_would_run_code_renders_in_the_sandbox(tmp_path):
     from jinja2.sandbox import SecurityError
 
     from lilo.tasks.methods._prompts import MethodPrompts
-    from lilo.tasks.prompts import PromptPack
+    from lilo.tasks.prompt_packs import PromptPack
 
     mark = tmp_path / "ran"
     escape = ESCAPE.replace("MARK", str(mark))

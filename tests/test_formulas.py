@@ -9,18 +9,17 @@ import math
 import numpy as np
 import pytest
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.llm.ledger import CallLog, read_calls
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.methods._splitter import split_recursive
 from lilo.tasks.methods.ral_writer import importance, position_bias, select_restatements
-from lilo.tasks.prompts import key_requirements, lilo_pack
-from lilo.tasks.qa.parse import QAFormatError
+from lilo.tasks.prompt_packs import key_requirements, lilo_pack
+from lilo.tasks.qa.parse import QAFormatError, tier_value
 from lilo.tasks.records import PaperText, Sample
 from lilo.tasks.scoring import consistency_score, length_score, quality_score
-from lilo.tasks.scoring._judge import tier_value
 
 
 @pytest.mark.parametrize(

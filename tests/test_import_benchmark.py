@@ -21,7 +21,7 @@ from lilo.tasks.benchmark import (
     read_longinoutbench,
 )
 from lilo.tasks.benchmark._files import paper_id_of
-from lilo.tasks.prompts import PromptPack, template_problem
+from lilo.tasks.prompt_packs import PromptPack, template_problem
 from lilo.tasks.synthetic._prose import ProseWriter
 from lilo.tasks.synthetic._topics import TOPICS
 
@@ -465,13 +465,13 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
 def test_a_failed_write_leaves_nothing_half_written(tmp_path, monkeypatch):
     from lilo.flows._stage import StageReport
     from lilo.flows.import_benchmark import _write
-    from lilo.tasks.config import load_settings
+    from lilo.tasks.config_loading import load_settings
     from lilo.tasks.validate import validate_papers
     from lilo.warehouse import Warehouse
 
     settings = load_settings(overrides={"data_dir": str(tmp_path / "data")})
     bench = read_longinoutbench(write_benchmark(tmp_path / "clone"), "lib")
-    validation = validate_papers([header_stripped(p) for p in bench.papers], settings)
+    validation = validate_papers([header_stripped(p) for p in bench.papers], settings.clean)
     assert validation.quarantine == []
     dataset = build_dataset(bench, [], datetime(2026, 1, 1))
     upsert = Warehouse.upsert

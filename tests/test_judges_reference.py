@@ -15,9 +15,9 @@ import jinja2
 import pytest
 from llm_server import LLMServer
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.llm import make_client
-from lilo.tasks.prompts import PromptPack, lilo_pack
+from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.records import Generation, QAPair, Sample
 from lilo.tasks.scoring import ScoreContext, get_scorer
 from lilo.tasks.scoring.consistency import SCORE_SCHEMA

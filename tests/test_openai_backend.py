@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 from llm_server import LLMServer
 
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.llm import LLMError, make_client
 
 

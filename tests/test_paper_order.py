@@ -5,7 +5,8 @@ them in the order the group folder's listing gave at import, as the reference re
 from __future__ import annotations
 
 from lilo.flows._load import in_reading_order
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.records import Sample
 
 SORTED = ("2401.00001v1", "2402.00002v2", "2403.00003v1")

@@ -15,6 +15,7 @@ import httpx2
 from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
+from lilo.tasks.errors import LiloError
 from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.types import (
     Completion,
@@ -51,7 +52,7 @@ def _client(base_url: str, api_key: str, timeout_s: float, max_bytes: int) -> An
     )
 
 
-class BadReply(RuntimeError):
+class BadReply(LiloError, RuntimeError):
     """A 200 whose body is no usable completion: cut-off or non-JSON body, no choices, or
     empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
 

@@ -16,7 +16,7 @@ from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_i
 from lilo.tasks.methods._splitter import split_recursive
 from lilo.tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
 from lilo.tasks.methods.base import Draft, Run, Writer, method
-from lilo.tasks.prompts import key_requirements
+from lilo.tasks.prompt_packs import key_requirements
 from lilo.tasks.tokens import count_gpt4o_tokens
 
 __all__ = ["importance", "position_bias", "ral_writer", "select_restatements"]

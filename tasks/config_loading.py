@@ -62,6 +62,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "generate.single_max_tokens": 32_768,
         "generate.step_max_tokens": 8192,
         "generate.compress_ratio": 0.5,
+        "generate.paper_order": "listing",
+        "generate.ral.position_formula": "reference",
         "generate.ral.a": 60.0,
         "generate.ral.b": 0.3,
         "generate.ral.k": 12,
@@ -72,6 +74,12 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.model": "gpt-4o-mini",
         "judge.temperature": 0.0,
         "judge.checklist_temperature": 0.8,
+        # the reference's scripts send no output limit to the judge, and keep an empty reply
+        "judge.answer_max_tokens": 0,
+        "judge.grade_max_tokens": 0,
+        "judge.checklist_max_tokens": 0,
+        "judge.winrate_max_tokens": 0,
+        "llm.empty_reply": "keep",
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
     # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when

@@ -15,7 +15,7 @@ from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.qa import generate_qa
 from lilo.tasks.qa.parse import QA_SCHEMA, VERDICT_SCHEMA
 from lilo.tasks.qa.prompts import generate_messages

@@ -65,9 +65,10 @@ def _count(line: str) -> tuple[int | None, str]:
 
 
 def parse_plan(text: str) -> list[PlanStep]:
-    """Every non-empty line is a step (the reference's rule); never raises."""
+    """Every non-empty line is a step (the reference's rule: lines split at "\n" alone, so a
+    `\r`, `\x0c` or `\u2028` stays inside its step); never raises."""
     steps = []
-    for raw in text.splitlines():
+    for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
@@ -131,14 +132,16 @@ def write_steps(
 
 
 def _args(settings: Settings) -> dict[str, Any]:
-    return {
+    args = {
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
         "plan_max_tokens": settings.generate.plan_max_tokens,
-        "plan_steps_cap": settings.generate.plan_steps_cap,
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
+    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    return args
 
 
 def chat_for(
@@ -195,9 +198,9 @@ def agentwrite(
     temperature: float,
     max_tokens: int,
     plan_max_tokens: int,
-    plan_steps_cap: int,
     sees_written: bool,
     shared_plan: bool,
+    plan_steps_cap: int = 0,
 ) -> Writer:
     budgets = (max_tokens, plan_max_tokens)
 

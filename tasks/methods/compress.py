@@ -99,17 +99,19 @@ def _args(settings: Settings) -> dict[str, Any]:
     if wanted == "auto":
         ready = not _missing(settings.generate.llmlingua_model)
         wanted = "llmlingua2" if ready else "extractive"
-    return {
+    args = {
         "ratio": settings.generate.compress_ratio,
         "compressor": wanted,
         "compressor_model": _model(settings, wanted),
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
         "plan_max_tokens": settings.generate.plan_max_tokens,
-        "plan_steps_cap": settings.generate.plan_steps_cap,
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
+    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    return args
 
 
 def _variant(args: dict[str, Any]) -> str:
@@ -135,9 +137,9 @@ def compress(
     temperature: float,
     max_tokens: int,
     plan_max_tokens: int,
-    plan_steps_cap: int,
     sees_written: bool,
     shared_plan: bool,
+    plan_steps_cap: int = 0,
 ) -> Writer:
     budgets = (max_tokens, plan_max_tokens)
 

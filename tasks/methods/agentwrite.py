@@ -18,7 +18,7 @@ from typing import Any
 from lilo.tasks.config import Settings
 from lilo.tasks.methods._prompts import MethodPrompts, task_instruction
 from lilo.tasks.methods.base import Draft, Run, Writer, method
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 
 __all__ = [
     "Plan",

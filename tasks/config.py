@@ -347,6 +347,10 @@ class GenerateSettings(_Section):
     # about 1,100 tokens (on a benchmark the planner asks step_max_tokens, as the
     # reference); 0: none sent.
     plan_max_tokens: int = Field(4096, ge=0)
+    # The most steps a plan keeps on lilo's own datasets (AgentWrite, Compress, RAL-Writer):
+    # a longer plan keeps its first N, and the generation's structure says how many it had
+    # (`plan_capped`); 0: every step, as the reference (and on a benchmark, always).
+    plan_steps_cap: int = Field(0, ge=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order

@@ -82,16 +82,14 @@ PROFILES: dict[str, dict[str, Any]] = {
         "llm.empty_reply": "keep",
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
-    # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
-    # named, retrieves 4 chunks of 256 words); the offline engine writes the 5 QA
+    # cores: it writes the Single and RAL-Writer summaries of one sample at 200 words
+    # (RAL-Writer restates 4 chunks of 256 words); the offline engine writes the 5 QA
     # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
     # checklist calls per summary alone would take the model minutes).
     "local-model": {
         "judge.backend": "offline",
         "generate.samples": 1,
-        # RAL-Writer writes one step per line of its plan, and this model's plan echoes the
-        # papers (55 "steps" of LaTeX lines): about 55 calls. `--methods` adds it anyway.
-        "generate.methods": ["single"],
+        "generate.methods": ["single", "ral_writer"],
         "generate.target_words": [200],
         # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
         "generate.single_max_tokens": 800,
@@ -100,6 +98,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
         # costs a read of the three papers.
         "generate.ral.plan_retries": 0,
+        # A plan is a step per line, and this model's plan echoes the papers (21 "steps" of
+        # LaTeX lines within plan_max_tokens, 21 writer calls): its first 2 are kept.
+        "generate.plan_steps_cap": 2,
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,
         "generate.ral.overlap_words": 64,

@@ -14,7 +14,15 @@ import numpy as np
 from lilo.tasks.config import RALSettings, Settings, output_values
 from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from lilo.tasks.methods._splitter import split_recursive
-from lilo.tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
+from lilo.tasks.methods.agentwrite import (
+    Chat,
+    Plan,
+    PlanStep,
+    ask_plan,
+    cap_plan,
+    chat_for,
+    write_steps,
+)
 from lilo.tasks.methods.base import Draft, Run, Writer, method
 from lilo.tasks.prompt_packs import key_requirements
 from lilo.tasks.tokens import count_gpt4o_tokens
@@ -52,7 +60,7 @@ def _args(settings: Settings) -> dict[str, Any]:
     ral = output_values(settings.generate.ral)
     if float(ral["a"]).is_integer():  # the formulas agree: a run's id does not depend on it
         del ral["position_formula"]
-    return {
+    args = {
         **ral,
         # What embeds chunks and steps: a different retriever is a different method run.
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
@@ -61,6 +69,9 @@ def _args(settings: Settings) -> dict[str, Any]:
         "plan_max_tokens": settings.generate.plan_max_tokens,
         "shared_plan": settings.generate.shared_plan,
     }
+    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    return args
 
 
 def _variant(args: dict[str, Any]) -> str:
@@ -100,6 +111,7 @@ def ral_writer(
     plan_max_tokens: int,
     shared_plan: bool,
     position_formula: str = "magnitude",
+    plan_steps_cap: int = 0,
 ) -> Writer:
     def write(run: Run) -> Draft:
         chat = chat_for(run, temperature, max_tokens, plan_max_tokens, shared_plan)
@@ -107,6 +119,7 @@ def ral_writer(
         instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
         keys = key_requirements(instruction)
         plan = _short_plan(chat, prompts, instruction, max_plan_steps, plan_retries)
+        plan, capped = cap_plan(plan, plan_steps_cap, run.pack)
         shown = prompts.plan_text(plan.reply, [s.line for s in plan.steps])
         # The reference chunks the whole instruction (task text and papers), so a chunk's
         # position is its place in the prompt the model reads.
@@ -157,7 +170,9 @@ def ral_writer(
             return prompt, record
 
         text, restated = write_steps(chat, prompts, instruction, plan, restate)
-        return Draft(text, plan=tuple(s.line for s in plan.steps), restated=restated)
+        return Draft(
+            text, plan=tuple(s.line for s in plan.steps), restated=restated, structure=capped
+        )
 
     return write
 

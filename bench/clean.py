@@ -27,7 +27,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "papers"
 
 
 def _lilo(settings: Settings) -> Callable[[Path], None]:
-    return lambda folder: clean_source(folder, settings) and None
+    return lambda folder: clean_source(folder, settings.clean) and None
 
 
 def _arxiv_latex_cleaner() -> Callable[[Path], None]:

@@ -56,7 +56,7 @@ Counter = Callable[[str], int]
 def _papers() -> dict[str, str]:
     settings = Settings()
     folders = sorted(p for p in (CORPUS / "papers").iterdir() if p.is_dir())
-    return {f.name: clean_source(f, settings).text for f in folders}
+    return {f.name: clean_source(f, settings.clean).text for f in folders}
 
 
 def _groups() -> dict[str, list[str]]:

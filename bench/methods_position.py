@@ -23,11 +23,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.qa import generate_qa
 from lilo.tasks.records import Generation, PaperText, Sample
 from lilo.tasks.scoring import ScoreContext, get_scorer

@@ -14,11 +14,11 @@ import time
 from types import TracebackType
 from uuid import UUID
 
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from prefect.runtime import flow_run
-from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
+from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
+from lilo.flows._artifacts import progress_artifact, update_progress
+from lilo.flows._bar import bar
 from lilo.flows._stage import StageReport, log
 
 __all__ = ["StageProgress"]
@@ -38,23 +38,9 @@ class StageProgress:
         self._tty = sys.stderr.isatty()
         self._line_every_s = line_every_s
         self._ended = threading.Event()
-        self._bar = Progress(
-            TextColumn(f"{report.stage}"),
-            BarColumn(),
-            _Line(self),
-            disable=not self._tty,
-            transient=True,
-        )
+        self._bar = bar(report.stage, _Line(self))
         self._task = self._bar.add_task(report.stage, total=total)
-        self._artifact: UUID | None = None
-        if flow_run.get_id() is None:  # not in a flow run (a bench, a test): the bar only
-            return
-        try:
-            self._artifact = create_progress_artifact(
-                0.0, key=f"{report.stage}-progress", description=self._line()
-            )
-        except Exception as exc:
-            log.debug("no progress artifact: %s", exc)
+        self._artifact: UUID | None = progress_artifact(f"{report.stage}-progress", self._line())
 
     def __enter__(self) -> StageProgress:
         self._bar.start()
@@ -102,7 +88,7 @@ class StageProgress:
             return
         self._last = now
         share = 100.0 * self.done / self.total if self.total else 100.0
-        update_progress_artifact(self._artifact, share, description=self._line())
+        update_progress(self._artifact, share, self._line())
 
 
 class _Line(ProgressColumn):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lilo.flows._stage import log, open_warehouse
 from lilo.tasks.config import Settings
+from lilo.warehouse.publishing import publish_warehouse
 
 __all__ = ["publish"]
 
@@ -13,7 +14,7 @@ def publish(settings: Settings, *, quiet: bool = False) -> None:
     failure (`quiet`), a copy that cannot be made is a warning: the failure is the news."""
     try:
         with open_warehouse(settings) as wh:
-            wh.publish(settings.published_path, settings.data_dir)
+            publish_warehouse(wh, settings.published_path, settings.data_dir)
     except Exception as exc:
         if not quiet:
             raise

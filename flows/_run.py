@@ -36,6 +36,7 @@ from lilo.tasks.lifetime import interrupt_signal, stop
 from lilo.tasks.llm import make_client
 from lilo.tasks.provenance import code_version
 from lilo.tasks.redact import redacted
+from lilo.warehouse.publishing import publish_warehouse
 from lilo.warehouse.queries.runs import run_failures
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         if folded := fold_call_logs(wh, settings.data_dir):
             log.warning("%d LLM calls of killed runs added to the ledger", folded)
         if not settings.published_path.exists():
-            wh.publish(settings.published_path, settings.data_dir)
+            publish_warehouse(wh, settings.published_path, settings.data_dir)
     run.save("running")
     run.reserve_note()
     try:

@@ -7,8 +7,9 @@ from typing import Any
 
 from prefect.runtime import flow_run
 
+from lilo.flows._artifacts import publish
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.reporting import safe_markdown
+from lilo.tasks.formatting import Artifact, pipe_table
 
 __all__ = ["run_artifact"]
 
@@ -19,18 +20,17 @@ def run_artifact(row: dict[str, Any], reports: list[StageReport], published: Pat
     the results are."""
     if flow_run.get_id() is None:  # not in a flow run (a bench, a test): nothing to attach to
         return
-    from prefect.artifacts import create_markdown_artifact
-
     lines = [
         f"# Run `{row['run_id']}`: {row['status']}",
         "",
         *([f"> {row['message']}", ""] if row.get("message") else []),
-        "| stage | seconds | LLM calls made | from cache | rows added |",
-        "|---|---:|---:|---:|---:|",
-        *(
-            f"| {r.stage} | {r.seconds:.1f} | {r.llm_made} | {r.llm_cached} | "
-            f"{sum(r.rows_added.values())} |"
-            for r in reports
+        pipe_table(
+            ["stage", "seconds", "LLM calls made", "from cache", "rows added"],
+            (
+                [r.stage, f"{r.seconds:.1f}", r.llm_made, r.llm_cached, sum(r.rows_added.values())]
+                for r in reports
+            ),
+            1,
         ),
         "",
         f"Dataset version `{row['dataset_version']}`. Published copy for analysts: "
@@ -39,8 +39,8 @@ def run_artifact(row: dict[str, Any], reports: list[StageReport], published: Pat
         "review batches are on the qa stage's run; `lilo failures` lists what failed.",
     ]
     try:
-        create_markdown_artifact(
-            safe_markdown("\n".join(lines)), key="run-record", description=f"Run {row['status']}"
+        publish(
+            Artifact("run-record", f"Run {row['status']}", markdown="\n".join(lines)), own_run=True
         )
     except Exception as exc:  # the run's record is in the warehouse already
         log.warning("the run's artifact was not created: %s", exc)

@@ -23,7 +23,7 @@ __all__ = [
     "open_warehouse",
     "stage",
     "unfinished_report",
-    "unheld_stage",
+    "timed_stage",
 ]
 
 log = logging.getLogger("lilo")
@@ -111,15 +111,17 @@ def open_warehouse(settings: Settings, wait_s: float | None = None) -> Warehouse
 def stage(name: str, settings: Settings, run_id: str) -> Iterator[tuple[StageReport, Warehouse]]:
     """A timed stage with its warehouse connection, closed when the stage ends: for stages
     that make no LLM call while they hold it."""
-    with unheld_stage(name, run_id) as report, open_warehouse(settings) as wh:
+    with timed_stage(name, run_id) as report, open_warehouse(settings) as wh:
         yield report, wh
 
 
 @contextmanager
-def unheld_stage(name: str, run_id: str) -> Iterator[StageReport]:
-    """A timed stage that opens the warehouse only for short reads and writes. A stage that
-    ends in an exception (Ctrl-C, SIGTERM, a failure) returns no report: its report, timed
-    to the exception, is kept for the run's record (`unfinished_report`)."""
+def timed_stage(name: str, run_id: str) -> Iterator[StageReport]:
+    """A timed stage that holds no warehouse connection: it opens the warehouse itself for
+    short reads and writes (`open_warehouse`), so another process can write while it calls
+    models; `stage` is one with a connection held throughout. A stage that ends in an
+    exception (Ctrl-C, SIGTERM, a failure) returns no report: its report, timed to the
+    exception, is kept for the run's record (`unfinished_report`)."""
     report = StageReport(stage=name, run_id=run_id)
     started = time.perf_counter()
     _UNFINISHED[run_id] = report

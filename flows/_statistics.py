@@ -4,7 +4,8 @@ and `res_paired`, once per version: the materialize stage calls it after each ve
 from __future__ import annotations
 
 from lilo.tasks.config import Settings
-from lilo.tasks.paper.significance import HEADLINE, cell_statistics, paired_statistics
+from lilo.tasks.paper.significance import cell_statistics, paired_statistics
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse.db import Warehouse
 from lilo.warehouse.queries.results import has_cell_stats, headline_scores
 
@@ -17,7 +18,7 @@ def record_statistics(wh: Warehouse, version: int, settings: Settings) -> int:
     use the scores of the version itself."""
     if has_cell_stats(wh, version):
         return 0
-    scores = headline_scores(wh, version, list(HEADLINE))
+    scores = headline_scores(wh, version, [h.name for h in leaderboard_scores()])
     if scores.empty:
         return 0
     stats = settings.stats

@@ -28,7 +28,7 @@ def clean_papers_task(raws: list[RawSource], settings: Settings) -> list[PaperTe
     one hostile source cannot hold up the others, nor a rerun (it stays quarantined)."""
     with temp_dir(settings.data_dir, "clean") as tmp:
         return map_processes(
-            functools.partial(clean_paper, work_dir=Path(tmp), settings=settings),
+            functools.partial(clean_paper, work_dir=Path(tmp), limits=settings.clean),
             raws,
             workers=2,
             limit_s=settings.clean.max_seconds,
@@ -48,7 +48,7 @@ def validate_papers_task(
 ) -> Validation:
     """GX data docs for the run go to `<data_dir>/data_docs/<run_id>/index.html`."""
     docs_dir = settings.data_dir / "data_docs" / run_id
-    return validate_papers(papers, settings, docs_dir, earlier=earlier)
+    return validate_papers(papers, settings.clean, docs_dir, earlier=earlier)
 
 
 def _version_tag() -> str:

@@ -35,7 +35,9 @@ class Discovery:
 
 @task(name="find-surveys", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5)
 def find_surveys_task(query: str, settings: Settings) -> list[str]:
-    return [m.arxiv_id for m in search(query, settings.samples.discover_max_surveys, settings)]
+    return [
+        m.arxiv_id for m in search(query, settings.samples.discover_max_surveys, settings.arxiv)
+    ]
 
 
 @flow(name="discover", log_prints=True)

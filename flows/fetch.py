@@ -28,7 +28,7 @@ _QUARANTINE_KEY = ("item_id", "stage")
 @task(name="fetch-metadata", cache_policy=NO_CACHE)
 def fetch_metadata_task(ids: list[str], settings: Settings) -> list[PaperMeta]:
     """Retries and pacing live in the HTTP layer (tasks/fetch/_http.py)."""
-    return fetch_metadata(ids, settings) if ids else []
+    return fetch_metadata(ids, settings.arxiv) if ids else []
 
 
 @task(name="fetch-eprints", cache_policy=NO_CACHE)

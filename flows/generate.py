@@ -5,28 +5,25 @@ Every unit (sample x method x length x order) goes into one fan-out under the en
 concurrency and rate limits, so multi-step methods interleave; the warehouse is read
 first, closed while the units run, and each finished batch is written in a short
 transaction (docs/design.md §10, §12). With `runner.kind = "dask"` the units go to a Dask cluster in
-batches (flows/_dask.py) and come back, with their LLM calls, to be written the same way."""
+batches (flows/_units.py) and come back, with their LLM calls, to be written the same way."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.utilities.annotations import quote
+from prefect import flow
 
-from lilo.flows._dask import Batch, run_batches
 from lilo.flows._load import load_pack, load_papers, ready_samples
 from lilo.flows._progress import StageProgress
-from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
+from lilo.flows._units import run_units
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient, make_client
-from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.parallel import fan_out
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Generation
 from lilo.tasks.sweep import Point, method_variants
@@ -41,10 +38,10 @@ Work = tuple[str, Point, Unit]
 
 def _generate(
     work: list[Work],
-    pack: PromptPack,
     settings: Settings,
     llm: LLMClient,
     on_done: Callable[[list[tuple[Work, Generation]]], None],
+    pack: PromptPack,
 ) -> tuple[int, int]:
     """Every unit of work on one client (one endpoint limit); `on_done` gets the finished
     generations as they come. Returns the embeddings computed and served from cache."""
@@ -64,41 +61,10 @@ def _generate(
     return embedder.computed, embedder.cached
 
 
-@task(name="generate", cache_policy=NO_CACHE)
-def generate_task(
-    work: list[Work],
-    pack: PromptPack,
-    settings: Settings,
-    log: CallLog,
-    on_done: Callable[[list[tuple[Work, Generation]]], None],
-) -> tuple[int, int]:
-    """All the units in the flow's process (`runner.kind = "threads"`), each call appended
-    to the stage's call log as it returns."""
-    llm = make_client(settings, log)
-    counts = _generate(work, pack, settings, llm, on_done)
-    llm.take_calls()
-    return counts
-
-
-@task(name="generate-batch", cache_policy=NO_CACHE)
-def generate_batch(work: list[Work], pack: PromptPack, settings: Settings) -> Batch:
-    """A batch of units on a Dask worker (`runner.kind = "dask"`): its generations in the
-    batch's order and the calls it made go back to the flow, which writes them."""
-    llm = make_client(settings)  # no call log here: the calls travel with the result
-    done: dict[int, Generation] = {}
-    position = {id(item): n for n, item in enumerate(work)}
-
-    def keep(batch: list[tuple[Work, Generation]]) -> None:
-        done.update((position[id(item)], g) for item, g in batch)
-
-    counts = _generate(work, pack, settings, llm, keep)
-    return Batch([done[n] for n in range(len(work))], llm.take_calls(), counts)
-
-
 @flow(name="generate", log_prints=True)
 def generate_flow(settings: Settings, run_id: str) -> StageReport:
     """Run every configured method at every target length on each ready sample, once."""
-    with unheld_stage("generate", run_id) as report:
+    with timed_stage("generate", run_id) as report:
         with open_warehouse(settings) as wh:
             papers = load_papers(wh)
             ready, _ = ready_samples(wh, settings)
@@ -147,12 +113,9 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             ) as progress,
             writer,
         ):
-            if settings.runner.kind == "dask":
-                counts = run_batches(
-                    generate_batch, work, settings, writer.log, finished, pack=pack
-                )
-            else:
-                counts = [generate_task(quote(work), pack, settings, writer.log, finished)]
+            counts = run_units(
+                "generate", _generate, make_client, work, settings, writer.log, finished, pack=pack
+            )
             report.embeddings_made = sum(made for made, _ in counts)
             report.embeddings_cached = sum(cached for _, cached in counts)
         report.note(

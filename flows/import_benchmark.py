@@ -27,6 +27,7 @@ from lilo.tasks.benchmark import (
     read_longinoutbench,
 )
 from lilo.tasks.config import Settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.text import counted
 from lilo.tasks.validate import Validation
 from lilo.warehouse import Warehouse
@@ -37,7 +38,7 @@ from lilo.warehouse.queries.quarantine import quarantined, quarantined_under
 __all__ = ["ImportResult", "VersionExists", "import_benchmark_flow"]
 
 
-class VersionExists(RuntimeError):
+class VersionExists(InputError, RuntimeError):
     """The name is taken by a dataset version with other samples: versions are immutable."""
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from prefect import flow
 
 from lilo.flows._load import load_generations, load_pack, load_papers, ready_samples
-from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import Completion, LLMClient, LLMError, make_judge_client
@@ -40,7 +40,7 @@ class RepeatedJudge(LLMClient):
 @flow(name="judge-repeats", log_prints=True)
 def judge_repeats_flow(settings: Settings, run_id: str) -> StageReport:
     repeats = settings.stats.judge_repeats
-    with unheld_stage("judge_repeats", run_id) as report:
+    with timed_stage("judge_repeats", run_id) as report:
         if not repeats:
             return report
         with open_warehouse(settings) as wh:

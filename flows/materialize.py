@@ -8,14 +8,15 @@ import socket
 
 from prefect import flow
 
+from lilo.flows._artifacts import publish
 from lilo.flows._load import ready_samples, waiting_samples
-from lilo.flows._report import publish_report
+from lilo.flows._results_report import publish_report
 from lilo.flows._stage import StageReport, stage
 from lilo.flows._statistics import record_statistics
 from lilo.tasks.config import Settings
+from lilo.tasks.formatting import Artifact, markdown_table
 from lilo.tasks.llm import make_client, make_judge_client
-from lilo.tasks.report import create_markdown_artifact, create_table_artifact, leaderboard_table
-from lilo.tasks.reporting import markdown_table
+from lilo.tasks.results_report import leaderboard_table
 from lilo.tasks.sweep import method_variants
 from lilo.warehouse.queries.results import (
     default_version,
@@ -92,15 +93,15 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
         permutation = view(wh, "position_permutation")
         winrate = view(wh, "winrate")
         report_path = publish_report(wh, settings, result.version, changed=result.created)
-        create_table_artifact(
-            key="leaderboard",
+        leaderboard_artifact = Artifact(
+            "leaderboard",
             table=leaderboard_table(leaderboard),
             description=f"Dataset {board.dataset_version}, result version {board.version}. "
             f"{board.scope_line()}. S_l, S_c, S_q (x100) by method and length; overall_s_*: "
             "Table 2's Overall (each score's per-length means averaged over the lengths run)",
         )
-        create_markdown_artifact(
-            key="results",
+        results_artifact = Artifact(
+            "results",
             markdown=(
                 f"# lilo results, version {result.version}\n\n"
                 f"{board.markdown(stacked=True)}\n"
@@ -124,5 +125,6 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             description=f"Leaderboard and position curve, result version {result.version} "
             f"(dataset {settings.dataset_version})",
         )
+        publish(leaderboard_artifact, results_artifact)
         report.note(f"report: {report_path}")
     return report

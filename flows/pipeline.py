@@ -18,7 +18,8 @@ from lilo.flows.materialize import materialize_flow
 from lilo.flows.qa import qa_flow
 from lilo.flows.samples import samples_flow
 from lilo.flows.score import score_flow
-from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import run_settings
 from lilo.warehouse.queries.datasets import dataset_surveys
 from lilo.warehouse.queries.quarantine import fetch_failures
 from lilo.warehouse.queries.surveys import read_surveys

@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
+from lilo.flows._artifacts import publish
 from lilo.flows._load import first_samples, load_papers, load_qa, load_samples
 from lilo.flows._progress import StageProgress
-from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import ChatEndpointSettings, Settings
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.formatting import Artifact, artifact_key
 from lilo.tasks.llm import make_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.parallel import fan_out
 from lilo.tasks.qa import QAResult, auto_decisions, generate_qa, is_ready, quality_report
 from lilo.tasks.records import PaperText, QAPair, Quarantine, Sample
-from lilo.tasks.reporting import safe_markdown
 from lilo.warehouse.queries.reviews import load_decisions
 
 __all__ = ["qa_flow"]
@@ -72,7 +71,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
     sample's quarantine row goes once it is neither. The warehouse is read first, closed
     while the LLM works, and each finished batch is written in a short transaction.
     """
-    with unheld_stage("qa", run_id) as report:
+    with timed_stage("qa", run_id) as report:
         with open_warehouse(settings) as wh:
             papers = load_papers(wh)
             qa = load_qa(wh, settings.dataset_version)
@@ -152,9 +151,11 @@ def _quality_artifact(settings: Settings) -> None:
         quality = quality_report(
             load_samples(wh, version), load_qa(wh, version), load_decisions(wh, version), settings
         )
-    key = re.sub(r"[^a-z0-9-]+", "-", f"qa-quality-{version}".lower())
-    create_markdown_artifact(
-        key=key,
-        markdown=safe_markdown(quality.as_markdown()),
-        description=safe_markdown(f"QA quality, dataset {version}"),
+    publish(
+        Artifact(
+            artifact_key("qa-quality", version),
+            f"QA quality, dataset {version}",
+            markdown=quality.as_markdown(),
+        ),
+        own_run=True,
     )

@@ -6,20 +6,21 @@ artifact."""
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
 
+from lilo.flows._artifacts import publish
 from lilo.flows._load import check_dataset_version, load_pack, load_papers, ready_samples
 from lilo.flows._stage import open_warehouse
 from lilo.flows.pipeline import lilo_run_dataset
-from lilo.tasks.config import Settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters, run_settings
 from lilo.tasks.files import write_atomic
+from lilo.tasks.formatting import Artifact
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
 from lilo.tasks.methods._prompts import task_instruction
@@ -41,7 +42,7 @@ from lilo.tasks.paper.sections import (
     table4,
     table4_published,
 )
-from lilo.tasks.reporting import safe_markdown
+from lilo.tasks.results_report import data_uri
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
@@ -131,7 +132,7 @@ def reproduce_ral_writer(
             print(f"reproduce: {p.run.name} ({p.run.serves}): {p.estimate.generations} to make")
             # Each its own flow run, so each its own run record and calls.
             result = lilo_run_dataset(
-                p.settings.dataset_version, overrides=p.settings.flow_parameters()
+                p.settings.dataset_version, overrides=flow_parameters(p.settings)
             )
             with open_warehouse(settings) as wh:
                 made = _made(wh, result["run_id"])
@@ -307,10 +308,13 @@ def write_paper_page(settings: Settings, lengths: tuple[int, ...], cost: pd.Data
     write_atomic(path, render_page(page), settings.data_dir)
     for s in sections:
         if s.png:
-            image = "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
-            create_markdown_artifact(
-                safe_markdown(f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n"),
-                key=f"paper-{s.key}",
-                description=f"{s.title}, result version {version}",
+            image = data_uri(s.png)
+            publish(
+                Artifact(
+                    f"paper-{s.key}",
+                    f"{s.title}, result version {version}",
+                    markdown=f"# {s.title}\n\n{s.note}\n\n![{s.key}]({image})\n",
+                ),
+                own_run=True,
             )
     return path

@@ -9,11 +9,12 @@ import numpy as np
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from lilo.flows._artifacts import publish
 from lilo.flows._stage import StageReport, stage
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.records import PaperText, Quarantine, Sample
-from lilo.tasks.report import cache_figures, create_stats_artifacts
+from lilo.tasks.results_report import cache_figures, stats_artifacts
 from lilo.tasks.samples.citations import CitationGroup
 from lilo.tasks.samples.triplets import build_samples
 from lilo.tasks.text import counted
@@ -52,7 +53,7 @@ def build_samples_task(
         used = {p for s in samples for p in s.paper_ids}
         available = {k: v for k, v in papers.items() if k not in used}
         samples += build_samples(
-            groups, available, embeddings, settings, settings.dataset_version, survey_id
+            groups, available, embeddings, settings.samples, settings.dataset_version, survey_id
         )
     return samples, embedder.computed, embedder.cached
 
@@ -106,7 +107,7 @@ def samples_flow(settings: Settings, run_id: str) -> StageReport:
                 )
         stats = load_dataset_stats(wh.con, version)
     cache_figures(settings)
-    create_stats_artifacts(stats)
+    publish(*stats_artifacts(stats))
     return report
 
 

@@ -9,19 +9,18 @@ from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
-from prefect.utilities.annotations import quote
 
-from lilo.flows._dask import Batch, run_batches
 from lilo.flows._load import load_generations, load_pack, load_papers, ready_samples
 from lilo.flows._progress import StageProgress
-from lilo.flows._stage import StageReport, open_warehouse, unheld_stage
+from lilo.flows._stage import StageReport, open_warehouse, timed_stage
 from lilo.flows._stage_writer import StageWriter
+from lilo.flows._units import run_units
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import LLMClient, LLMError, make_judge_client
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.methods import get_method
 from lilo.tasks.parallel import fan_out, map_threads
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, PaperText, QAPair, Quarantine, Sample, ScoreRow
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.tasks.scoring import ScoreContext, available_scorers, get_scorer
@@ -38,10 +37,10 @@ Outcome = tuple[list[ScoreRow], Quarantine | None]
 
 def _score(
     work: list[Work],
-    pack: PromptPack,
     settings: Settings,
     judge: LLMClient,
     on_done: Callable[[list[tuple[Work, Outcome]]], None],
+    pack: PromptPack,
 ) -> None:
     """Score rows per generation, with a quarantine record when it is not fully scored:
     `llm_error` (no rows at all, so the next run retries it) or `judge_unusable` (the
@@ -65,36 +64,6 @@ def _score(
         return rows, None
 
     fan_out(score_one, work, workers=settings.judge.concurrency, on_done=on_done)
-
-
-@task(name="score", cache_policy=NO_CACHE)
-def score_task(
-    work: list[Work],
-    pack: PromptPack,
-    settings: Settings,
-    log: CallLog,
-    on_done: Callable[[list[tuple[Work, Outcome]]], None],
-) -> None:
-    """All the generations in the flow's process (`runner.kind = "threads"`), each judge
-    call appended to the stage's call log as it returns."""
-    judge = make_judge_client(settings, log)
-    _score(work, pack, settings, judge, on_done)
-    judge.take_calls()
-
-
-@task(name="score-batch", cache_policy=NO_CACHE)
-def score_batch(work: list[Work], pack: PromptPack, settings: Settings) -> Batch:
-    """A batch of generations on a Dask worker (`runner.kind = "dask"`): their scores in
-    the batch's order and the judge calls made go back to the flow, which writes them."""
-    judge = make_judge_client(settings)  # no call log here: the calls travel with the result
-    done: dict[int, Outcome] = {}
-    position = {id(item): n for n, item in enumerate(work)}
-
-    def keep(batch: list[tuple[Work, Outcome]]) -> None:
-        done.update((position[id(item)], scored) for item, scored in batch)
-
-    _score(work, pack, settings, judge, keep)
-    return Batch([done[n] for n in range(len(work))], judge.take_calls())
 
 
 @task(name="winrate", cache_policy=NO_CACHE)
@@ -128,7 +97,7 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
     scoring hit an LLM error gets no rows and is quarantined, so the next run retries it;
     once fully scored, its quarantine row goes. The warehouse is read first, closed while
     the judge works, and each finished batch is written in a short transaction."""
-    with unheld_stage("score", run_id) as report:
+    with timed_stage("score", run_id) as report:
         with open_warehouse(settings) as wh:
             ready, qa = ready_samples(wh, settings)
             samples = {s.sample_id: s for s in ready}
@@ -172,10 +141,9 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             ) as progress,
             writer,
         ):
-            if work and settings.runner.kind == "dask":
-                run_batches(score_batch, work, settings, writer.log, finished, pack=pack)
-            elif work:
-                score_task(quote(work), pack, settings, writer.log, finished)
+            run_units(
+                "score", _score, make_judge_client, work, settings, writer.log, finished, pack=pack
+            )
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
         report.note(
             f"{counted(len(todo), 'generation')} to score, {quarantined} quarantined; "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["BAD_REPLY", "WAREHOUSE_LOCK", "Backoff"]
+__all__ = ["BAD_REPLY", "TITLE_SEARCH", "WAREHOUSE_LOCK", "Backoff"]
 
 
 @dataclass(frozen=True)
@@ -24,3 +24,5 @@ class Backoff:
 BAD_REPLY = Backoff(first_s=0.5, cap_s=8.0)
 # Another process holds the warehouse file; short write transactions take turns.
 WAREHOUSE_LOCK = Backoff(first_s=0.05, cap_s=2.0)
+# A reference whose title search failed, tried again by a later run: 6 hours, at most a week.
+TITLE_SEARCH = Backoff(first_s=6 * 3600.0, cap_s=7 * 24 * 3600.0)

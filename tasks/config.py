@@ -1,22 +1,16 @@
-"""Settings: one frozen object that every stage reads and whose hash goes on every row.
-
-Values come from, in rising priority: defaults here, a TOML file (`LILO_CONFIG` or
-`--config`), environment variables `LILO_<SECTION>__<FIELD>` (e.g. `LILO_LLM__BASE_URL`),
-then explicit overrides from the CLI or a flow run's parameters (`run_settings`). A run's
-parameters shape the run but never say where things are or which key goes where: PLACE
-and SECRET settings come only from the process's own file and environment, or from the
-command that started the flow in this very process (`flow_parameters`).
+"""The settings' schema: one frozen object that every stage reads and whose hash goes on
+every row, in sections (`ArxivSettings`, `CleanSettings`, ...), each setting marked with its
+`Role`. A function reads the section it needs, passed to it, not the whole object. Where
+the values come from (files, environment, profiles, a run's parameters) is
+tasks/config_loading.py.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
 import re
-import secrets
-import tomllib
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
@@ -27,29 +21,22 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from pydantic_settings.exceptions import SettingsError
-
-from lilo.tasks.errors import InputError
-from lilo.tasks.files import FileTooLarge, read_bounded
 
 __all__ = [
-    "PROFILES",
+    "UNTAKEN",
     "ChatEndpointSettings",
-    "ConfigError",
     "EndpointSettings",
-    "ParameterRefused",
     "Role",
     "Settings",
-    "load_settings",
+    "given_roles",
+    "nest_dotted",
     "output_values",
     "role_of",
-    "run_settings",
     "walk_fields",
 ]
 
@@ -68,87 +55,14 @@ class Role(Enum):
 
 SELECTS, PACING, SECRET, PLACE = Role.SELECTS, Role.PACING, Role.SECRET, Role.PLACE
 _HASHED = (Role.OUTPUT, Role.SELECTS)
+# Roles a run's parameters never set (docs/operations.md): where things are, and keys.
+UNTAKEN = (Role.PLACE, Role.SECRET)
 
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
 _TargetWords = Annotated[int, Field(ge=100, le=100_000)]
 _Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
 
-# PLACE and SECRET values this process holds for the flows it runs in itself: a flow
-# parameter names each by a random reference (`flow_parameters`), which only this process
-# can turn back into the value (`run_settings`).
-_HELD: dict[str, Any] = {}
-_REFERENCE = "lilo-held:"
-_UNTAKEN = (Role.PLACE, Role.SECRET)
-
-
-# Named sets of settings (`profile`, `--profile`): each value applies unless the same setting
-# is given explicitly (TOML file, LILO_* variable, `--set`, a flow's overrides).
-PROFILES: dict[str, dict[str, Any]] = {
-    # The setting behind the paper's Table 2 (section 6.1 and the published scripts, see
-    # docs/reference.md): generation at 0.3 with the reference's output limits, the four
-    # methods at 4k/8k/16k words, RAL-Writer a=60 b=0.3 k=12 on 1,024/256 chunks, Compress at
-    # rate 0.5, GPT-4o-mini judging at 0. The checklist judge at 0.8: the published quality
-    # script's temperature, which produced the published S_q, where the paper's text says 0.
-    "paper": {
-        "llm.temperature": 0.3,
-        "generate.methods": ["single", "agentwrite", "compress", "ral_writer"],
-        "generate.target_words": [4000, 8000, 16000],
-        "generate.single_max_tokens": 32_768,
-        "generate.step_max_tokens": 8192,
-        "generate.compress_ratio": 0.5,
-        "generate.ral.a": 60.0,
-        "generate.ral.b": 0.3,
-        "generate.ral.k": 12,
-        "generate.ral.chunk_words": 1024,
-        "generate.ral.overlap_words": 256,
-        "generate.ral.context_limit_tokens": 110_000,
-        "judge.backend": "openai",
-        "judge.model": "gpt-4o-mini",
-        "judge.temperature": 0.0,
-        "judge.checklist_temperature": 0.8,
-    },
-    # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
-    # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
-    # named, retrieves 4 chunks of 256 words); the offline engine writes the 5 QA
-    # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
-    # checklist calls per summary alone would take the model minutes).
-    "local-model": {
-        "judge.backend": "offline",
-        "generate.samples": 1,
-        # RAL-Writer writes one step per line of its plan, and this model's plan echoes the
-        # papers (55 "steps" of LaTeX lines): about 55 calls. `--methods` adds it anyway.
-        "generate.methods": ["single"],
-        "generate.target_words": [200],
-        # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
-        "generate.single_max_tokens": 800,
-        "generate.step_max_tokens": 400,
-        "generate.plan_max_tokens": 400,
-        # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
-        # costs a read of the three papers.
-        "generate.ral.plan_retries": 0,
-        "generate.ral.k": 4,
-        "generate.ral.chunk_words": 256,
-        "generate.ral.overlap_words": 64,
-        "qa.writer": "offline",
-        "qa.single_per_paper": 1,
-        "qa.cross_per_sample": 2,
-        "qa.quota_single": 3,
-        "qa.quota_cross": 2,
-    },
-}
-
-
 _Key = Annotated[SecretStr | None, SECRET]
-
-
-class ConfigError(InputError, ValueError):
-    """Settings that cannot be read: a config file or a LILO_* variable; the message names
-    which one and, where it can, the line."""
-
-
-class ParameterRefused(InputError, ValueError):
-    """A run's parameters set where things are or a key (a PLACE or SECRET setting): the
-    message names each, and where to set them instead."""
 
 
 class _Section(BaseModel):
@@ -265,6 +179,9 @@ class LLMSettings(ChatEndpointSettings):
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     # The output budget of a call that names none; 0: no max_tokens sent (the server's own).
     max_tokens: int = Field(8192, ge=0)
+    # An empty reply: asked again (the retries), then the call fails; `keep`: kept as the
+    # reply, as the reference keeps it (an empty paragraph in the summary).
+    empty_reply: Literal["ask_again", "keep"] = "ask_again"
 
 
 class JudgeSettings(ChatEndpointSettings):
@@ -354,6 +271,10 @@ class RALSettings(_Section):
     plan_retries: int = Field(3, ge=0)
     # The reference lowers k while a writer prompt is at or above this many GPT-4o tokens.
     context_limit_tokens: int = Field(110_000, gt=0)
+    # P(i) = b * |2(i/N - 0.5)|^a (`magnitude`), or the reference's |b * (2(i/N - 0.5))^a|
+    # (`reference`): NaN before the middle for a non-integer a, and sorted as the reference
+    # sorts NaN; the two agree for every integer a and b >= 0 (docs/reference.md).
+    position_formula: Literal["magnitude", "reference"] = "magnitude"
 
 
 class MarkovSettings(_Section):
@@ -426,6 +347,10 @@ class GenerateSettings(_Section):
     # about 1,100 tokens (on a benchmark the planner asks step_max_tokens, as the
     # reference); 0: none sent.
     plan_max_tokens: int = Field(4096, ge=0)
+    # The most steps a plan keeps on lilo's own datasets (AgentWrite, Compress, RAL-Writer):
+    # a longer plan keeps its first N, and the generation's structure says how many it had
+    # (`plan_capped`); 0: every step, as the reference (and on a benchmark, always).
+    plan_steps_cap: int = Field(0, ge=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order
@@ -447,6 +372,11 @@ class GenerateSettings(_Section):
     # One plan for every method on a unit (a paired comparison); off: each method draws its
     # own plan, as the reference's runs did.
     shared_plan: bool = False
+    # The order a sample's papers are read in: the sample's own (an imported benchmark's:
+    # sorted by file name, the same on every machine), or `listing`: the order the group
+    # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
+    # "Paper order in a sample"); samples with no listing recorded keep their own order.
+    paper_order: Literal["sample", "listing"] = "sample"
     ral: RALSettings = RALSettings()
     markov: MarkovSettings = MarkovSettings()
     rapid: RapidSettings = RapidSettings()
@@ -466,9 +396,9 @@ class StatsSettings(_Section):
 
 
 class RunnerSettings(_Section):
-    """Where the generate and score stages run their units (docs/design.md §12). `threads`:
-    in the flow's process. `dask`: batches of units as Prefect tasks on a Dask cluster
-    (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
+    """Where the generate and score stages and the probes run their units (docs/design.md
+    §12). `threads`: in the flow's process. `dask`: batches of units as Prefect tasks on a
+    Dask cluster (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
     `dask_address` is empty, else the scheduler at that address; the flow process alone
     writes the warehouse. Workers share `data_dir` (the LLM and embedding caches). Where the
     units run does not change what they compute: none of this is in the config hash."""
@@ -537,8 +467,9 @@ class Settings(BaseSettings):
     )
 
     data_dir: Annotated[Path, PLACE] = Path("lilo-data")
-    # A named set of settings (PROFILES), applied under the explicit ones by load_settings;
-    # what it sets is in the other values, so the label itself changes no result.
+    # A named set of settings (PROFILES, tasks/config_loading.py), applied under the
+    # explicit ones; what it sets is in the other values, so the label itself changes no
+    # result.
     profile: Annotated[Literal["none", "paper", "local-model"], PACING] = "none"
     surveys: Annotated[tuple[str, ...], SELECTS] = ()
     dataset_version: _Name = "v1"
@@ -643,26 +574,10 @@ class Settings(BaseSettings):
             node = getattr(node, part)
         return node
 
-    def flow_parameters(self) -> dict[str, Any]:
-        """These settings as the `overrides` of a flow run in this process (a command runs
-        its flows in itself). A run's parameters may not say where things are or carry a
-        key, and Prefect stores and shows them: each PLACE and SECRET value is a reference
-        only this process can resolve (`run_settings`); a flow run anywhere else gets them
-        from its own configuration."""
-        data = self.model_dump(mode="json")
-        for name, role in walk_fields(Settings):
-            if role in _UNTAKEN:
-                *parents, leaf = name.split(".")
-                node = data
-                for part in parents:
-                    node = node[part]
-                node[leaf] = _reference(self.value_at(name))
-        return data
-
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
         """A copy with dotted or nested overrides applied, e.g. {"llm.backend": "openai"}."""
         data = self.model_dump(mode="python")  # keys stay SecretStr
-        for key, value in _nest(overrides).items():
+        for key, value in nest_dotted(overrides).items():
             _merge(data, key, value)
         return Settings.model_validate(data)
 
@@ -694,7 +609,7 @@ def walk_fields(
 
 def _role(field: FieldInfo, within: Role) -> Role:
     own = role_of(field)
-    return own if within is Role.OUTPUT or own in _UNTAKEN else within
+    return own if within is Role.OUTPUT or own in UNTAKEN else within
 
 
 def _unhashed(model: type[BaseModel]) -> dict[str, Any]:
@@ -713,44 +628,7 @@ def _limits(cfg: ChatEndpointSettings) -> str:
     return f"concurrency {cfg.concurrency}, rpm {cfg.rpm}, tpm {cfg.tpm}"
 
 
-def _reference(value: Any) -> str:
-    for reference, held in _HELD.items():
-        if type(held) is type(value) and held == value:
-            return reference
-    reference = _REFERENCE + secrets.token_hex(8)
-    _HELD[reference] = value
-    return reference
-
-
-def run_settings(parameters: dict[str, Any] | None) -> Settings:
-    """The settings of a flow run: this process's own (`load_settings`: its LILO_CONFIG
-    file, its LILO_* environment) under the run's `parameters`, dotted or nested settings.
-    Parameters shape the run (surveys, methods, lengths, samples, method settings); a
-    PLACE or SECRET setting among them (a folder, an endpoint, a key, a sweep of one) is
-    refused with `ParameterRefused` naming each, unless it is a reference this process made
-    (`flow_parameters`, for a flow a command runs in itself)."""
-    given = copy.deepcopy(_nest(parameters or {}))  # references are resolved in place
-    refused: list[str] = []
-    for name, role, value in _given_roles(given, Settings):
-        if role not in _UNTAKEN:
-            continue
-        if isinstance(value, str) and value in _HELD:
-            _set(given, name, _HELD[value])
-        else:
-            refused.append(name)
-    sweep = given.get("generate", {}).get("sweep", {})
-    roles = dict(walk_fields(Settings))
-    refused += [f"generate.sweep[{k}]" for k in sweep if roles.get(k, Role.OUTPUT) in _UNTAKEN]
-    if refused:
-        raise ParameterRefused(
-            f"a run's parameters may not set {', '.join(refused)}: folders, endpoints and "
-            "keys come from the worker's own configuration (its LILO_CONFIG file or LILO_* "
-            "variables); set them there"
-        )
-    return load_settings(None, given)
-
-
-def _given_roles(
+def given_roles(
     given: dict[str, Any], model: type[BaseModel], prefix: str = "", within: Role = Role.OUTPUT
 ) -> Iterator[tuple[str, Role, Any]]:
     """(dotted name, role, value) of each setting in nested `given`, as `walk_fields` gives
@@ -763,128 +641,14 @@ def _given_roles(
         kind = field.annotation
         if isinstance(kind, type) and issubclass(kind, _Section):
             if isinstance(value, dict):
-                yield from _given_roles(value, kind, f"{prefix}{name}.", role)
+                yield from given_roles(value, kind, f"{prefix}{name}.", role)
             else:
                 yield from ((n, r, value) for n, r in walk_fields(kind, f"{prefix}{name}.", role))
         else:
             yield f"{prefix}{name}", role, value
 
 
-def _set(nested: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    for part in parents:
-        nested = nested[part]
-    nested[leaf] = value
-
-
-def load_settings(path: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Defaults < TOML file < environment < overrides. A file or variable that cannot be
-    read raises ConfigError; a value out of range, pydantic's ValidationError."""
-    if path is None and os.environ.get("LILO_CONFIG"):
-        path = Path(os.environ["LILO_CONFIG"])
-    try:
-        from_env = Settings().model_dump(mode="python", exclude_defaults=True)
-    except SettingsError as exc:
-        raise ConfigError(_env_problem(exc)) from exc
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        problems = "; ".join(f"{_variable(e['loc'])}: {e['msg']}" for e in errors)
-        shapes = {"tuple_type", "list_type", "dict_type", "model_type"}
-        hint = f" ({_JSON_HINT})" if any(e["type"] in shapes for e in errors) else ""
-        raise ConfigError(problems + hint) from exc
-    # Explicit values beat the environment in pydantic-settings, so re-apply the environment.
-    settings = _from_file(path) if path else Settings()
-    from_file = settings.model_dump(mode="python", exclude_unset=True) if path else {}
-    settings = settings.with_overrides(from_env).with_overrides(overrides or {})
-    return _with_profile(settings, from_file, from_env, overrides or {})
-
-
-def _with_profile(settings: Settings, *given: dict[str, Any]) -> Settings:
-    """`settings` with its profile's values, except those of settings `given` explicitly."""
-    explicit = {key for values in given for key in _leaves(_nest(values))}
-    values = PROFILES.get(settings.profile, {})
-    return settings.with_overrides({k: v for k, v in values.items() if k not in explicit})
-
-
-def _leaves(nested: dict[str, Any], prefix: str = "") -> set[str]:
-    """The dotted keys of a nested dict's values."""
-    keys: set[str] = set()
-    for key, value in nested.items():
-        dotted = f"{prefix}{key}"
-        keys |= _leaves(value, f"{dotted}.") if isinstance(value, dict) else {dotted}
-    return keys
-
-
-_JSON_HINT = """lists and sections are JSON there, e.g. LILO_SURVEYS='["2301.00001"]'"""
-
-
-# A settings file is a few KB; a bigger one is not one.
-_MAX_CONFIG_BYTES = 1_000_000
-
-
-def _from_file(path: Path) -> Settings:
-    if path.is_dir():
-        raise ConfigError(f"{path} is a folder: --config (or LILO_CONFIG) names a TOML file")
-    try:
-        text = read_bounded(path, _MAX_CONFIG_BYTES).decode("utf-8")
-        data = tomllib.loads(text)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: no such config file: fix --config or LILO_CONFIG") from exc
-    except FileTooLarge as exc:
-        raise ConfigError(f"{exc}: give a TOML settings file") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not a text file ({exc.reason}): give a TOML file") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    except RecursionError as exc:
-        raise ConfigError(f"{path}: nested too deeply to read: give a TOML file") from exc
-    try:
-        return Settings.model_validate(data)
-    except ValidationError as exc:
-        lines = _setting_lines(text)
-        problems = "; ".join(
-            f"{path}:{_line_of(lines, e['loc'])}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
-            for e in exc.errors(include_url=False)
-        )
-        raise ConfigError(problems) from exc
-
-
-def _setting_lines(text: str) -> dict[str, int]:
-    """Where each dotted setting and each `[section]` header of a TOML text is first set:
-    read once for all of a file's errors (pydantic reports where a value sits in the data,
-    tomllib not at all)."""
-    found: dict[str, int] = {}
-    section = ""
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if line.startswith("[") and not line.startswith("[["):
-            section = line.strip("[] ")
-            found.setdefault(f"[{section}]", n)
-        elif "=" in line:
-            key = line.split("=", 1)[0].strip().strip("\"'")
-            found.setdefault(".".join(filter(None, (section, key))), n)
-    return found
-
-
-def _line_of(lines: dict[str, int], loc: tuple[int | str, ...]) -> int:
-    """The line that sets `loc`, else its section's header line, else 1."""
-    keys = [str(k) for k in loc if isinstance(k, str)]
-    return lines.get(".".join(keys)) or lines.get(f"[{'.'.join(keys[:-1])}]", 1)
-
-
-def _variable(loc: tuple[int | str, ...]) -> str:
-    """The LILO_* variable that sets a setting, e.g. LILO_LLM__CONCURRENCY."""
-    return "LILO_" + "__".join(str(k) for k in loc if isinstance(k, str)).upper()
-
-
-def _env_problem(exc: SettingsError) -> str:
-    """Which LILO_* variable pydantic-settings could not parse, and the format it wants."""
-    field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
-    names = sorted(k for k in os.environ if k.upper().startswith(f"LILO_{field.upper()}"))
-    return f"{' or '.join(names) or 'a LILO_* variable'} is not valid JSON ({_JSON_HINT})"
-
-
-def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+def nest_dotted(flat: dict[str, Any]) -> dict[str, Any]:
     nested: dict[str, Any] = {}
     for key, value in flat.items():
         node = nested

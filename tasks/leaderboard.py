@@ -1,5 +1,6 @@
 """The leaderboard of one result version, as the paper's Table 2 shows it: a row per method
-(variant), for each length S_l, S_c, S_q (x100) and n scored/expected, then Overall (each
+(variant), for each length each registered leaderboard score (S_l, S_c, S_q, ...; x100;
+tasks/scoring/) and n scored/expected, then Overall (each
 score's per-length means averaged over the lengths run; see
 warehouse/models/res_leaderboard.sql). `lilo leaderboard`, the runs' summaries, the report
 and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads it.
@@ -19,16 +20,20 @@ from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.reporting import fixed, unsigned_zero
+from lilo.tasks.formatting import fixed, pipe_table, unsigned_zero
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.stats import LEVEL, fewest_samples
 
-__all__ = ["SCORES", "Board", "Scope", "comparison", "length_label", "scope_line"]
+__all__ = ["Board", "Scope", "comparison", "length_label", "scope_line", "score_labels"]
 
-SCORES = ("S_l", "S_c", "S_q", "n")
 OVERALL = "Overall"
 TOO_SMALL = "n too small"
-# res_paired's score names as the leaderboard's columns, in their order.
-_PAIRED_SCORES = {"length": "S_l", "consistency": "S_c", "quality": "S_q"}
+
+
+def score_labels() -> list[str]:
+    """Each length's (and Overall's) columns: the registered leaderboard scores' labels
+    (S_l, S_c, S_q, ...; tasks/scoring/), then n scored/expected."""
+    return [*(h.label for h in leaderboard_scores()), "n"]
 
 
 @dataclass(frozen=True)
@@ -107,15 +112,17 @@ class Board:
             if self.has_intervals
             else "; no intervals"
         ) + f" (given from {fewest_samples()} samples on)"
+        scores = ", ".join(f"{h.label} {h.name}" for h in leaderboard_scores())
         return (
-            "S_l length, S_c consistency, S_q quality: means over the scored summaries; "
+            f"{scores}: means over the scored summaries; "
             f"n: scored/expected; {OVERALL}: each score's mean over {lengths or 'the lengths'}"
             f"{interval}"
         )
 
     @property
     def has_intervals(self) -> bool:
-        return "s_c_low" in self.rows.columns and bool(self.rows["s_c_low"].notna().any())
+        lows = [f"{h.column}_low" for h in leaderboard_scores()]
+        return any(c in self.rows.columns and self.rows[c].notna().any() for c in lows)
 
     def _names(self) -> list[str]:
         return ["method", "backbone"] if len(self.backbones) > 1 else ["method"]
@@ -133,7 +140,7 @@ class Board:
         header = self._names() + [
             f"{label} {score}"
             for label in [*map(length_label, self.lengths), OVERALL]
-            for score in SCORES
+            for score in score_labels()
         ]
         body = []
         for names, group in self._groups():
@@ -141,14 +148,14 @@ class Board:
             cells = []
             for n in self.lengths:
                 row = by_length.get(n)
-                cells += _cells(row, below) if row is not None else ["-"] * len(SCORES)
+                cells += _cells(row, below) if row is not None else ["-"] * len(score_labels())
             body.append([*names, *cells, *_overall(group, below)])
         return header, body
 
     def stacked(self, below: bool = False) -> tuple[list[str], list[list[str]]]:
         """(header, rows), a row per method and length, then the method's Overall row; the
         method named on its first row only."""
-        header = [*self._names(), "length", *SCORES]
+        header = [*self._names(), "length", *score_labels()]
         body = []
         for names, group in self._groups():
             for i, row in enumerate(group.itertuples()):
@@ -182,13 +189,15 @@ class Board:
             "",
             self.scope_line(),
             "",
-            *_pipe_table(*(self.stacked() if stacked else self.wide()), names + stacked),
+            *pipe_table(
+                *(self.stacked() if stacked else self.wide()), names + stacked
+            ).splitlines(),
             "",
             f"_{self.caption()}_",
         ]
         title, header, body = self.comparison()
         if body:
-            lines += ["", f"**{title}**", "", *_pipe_table(header, body, 3)]
+            lines += ["", f"**{title}**", "", *pipe_table(header, body, 3).splitlines()]
         return "\n".join(lines) + "\n"
 
 
@@ -203,10 +212,11 @@ def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], 
     if paired.empty:
         return "", header, []
     rank = {v: i for i, v in enumerate(dict.fromkeys(order))}
+    labels = {h.name: h.label for h in leaderboard_scores()}
     paired = paired.assign(
         _variant=paired["variant"].map(rank).fillna(len(rank)),
         _length=paired["target_words"].replace(0, 10**9),
-        _score=paired["score"].map(list(_PAIRED_SCORES).index),
+        _score=paired["score"].map(lambda s: list(labels).index(s) if s in labels else len(labels)),
     ).sort_values(["_variant", "variant", "backbone", "_length", "_score"])
     several = paired["backbone"].nunique() > 1
     body = []
@@ -219,7 +229,7 @@ def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], 
             [
                 label if name != shown else "",
                 length,
-                _PAIRED_SCORES[r.score],
+                labels.get(r.score, r.score),
                 _signed(r.difference),
                 _interval(r.ci_low, r.ci_high),
                 _p(r.p_value),
@@ -256,14 +266,14 @@ def _score(values: Any, column: str, below: bool) -> str:
 
 def _cells(row: Any, below: bool = False) -> list[str]:
     values = row._asdict()
-    scores = [_score(values, c, below) for c in ("s_l", "s_c", "s_q")]
+    scores = [_score(values, h.column, below) for h in leaderboard_scores()]
     return [*scores, f"{row.scored}/{row.expected}"]
 
 
 def _overall(group: pd.DataFrame, below: bool = False) -> list[str]:
     first = group.iloc[0].to_dict()
     n = f"{int(group['scored'].sum())}/{int(group['expected'].sum())}"
-    return [_score(first, f"overall_{s.lower()}", below) for s in SCORES[:3]] + [n]
+    return [_score(first, f"overall_{h.column}", below) for h in leaderboard_scores()] + [n]
 
 
 def _signed(value: Any) -> str:
@@ -283,21 +293,7 @@ def _p(value: Any) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _pipe_table(header: list[str], body: list[list[str]], names: int) -> list[str]:
-    """A Markdown pipe table, its first `names` columns left-aligned, the rest right."""
-    rule = "|" + "|".join("---" if i < names else "---:" for i in range(len(header))) + "|"
-    return [
-        "| " + " | ".join(header) + " |",
-        rule,
-        *("| " + " | ".join(_md(c) for c in row) + " |" for row in body),
-    ]
-
-
 def _plain(value: Any) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return unsigned_zero(value.item() if hasattr(value, "item") else value)
-
-
-def _md(cell: str) -> str:
-    return cell.replace("|", "\\|")

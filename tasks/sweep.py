@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from lilo.tasks.config import Settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.methods import Method, get_method
 
 __all__ = ["Point", "SweepError", "method_variants", "parse_sweep", "sweep_points"]
@@ -18,7 +19,7 @@ Point = tuple[tuple[str, Any], ...]
 """One point of a sweep: (setting, value) pairs; () is the run's own settings."""
 
 
-class SweepError(ValueError):
+class SweepError(InputError, ValueError):
     """A sweep that names no setting, or whose variants the leaderboard could not tell apart."""
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lilo.expectations import SUITES_DIR
-from lilo.tasks.config import Settings
+from lilo.tasks.config import CleanSettings
 from lilo.tasks.records import PaperText, Quarantine
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def papers_frame(papers: list[PaperText]) -> pd.DataFrame:
 
 def validate_papers(
     papers: list[PaperText],
-    settings: Settings,
+    limits: CleanSettings,
     docs_dir: Path | None = None,
     earlier: Mapping[str, str] | None = None,
 ) -> Validation:
@@ -82,9 +82,9 @@ def validate_papers(
     if not papers:
         return Validation([], [], {"suite": "papers", "success": True, "papers": 0})
     parameters = {
-        "min_words": settings.clean.min_words,
-        "max_words": settings.clean.max_words,
-        "max_markup_density": settings.clean.max_markup_density,
+        "min_words": limits.min_words,
+        "max_words": limits.max_words,
+        "max_markup_density": limits.max_markup_density,
     }
     results = _run_suite(papers_frame(papers), parameters, docs_dir)
 

@@ -181,7 +181,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
         [
             sys.executable,
             "-c",
-            "import json, sys; from lilo.flows.review import qa_review; "
+            "import json, sys; from lilo.flows.qa_review import qa_review; "
             "print(json.dumps(qa_review(sample=sys.argv[1], overrides=json.loads(sys.argv[2]))))",
             sample,
             json.dumps(overrides),
@@ -216,7 +216,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
             _choose(page, _field(page, f"Decision on pair {i}"), "approve")
         _choose(page, _field(page, "Decision on pair 2"), "reject")
         pair2 = _field(page, next(t for t in _pair_titles(page) if t.startswith("Pair 2 of")))
-        _field(pair2, "Reason (required to reject) (Optional)").locator("textarea").fill(
+        _field(pair2, "Reason (Optional)").locator("textarea").fill(
             "not answerable from the papers"
         )
         _choose(page, _field(page, "Decision on pair 3"), "edit")

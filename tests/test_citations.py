@@ -135,7 +135,7 @@ CELERITE, MSS1, MSS2, MSS3 = "1703.09710", "2102.00007", "2102.01697", "2110.062
 
 def _groups_of(folder: Path) -> tuple[list[Citation], list[CitationGroup]]:
     """A corpus item read as the pipeline reads a survey (cleaned, bibliography resolved)."""
-    cleaned = clean_source(folder, Settings())
+    cleaned = clean_source(folder, Settings().clean)
     references = read_references(folder, cleaned.main_file)
     citations = find_citations(cleaned.text)
     key_to_id = {r.key: r.arxiv_id for r in references if r.arxiv_id}

@@ -48,7 +48,7 @@ def _targz(path: Path, files: dict[str, bytes]) -> Path:
 
 def test_clean_paper_returns_paper_text(tmp_path: Path) -> None:
     archive = _targz(tmp_path / "a.tar.gz", {"ms.tex": PAPER.encode()})
-    paper = clean_paper(_raw(archive, "astro-ph/9911436"), tmp_path / "work", SETTINGS)
+    paper = clean_paper(_raw(archive, "astro-ph/9911436"), tmp_path / "work", SETTINGS.clean)
     assert isinstance(paper, PaperText)
     assert paper.paper_id == "astro-ph/9911436"
     assert (tmp_path / "work" / "astro-ph_9911436" / "ms.tex").exists()
@@ -63,7 +63,7 @@ def test_clean_paper_returns_paper_text(tmp_path: Path) -> None:
 def test_title_falls_back_to_metadata(tmp_path: Path) -> None:
     archive = tmp_path / "one.gz"
     archive.write_bytes(gzip.compress(PAPER.replace("\\title{Kernel Things}", "").encode()))
-    paper = clean_paper(_raw(archive), tmp_path / "work", SETTINGS)
+    paper = clean_paper(_raw(archive), tmp_path / "work", SETTINGS.clean)
     assert isinstance(paper, PaperText) and paper.title == "Metadata title"
 
 
@@ -72,7 +72,7 @@ def test_rerun_replaces_the_folder(tmp_path: Path) -> None:
     stale = tmp_path / "work" / "2401.00001" / "stale.tex"
     stale.parent.mkdir(parents=True)
     stale.write_text(PAPER.replace("Kernel Things", "Stale").replace("kernels", "stale"))
-    paper = clean_paper(_raw(archive), tmp_path / "work", SETTINGS)
+    paper = clean_paper(_raw(archive), tmp_path / "work", SETTINGS.clean)
     assert isinstance(paper, PaperText) and not stale.exists()
 
 
@@ -87,7 +87,7 @@ def test_rerun_replaces_the_folder(tmp_path: Path) -> None:
 )
 def test_bad_papers_are_quarantined(tmp_path: Path, files: dict, reason: str | None) -> None:
     archive = _targz(tmp_path / "a.tar.gz", files)
-    result = clean_paper(_raw(archive), tmp_path / "work", SETTINGS)
+    result = clean_paper(_raw(archive), tmp_path / "work", SETTINGS.clean)
     assert isinstance(result, Quarantine) and result.stage == "clean"
     assert result.item_id == "2401.00001"
     if reason is None:
@@ -99,8 +99,8 @@ def test_bad_papers_are_quarantined(tmp_path: Path, files: dict, reason: str | N
 def test_pdf_and_unexpected_errors_are_quarantined(tmp_path: Path) -> None:
     pdf = tmp_path / "p.pdf"
     pdf.write_bytes(b"%PDF-1.4\n")
-    assert clean_paper(_raw(pdf), tmp_path / "work", SETTINGS).reason == "no_latex_source"
-    missing = clean_paper(_raw(tmp_path / "nowhere"), tmp_path / "work", SETTINGS)
+    assert clean_paper(_raw(pdf), tmp_path / "work", SETTINGS.clean).reason == "no_latex_source"
+    missing = clean_paper(_raw(tmp_path / "nowhere"), tmp_path / "work", SETTINGS.clean)
     assert isinstance(missing, Quarantine) and missing.reason == "clean_error"
     assert "FileNotFoundError" in missing.detail
 
@@ -109,7 +109,7 @@ def test_real_paper_end_to_end(tmp_path: Path) -> None:
     archive = tmp_path / "1703.09710.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(PAPERS / "celerite-scalable-gp", arcname=".")
-    paper = clean_paper(_raw(archive, "1703.09710"), tmp_path / "work", Settings())
+    paper = clean_paper(_raw(archive, "1703.09710"), tmp_path / "work", Settings().clean)
     assert isinstance(paper, PaperText)
     assert paper.words > Settings().clean.min_words
     assert "missing input: vc.tex" in paper.warnings

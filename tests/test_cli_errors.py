@@ -14,10 +14,11 @@ import duckdb
 import pytest
 
 from lilo.flows.cli import main
-from lilo.flows.cli._common import CLIError
+from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._forms import print_address
 from lilo.flows.cli.review import _resolve, _short
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters, load_settings
 from lilo.tasks.records import QAPair, Sample
 from lilo.warehouse import Warehouse
 
@@ -292,9 +293,9 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code(tmp_path, capsys):
 
 def test_each_lilo_error_carries_its_exit_code():
     from lilo.flows._preflight import PreflightError
-    from lilo.flows.cli._common import CLIError
+    from lilo.flows.cli._errors import CLIError
     from lilo.flows.cli._main import _explain
-    from lilo.tasks.config import ConfigError
+    from lilo.tasks.config_loading import ConfigError
     from lilo.tasks.llm import LLMError
     from lilo.warehouse import WarehouseBusy
 
@@ -342,7 +343,7 @@ def test_a_deployment_run_with_an_unreachable_endpoint_is_failed_in_prefect(
 
     closed = f"http://127.0.0.1:{_closed_port()}/api/query"
     settings = Settings(data_dir=tmp_path / "data").with_overrides({"arxiv.api_url": closed})
-    overrides = settings.flow_parameters()  # as the CLI hands its settings to its flows
+    overrides = flow_parameters(settings)  # as the CLI hands its settings to its flows
     name = f"preflight-{tmp_path.name}"  # to find the run below
     with pytest.raises(PreflightError, match="arXiv at .* is unreachable"):
         lilo_pipeline.with_options(flow_run_name=name)(surveys=["2301.00001"], overrides=overrides)

@@ -88,7 +88,7 @@ def test_excluded_comment_environments_from_the_comment_package(tmp_path: Path) 
         "\\documentclass{article}\n\\input{preamble}\n\\begin{document}\n\\input{body}\n"
         "\\begin{notes}MAIN_NOTE\\end{notes}\n\\end{document}\n"
     )
-    text = clean_source(tmp_path, Settings()).text
+    text = clean_source(tmp_path, Settings().clean).text
     assert "Body text." in text and "DRAFT_KEPT" in text
     assert "REVIEWER_NOTE" not in text and "MAIN_NOTE" not in text
 
@@ -100,7 +100,7 @@ def test_a_paper_keeps_its_url_and_code_whole(tmp_path: Path) -> None:
         '\\begin{lstlisting}[language=C]\nprintf("%d", x); // 100%\n\\end{lstlisting}\n'
         "\\end{document}\n"
     )
-    cleaned = clean_source(tmp_path, Settings())
+    cleaned = clean_source(tmp_path, Settings().clean)
     assert "\\url{https://example.org/code%20v1}." in cleaned.text
     assert 'printf("%d", x); // 100%' in cleaned.text
     assert "TODO" not in cleaned.text

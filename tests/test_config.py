@@ -3,14 +3,13 @@ from pathlib import Path
 
 import pytest
 
-from lilo.tasks.config import (
+from lilo.tasks.config import Role, Settings, walk_fields
+from lilo.tasks.config_loading import (
     ConfigError,
     ParameterRefused,
-    Role,
-    Settings,
+    flow_parameters,
     load_settings,
     run_settings,
-    walk_fields,
 )
 
 
@@ -51,7 +50,7 @@ def test_flow_parameters_carry_no_folder_endpoint_or_key_nor_write_the_environme
     settings = Settings().with_overrides(
         {"llm.api_key": "sk-secret", "llm.backend": "openai", "data_dir": "/srv/lilo"}
     )
-    parameters = settings.flow_parameters()
+    parameters = flow_parameters(settings)
     assert "sk-secret" not in json.dumps(parameters) and "/srv/lilo" not in json.dumps(parameters)
     assert dict(os.environ) == before  # no key moved into the environment
     # the flow, run in this process, resolves the references back to the values
@@ -98,11 +97,11 @@ def test_a_run_s_parameters_shape_the_run():
 
 
 def _lines_run_reading(config: Path) -> int:
-    """Lines of tasks/config.py executed while a file with errors is read (its errors
+    """Lines of tasks/config_loading.py executed while a file with errors is read (its errors
     reported): a count of work that does not depend on the machine's speed."""
     import sys
 
-    import lilo.tasks.config as module
+    import lilo.tasks.config_loading as module
 
     count = 0
 

@@ -22,7 +22,7 @@ from lilo.tasks.llm import ContextExceeded, LLMError, make_client
 from lilo.tasks.llm.ledger import CallLog, LedgerReader
 from lilo.tasks.llm.window import ESTIMATE_BYTES, MARGIN_TOKENS, estimate_tokens
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import PaperText, Sample
 from lilo.tasks.tokens import count_gpt4o_tokens
 

@@ -101,7 +101,7 @@ def test_every_corpus_paper_has_expectations() -> None:
 
 @pytest.fixture(scope="module")
 def cleaned() -> dict[str, Cleaned]:
-    return {slug: clean_source(PAPERS / slug, Settings()) for slug in EXPECTED}
+    return {slug: clean_source(PAPERS / slug, Settings().clean) for slug in EXPECTED}
 
 
 @pytest.mark.parametrize("slug", sorted(EXPECTED))

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from lilo.flows.generate import generate_flow
 from lilo.flows.score import score_flow
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.warehouse import Warehouse
 
 SAMPLES = kernel_samples(4)

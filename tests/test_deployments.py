@@ -111,8 +111,8 @@ def test_a_run_s_parameters_never_choose_endpoints_keys_or_folders(
 
     from lilo.flows.pipeline import lilo_pipeline, lilo_run_dataset
     from lilo.flows.probe import lilo_probes
-    from lilo.flows.review import qa_review
-    from lilo.tasks.config import ParameterRefused
+    from lilo.flows.qa_review import qa_review
+    from lilo.tasks.config_loading import ParameterRefused
 
     monkeypatch.setenv("LILO_DATA_DIR", str(tmp_path / "worker"))  # the worker's own
     monkeypatch.setenv("LILO_LLM__API_KEY", "sk-worker-secret")

@@ -25,7 +25,7 @@ MODEL = "all-MiniLM-L6-v2"
 @pytest.fixture(scope="module")
 def long_chunk() -> str:
     """A real 1,024-token RAL-Writer chunk: about 1,300 word pieces, 5 windows."""
-    text = clean_source(PAPERS / "herding-bayesian-quadrature", Settings()).text
+    text = clean_source(PAPERS / "herding-bayesian-quadrature", Settings().clean).text
     return max(split_recursive(text, 1024, 256), key=len)
 
 

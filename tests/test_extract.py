@@ -42,7 +42,7 @@ def _refused(tmp_path: Path, archive: Path, settings: Settings = SETTINGS) -> Qu
     dest.parent.mkdir(exist_ok=True)
     before = _snapshot(tmp_path, dest)
     with pytest.raises(Quarantined) as caught:
-        extract_archive(archive, dest, settings)
+        extract_archive(archive, dest, settings.clean)
     assert _snapshot(tmp_path, dest) == before, "something was written outside the destination"
     assert not [p for p in tmp_path.rglob("*") if p.is_symlink()]
     return caught.value
@@ -59,28 +59,28 @@ def test_tar_gz_is_unpacked_with_folders(tmp_path: Path) -> None:
         ],
     )
     dest = tmp_path / "out"
-    assert extract_archive(archive, dest, SETTINGS) == "tar.gz"
+    assert extract_archive(archive, dest, SETTINGS.clean) == "tar.gz"
     assert (dest / "sections" / "intro.tex").read_text() == "Intro"
     assert (dest / "figures" / "table.tex").read_text() == "Table"
 
 
 def test_plain_tar(tmp_path: Path) -> None:
     archive = _tar(tmp_path / "a.tar", [_member("ms.tex", b"x")], compress=False)
-    assert extract_archive(archive, tmp_path / "out", SETTINGS) == "tar"
+    assert extract_archive(archive, tmp_path / "out", SETTINGS.clean) == "tar"
     assert (tmp_path / "out" / "ms.tex").read_text() == "x"
 
 
 def test_single_gzipped_tex_becomes_main_tex(tmp_path: Path) -> None:
     archive = tmp_path / "2401.00001"
     archive.write_bytes(gzip.compress(b"\\documentclass{article}\n"))
-    assert extract_archive(archive, tmp_path / "out", SETTINGS) == "tex.gz"
+    assert extract_archive(archive, tmp_path / "out", SETTINGS.clean) == "tex.gz"
     assert (tmp_path / "out" / "main.tex").read_text() == "\\documentclass{article}\n"
 
 
 def test_plain_tex(tmp_path: Path) -> None:
     archive = tmp_path / "paper"
     archive.write_bytes(b"\\documentclass{article}\n")
-    assert extract_archive(archive, tmp_path / "out", SETTINGS) == "tex"
+    assert extract_archive(archive, tmp_path / "out", SETTINGS.clean) == "tex"
     assert (tmp_path / "out" / "main.tex").exists()
 
 

@@ -118,7 +118,7 @@ def test_every_format_and_id_style(mirror: Mirror, tmp_path: Path) -> None:
     assert set(mirror.user_agents) == {settings.arxiv.user_agent}
     assert len(_stored(settings)) == 4
 
-    cleaned = [clean_paper(raw, tmp_path / "work", settings) for raw in raws]
+    cleaned = [clean_paper(raw, tmp_path / "work", settings.clean) for raw in raws]
     assert [type(c).__name__ for c in cleaned] == ["PaperText"] * 3 + ["Quarantine"]
     assert [c.main_file for c in cleaned[:3] if isinstance(c, PaperText)] == [
         "ms.tex",
@@ -214,7 +214,7 @@ def test_arxiv_is_fetched_with_requests(mirror: Mirror, tmp_path: Path, monkeypa
     monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", noting)
     settings = _settings(tmp_path, mirror.base_url)
     check_endpoints(settings)
-    [meta] = fetch_metadata([TAR_GZ], settings)
+    [meta] = fetch_metadata([TAR_GZ], settings.arxiv)
     [raw], [] = fetch_eprints([TAR_GZ], settings)
     assert (meta.arxiv_id, raw.arxiv_id) == (TAR_GZ, TAR_GZ)
     assert sent == [("HEAD", "/api/query"), ("GET", "/api/query"), ("GET", f"/e-print/{TAR_GZ}")]
@@ -225,7 +225,7 @@ def test_metadata_through_the_arxiv_client_is_retried(mirror: Mirror, tmp_path: 
     settings = _settings(tmp_path, mirror.base_url)
     mirror.inject("/api/query", [429], retry_after=0.4)
     mirror.inject("/api/query", [503, DROP])
-    [meta] = fetch_metadata([f"{TAR_GZ}v1"], settings)
+    [meta] = fetch_metadata([f"{TAR_GZ}v1"], settings.arxiv)
     assert meta.arxiv_id == TAR_GZ and meta.title == "Mapping stellar surfaces I"
     log = mirror.requests_log
     assert [status for _, status, _ in log] == [429, 503, DROP, 200]

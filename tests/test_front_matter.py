@@ -37,7 +37,7 @@ DOC = "\\documentclass{article}\n%s\n\\begin{document}\n\\maketitle\nBody.\n\\en
 )
 def test_titles_come_out_as_plain_text(tmp_path: Path, title: str, text: str) -> None:
     (tmp_path / "ms.tex").write_text(DOC % f"\\title{{{title}}}")
-    assert clean_source(tmp_path, Settings()).title == text
+    assert clean_source(tmp_path, Settings().clean).title == text
 
 
 def test_front_matter_in_input_and_imported_files(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_front_matter_in_input_and_imported_files(tmp_path: Path) -> None:
         "\\documentclass{aastex631}\n\\input{front}\n\\begin{document}\n"
         "\\import{parts/}{abstract}\n\\section{Intro}\nText.\n\\end{document}\n"
     )
-    cleaned = clean_source(tmp_path, Settings())
+    cleaned = clean_source(tmp_path, Settings().clean)
     assert cleaned.title == "Stellar Streams with MDNs"
     assert cleaned.front.authors == ("Jane Q. Doe", "R. Roe")
     assert cleaned.front.abstract == "Streams are long. We model 50% of streams."

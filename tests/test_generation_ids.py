@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import PaperText, Sample
 
 

@@ -7,6 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters
 from lilo.tasks.qa.grade_review import GradeVerdict, agreement, grade_items, sample_grades
 
 ROWS = [
@@ -113,7 +114,7 @@ def test_grades_from_a_file_and_from_the_prefect_form_land_in_one_table(judged, 
     from prefect.flow_runs import resume_flow_run
 
     from lilo.flows.cli import main
-    from lilo.flows.review import grade_review
+    from lilo.flows.grade_review import grade_review
 
     exported = tmp_path / "grades.jsonl"
     common = ["--data-dir", str(judged)]
@@ -127,7 +128,7 @@ def test_grades_from_a_file_and_from_the_prefect_form_land_in_one_table(judged, 
     assert "recorded 4 human grades by ana" in capsys.readouterr().out
 
     tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}  # as the CLI passes its settings
-    overrides = Settings(data_dir=judged).with_overrides(tuned).flow_parameters()
+    overrides = flow_parameters(Settings(data_dir=judged).with_overrides(tuned))
     result: list[dict] = []
     runner = threading.Thread(target=lambda: result.append(grade_review(n=4, overrides=overrides)))
     runner.start()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lilo.flows.generate import generate_flow
 from lilo.flows.qa import qa_flow
 from lilo.flows.samples import samples_flow
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.records import PaperText, Sample
 from lilo.warehouse import Warehouse
 

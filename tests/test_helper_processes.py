@@ -73,8 +73,8 @@ def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -
 
 def test_worker_processes_reply_as_the_calling_thread_does(tmp_path: Path) -> None:
     base = Settings(data_dir=tmp_path)
-    inline = OfflineEngine(base.with_overrides({"llm.offline.processes": 0}))
-    pooled = OfflineEngine(base)
+    inline = OfflineEngine(base.llm.model, base.llm.offline.model_copy(update={"processes": 0}))
+    pooled = OfflineEngine(base.llm.model, base.llm.offline)
     assert pooled.fingerprint() == inline.fingerprint()
     assert base.config_hash() == base.with_overrides({"llm.offline.processes": 0}).config_hash()
     prompts = [

@@ -31,6 +31,7 @@ from lilo.tasks.parallel import map_processes
 from lilo.tasks.records import RawSource
 from lilo.tasks.redact import configured_secrets, redact
 from lilo.warehouse import Warehouse
+from lilo.warehouse.publishing import publish_warehouse
 
 LILO = [sys.executable, "-m", "lilo.flows.cli"]
 MAX_SECONDS = 30.0
@@ -290,7 +291,7 @@ def test_inputs_outside_the_archive_get_one_warning_whether_or_not_the_file_exis
         bodies += [f"\\import{{{host}/}}{{secret}}", "\\import{../}{secret}"]
         for n, body in enumerate(bodies):
             folder = _write(host / f"paper{n}", {"main.tex": PREAMBLE + body + END})
-            cleaned = clean_source(folder, Settings())
+            cleaned = clean_source(folder, Settings().clean)
             assert "host text" not in cleaned.text
             warnings[side].append([w.replace(str(host), "HOST") for w in cleaned.warnings])
     assert warnings["a"] == warnings["b"]
@@ -461,7 +462,7 @@ def test_publish_takes_paths_as_parameters(tmp_path: Path) -> None:
     with Warehouse(folder / f"{HOSTILE_NAME}.duckdb") as wh:
         wh.upsert("runs", [], ("run_id",))
         data = folder / HOSTILE_NAME
-        published = wh.publish(data / "published" / f"{HOSTILE_NAME}.duckdb", data)
+        published = publish_warehouse(wh, data / "published" / f"{HOSTILE_NAME}.duckdb", data)
     assert published.exists() and sorted(p.name for p in tmp_path.iterdir()) == [HOSTILE_NAME]
 
 
@@ -523,7 +524,7 @@ def test_a_methods_own_error_that_echoes_the_key_is_recorded_redacted(tmp_path: 
     from lilo.tasks.llm import make_client
     from lilo.tasks.methods import Unit
     from lilo.tasks.methods.base import _Registered
-    from lilo.tasks.prompts import lilo_pack
+    from lilo.tasks.prompt_packs import lilo_pack
     from lilo.tasks.records import Sample
 
     key = "sk-echoed0123456789abcdef"

@@ -90,7 +90,7 @@ def paper(tmp_path: Path) -> Path:
 
 
 def test_synthetic_paper_is_cleaned(paper: Path) -> None:
-    cleaned = clean_source(paper, SETTINGS)
+    cleaned = clean_source(paper, SETTINGS.clean)
     text = cleaned.text
     assert cleaned.main_file == "main.tex"
     assert cleaned.title == "A Synthetic Study"
@@ -116,7 +116,7 @@ def test_synthetic_paper_is_cleaned(paper: Path) -> None:
 
 
 def test_removed_bytes_and_warnings(paper: Path) -> None:
-    cleaned = clean_source(paper, SETTINGS)
+    cleaned = clean_source(paper, SETTINGS.clean)
     for kind in ["comments", "preamble", "appendix", "bibliography", "after_document"]:
         assert cleaned.removed[kind] > 0, kind
     warnings = " | ".join(cleaned.warnings)
@@ -140,13 +140,13 @@ def test_main_file_without_conventional_name_is_the_largest(tmp_path: Path) -> N
             "old.tex": "% \\documentclass{article}\n% \\begin{document}\n" + "y " * 1000,
         },
     )
-    assert clean_source(folder, SETTINGS).main_file == "report.tex"
+    assert clean_source(folder, SETTINGS.clean).main_file == "report.tex"
 
 
 def test_no_main_file(tmp_path: Path) -> None:
     folder = _write(tmp_path / "p", {"macros.tex": "\\newcommand{\\x}{y}"})
     with pytest.raises(Quarantined) as caught:
-        clean_source(folder, SETTINGS)
+        clean_source(folder, SETTINGS.clean)
     assert caught.value.reason == "no_main_file"
 
 
@@ -169,7 +169,7 @@ def test_not_utf8_is_decoded_with_a_recorded_fallback(
             "body.tex": data,
         },
     )
-    cleaned = clean_source(folder, SETTINGS)
+    cleaned = clean_source(folder, SETTINGS.clean)
     assert cleaned.text.strip() == kept
     assert f"body.tex: not UTF-8, decoded as {encoding}" in cleaned.warnings
 
@@ -177,7 +177,7 @@ def test_not_utf8_is_decoded_with_a_recorded_fallback(
 def test_utf8_bom_and_crlf_are_normalised(tmp_path: Path) -> None:
     main = "\\documentclass{article}\r\n\\begin{document}\r\nCaf\xe9\r\n\\end{document}\r\n"
     folder = _write(tmp_path / "p", {"ms.tex": b"\xef\xbb\xbf" + main.encode()})
-    cleaned = clean_source(folder, SETTINGS)
+    cleaned = clean_source(folder, SETTINGS.clean)
     assert cleaned.text == "Caf\xe9\n" and cleaned.warnings == ("no \\title in the source",)
 
 
@@ -195,7 +195,7 @@ def _assert_clean(text: str) -> None:
 
 
 def test_celerite_main_file_and_missing_vc() -> None:
-    cleaned = clean_source(PAPERS / "celerite-scalable-gp", SETTINGS)
+    cleaned = clean_source(PAPERS / "celerite-scalable-gp", SETTINGS.clean)
     assert cleaned.main_file == "ms.tex"
     assert "missing input: vc.tex" in cleaned.warnings
     assert cleaned.title.startswith("Fast and scalable Gaussian process modeling")
@@ -206,7 +206,7 @@ def test_celerite_main_file_and_missing_vc() -> None:
 
 
 def test_calamancy_subfile_tables_are_inlined() -> None:
-    cleaned = clean_source(PAPERS / "calamancy-tagalog-toolkit", SETTINGS)
+    cleaned = clean_source(PAPERS / "calamancy-tagalog-toolkit", SETTINGS.clean)
     assert cleaned.main_file == "report.tex"
     assert cleaned.title == "calamanCy: A Tagalog Natural Language Processing Toolkit"
     assert "Juan de la Cruz" in cleaned.text  # from tables/entity_types.tex
@@ -227,7 +227,7 @@ def test_calamancy_subfile_tables_are_inlined() -> None:
     ],
 )
 def test_corpus_main_files(slug: str, main: str) -> None:
-    cleaned = clean_source(PAPERS / slug, SETTINGS)
+    cleaned = clean_source(PAPERS / slug, SETTINGS.clean)
     assert cleaned.main_file == main
     assert cleaned.title
     _assert_clean(cleaned.text)
@@ -243,7 +243,7 @@ def test_macro_definitions_in_the_body_are_removed(tmp_path: Path) -> None:
     ]
     body = "".join(f"{d}\n" for d in definitions) + "KEPT \\definecolor{x}{rgb}{1,0,0}\n"
     doc = f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\\end{{document}}\n"
-    cleaned = clean_source(_write(tmp_path / "p", {"ms.tex": doc}), SETTINGS)
+    cleaned = clean_source(_write(tmp_path / "p", {"ms.tex": doc}), SETTINGS.clean)
     assert cleaned.text == "KEPT \\definecolor{x}{rgb}{1,0,0}\n"
     assert cleaned.removed["macro_definitions"] == len("".join(definitions))
 
@@ -253,7 +253,7 @@ def test_appendix_environment_is_cut(tmp_path: Path) -> None:
         "\\documentclass{aa}\n\\begin{document}\n\\section{Intro}\nKEPT\n"
         "\\begin{appendix}\n\\section{Code}\nGONE\n\\end{appendix}\n\\end{document}\n"
     )
-    cleaned = clean_source(_write(tmp_path / "p", {"ms.tex": doc}), SETTINGS)
+    cleaned = clean_source(_write(tmp_path / "p", {"ms.tex": doc}), SETTINGS.clean)
     assert cleaned.text == "\\section{Intro}\nKEPT\n" and cleaned.removed["appendix"] > 0
 
 
@@ -273,7 +273,7 @@ def test_input_wrappers_and_package_inputs(tmp_path: Path) -> None:
             "part.tex": "PART_TEXT",
         },
     )
-    cleaned = clean_source(folder, SETTINGS)
+    cleaned = clean_source(folder, SETTINGS.clean)
     assert cleaned.text == "We found $42$ stars in $$ fields.\nPART_TEXT\n"
     assert sorted(cleaned.warnings) == [
         "missing input: output/gone.txt",
@@ -293,7 +293,7 @@ def test_secondary_documents_lose_to_the_paper(tmp_path: Path) -> None:
             "icml-workshop-submission.tex": doc % ("workshop " * 500),
         },
     )
-    assert clean_source(folder, SETTINGS).main_file == "paper-v3.tex"
+    assert clean_source(folder, SETTINGS.clean).main_file == "paper-v3.tex"
 
 
 @pytest.mark.parametrize(
@@ -308,7 +308,7 @@ def test_arxiv_readme_names_the_main_file(tmp_path: Path, name: str, content: st
     folder = _write(
         tmp_path / "p", {"main.tex": doc % ("a " * 500), "b.tex": doc % "b", name: content}
     )
-    assert clean_source(folder, SETTINGS).main_file == "b.tex"
+    assert clean_source(folder, SETTINGS.clean).main_file == "b.tex"
 
 
 def test_arxiv_readme_cannot_point_outside(tmp_path: Path) -> None:
@@ -316,12 +316,12 @@ def test_arxiv_readme_cannot_point_outside(tmp_path: Path) -> None:
     readme = '{"sources": [{"filename": "../evil.tex", "usage": "toplevel"}]}'
     doc = "\\documentclass{article}\n\\begin{document}\nok\n\\end{document}\n"
     folder = _write(tmp_path / "p", {"ms.tex": doc, "00README.json": readme})
-    assert clean_source(folder, SETTINGS).main_file == "ms.tex"
+    assert clean_source(folder, SETTINGS.clean).main_file == "ms.tex"
 
 
 def test_utf16_without_bom_is_quarantined_not_guessed(tmp_path: Path) -> None:
     doc = "\\documentclass{article}\n\\begin{document}\nna\u00efve\n\\end{document}\n"
     folder = _write(tmp_path / "p", {"ms.tex": doc.encode("utf-16-le")})
     with pytest.raises(Quarantined) as caught:
-        clean_source(folder, SETTINGS)
+        clean_source(folder, SETTINGS.clean)
     assert caught.value.reason == "not_utf8" and caught.value.detail.startswith("ms.tex: NUL")

@@ -14,6 +14,7 @@ import pytest
 from lilo.flows.cli import main
 from lilo.tasks.records import Generation, Sample, ScoreRow
 from lilo.warehouse import Warehouse
+from lilo.warehouse.publishing import publish_warehouse
 from lilo.warehouse.results import Expected, materialize_results
 
 LONG = "agentwrite[sees-written-and-a-very-long-variant-name-for-wrapping]"
@@ -57,7 +58,7 @@ def data_dir(tmp_path_factory):
         _seed(wh, "other")
         second = Expected(["s1"], variants, [4000, 8000], "offline:m")
         assert materialize_results(wh, "other", "r2", second).partial
-        wh.publish(root / "published" / "lilo.duckdb", root)
+        publish_warehouse(wh, root / "published" / "lilo.duckdb", root)
     return root
 
 
@@ -179,7 +180,7 @@ def _values(method: str, n: int, k: int) -> list[float]:
 
 def _paired_board(root, n: int):
     from lilo.flows._statistics import record_statistics
-    from lilo.tasks.config import load_settings
+    from lilo.tasks.config_loading import load_settings
 
     with Warehouse(root / "lilo.duckdb") as wh:
         for i in range(n):
@@ -202,7 +203,7 @@ def _paired_board(root, n: int):
         version = materialize_results(wh, "v1", "r1", expected).version
         settings = load_settings(overrides={"data_dir": str(root)})
         assert record_statistics(wh, version, settings) > 0
-        wh.publish(root / "published" / "lilo.duckdb", root)
+        publish_warehouse(wh, root / "published" / "lilo.duckdb", root)
     return root
 
 
@@ -224,7 +225,7 @@ def _interval(values: list[float]) -> str:
 
 
 def _difference_interval(method: str, k: int, n: int) -> str:
-    from lilo.tasks.reporting import fixed
+    from lilo.tasks.formatting import fixed
     from lilo.tasks.stats import paired_comparison
 
     ci = paired_comparison(_values(method, n, k), _values("ral_writer", n, k)).difference

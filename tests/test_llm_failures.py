@@ -17,7 +17,8 @@ from llm_server import PAIRS, PAPER, LLMServer
 
 from lilo.flows.qa import qa_flow
 from lilo.flows.score import score_flow
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.config_loading import flow_parameters
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import Generation, PaperText, QAPair, Sample
 from lilo.warehouse import Warehouse
 
@@ -179,7 +180,7 @@ def test_endpoint_text_never_becomes_a_script_link_in_an_artifact(
         wh.upsert("dim_dataset_versions", [version], ("dataset_version",), extra={"run_id": "s"})
     name = f"links-{tmp_path.name}"
     lilo_run_dataset.with_options(flow_run_name=name)(
-        "v1", overrides=settings.with_overrides({"generate.methods": ["single"]}).flow_parameters()
+        "v1", overrides=flow_parameters(settings.with_overrides({"generate.methods": ["single"]}))
     )
     with get_client(sync_client=True) as client:
         (run,) = client.read_flow_runs(

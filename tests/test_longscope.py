@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.methods import get_method
 from lilo.tasks.methods._convolve import sample_sets, top_k
 from lilo.tasks.methods._skeleton import Node, Op, apply_edit, leaves, parse_edit, parse_skeleton

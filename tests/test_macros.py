@@ -124,7 +124,7 @@ def test_macros_from_input_files_and_local_packages_reach_the_body(tmp_path: Pat
         "\\title{\\sys: Cleaning}\n\\begin{document}\n\\maketitle\n\\input{sec/intro}\n"
         "\\end{document}\n"
     )
-    cleaned = clean_source(tmp_path, Settings())
+    cleaned = clean_source(tmp_path, Settings().clean)
     assert cleaned.title == "Lilo: Cleaning"
     assert cleaned.text == (
         "\\section{Why \\textsc{Lilo}}\n\\textsc{Lilo} reads $\\mathbf{x}$ with our method.\n"

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from lilo.tasks.methods._lite import budgets, word_chunks
 from lilo.tasks.methods._markov import (
     best_path,
     cluster,
@@ -15,6 +14,7 @@ from lilo.tasks.methods._markov import (
     kendall_tau,
     transition_matrix,
 )
+from lilo.tasks.methods._section_writer import budgets, word_chunks
 
 # Chunk labels in document order: 0 2 2 1 0 2 1.
 LABELS = [0, 2, 2, 1, 0, 2, 1]

@@ -10,12 +10,12 @@ import pytest
 from test_formulas import _papers
 
 from lilo.flows._preflight import PreflightError, check_names
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import UnknownName
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import Sample
 
 

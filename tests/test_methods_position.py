@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from lilo.flows._load import load_generations
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import Generation, Sample, ScoreRow
 from lilo.tasks.synthetic.known_answers import cleaned_triplet, locate, recall_by_bin
 from lilo.warehouse import Warehouse

@@ -9,6 +9,7 @@ import pytest
 from lilo.flows._run import RunFailed
 from lilo.flows.pipeline import lilo_pipeline
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters
 from lilo.tasks.synthetic import Mirror, write_corpus
 
 STAGE_TABLES = (
@@ -58,7 +59,7 @@ def _as_the_cli_passes(settings: dict) -> dict:
     """Settings as `lilo run` hands them to the flow it runs in itself: its folders and
     endpoints as references only this process resolves (a deployment run's parameters
     may not set them)."""
-    return Settings().with_overrides(settings).flow_parameters()
+    return flow_parameters(Settings().with_overrides(settings))
 
 
 @pytest.fixture(scope="module")

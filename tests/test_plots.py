@@ -1,5 +1,5 @@
 """The position-curve figure holds its whole legend at 1 and 3 target lengths with 1 to 7
-methods: the image grows to the legend, whose labels all show (tasks/report/_plots.py)."""
+methods: the image grows to the legend, whose labels all show (tasks/results_report/_plots.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from lilo.tasks.report import position_curve_png
+from lilo.tasks.results_report import position_curve_png
 
 METHODS = ["single", "agentwrite", "compress[extractive]", "ral_writer",
            "agentwrite[corrected]", "compress[llmlingua2]", "ral_writer[no-retrieval]"]  # fmt: skip
@@ -67,7 +67,11 @@ def _lines(fig) -> dict[str, tuple[str, str, str]]:
 
 
 def _figures(methods: list[str]):
-    from lilo.tasks.report._plots import consistency_figure, cost_figure, position_curve_figure
+    from lilo.tasks.results_report._plots import (
+        consistency_figure,
+        cost_figure,
+        position_curve_figure,
+    )
 
     lengths = [4000, 8000, 16000]
     board = pd.DataFrame(

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from lilo.flows.cli import main
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings, Settings
 from lilo.tasks.llm.offline import reply
 from lilo.tasks.llm.offline.probe_kv import NOT_FOUND
 from lilo.tasks.llm.offline.probe_qa import NO_ANSWER
@@ -275,17 +275,17 @@ def _kv_unit(size: int, position: int, query_aware: bool = False) -> ProbeUnit:
     "templates", [LILO_PROMPTS, {k: "Clone. " + v for k, v in LILO_PROMPTS.items()}]
 )
 def test_the_engine_reads_kv_prompts_of_any_wording(templates):
-    settings = Settings(llm={"offline": {"processes": 0, "middle_neglect": 0.0}})
+    offline = OfflineSettings(processes=0, middle_neglect=0.0)
     prompts = ProbePrompts("x", templates)
     for position in (0, 37, 74):
         for aware in (False, True):
             unit = _kv_unit(75, position, aware)
-            text = reply([{"role": "user", "content": build_prompt(unit, prompts)}], settings)
+            text = reply([{"role": "user", "content": build_prompt(unit, prompts)}], offline)
             assert text.text == unit.item.answers[0]
 
 
 def test_neglect_is_a_property_of_position_in_a_long_prompt():
-    neglect = Settings(llm={"offline": {"processes": 0, "middle_neglect": 1.0}})
+    neglect = OfflineSettings(processes=0, middle_neglect=1.0)
     prompts = ProbePrompts("lilo", LILO_PROMPTS)
     # Half-way through a long prompt nothing is read: weight 1 - neglect = 0.
     unit = _kv_unit(300, 150)

@@ -3,9 +3,10 @@ under every explicitly given setting (file, LILO_* variable, --set, flow overrid
 
 from __future__ import annotations
 
-from lilo.flows.cli import _common
+from lilo.flows.cli import _settings
 from lilo.flows.cli._main import _parser
-from lilo.tasks.config import PROFILES, Settings, load_settings, run_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import PROFILES, flow_parameters, load_settings, run_settings
 
 
 def test_paper_profile_sets_the_table_2_setting(tmp_path):
@@ -39,7 +40,7 @@ def test_a_flow_run_keeps_the_profile_settings_it_was_given(tmp_path):
     """A flow's overrides are every setting (Settings.flow_parameters): applying them again
     in the flow changes nothing, even values set against the profile."""
     given = load_settings(None, {"profile": "paper", "judge.checklist_temperature": 0.0})
-    again = run_settings(given.flow_parameters())
+    again = run_settings(flow_parameters(given))
     assert again == given and again.judge.checklist_temperature == 0.0
     deployment = run_settings({"profile": "paper"})  # a deployment's parameters
     assert deployment.judge.model == "gpt-4o-mini"
@@ -49,6 +50,6 @@ def test_cli_profile_option(tmp_path):
     args = _parser().parse_args(
         ["run", "--dataset", "x", "--profile", "paper", "--set", "judge.backend=offline"]
     )
-    settings = _common.settings_from_args(args)
+    settings = _settings.settings_from_args(args)
     assert settings.profile == "paper" and settings.judge.backend == "offline"
     assert settings.judge.model == "gpt-4o-mini" and Settings().profile == "none"

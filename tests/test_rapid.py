@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lilo.tasks.methods._lite import abstract
+from lilo.tasks.methods._section_writer import abstract
 from lilo.tasks.methods._toposort import topological_order
 from lilo.tasks.methods.rapid import parse_dependencies, structures
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.errors import InputError, LiloError, UnknownName
 from lilo.tasks.methods import available_methods, get_method
 from lilo.tasks.registry import Registry

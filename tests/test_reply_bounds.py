@@ -331,7 +331,7 @@ def test_a_dripped_e_print_gives_up_at_the_deadline(hostile_arxiv):
 
 
 def test_a_dripped_feed_gives_up_at_the_deadline(hostile_arxiv):
-    error, took = _within(20, lambda: fetch_metadata(["2401.00001"], hostile_arxiv.settings))
+    error, took = _within(20, lambda: fetch_metadata(["2401.00001"], hostile_arxiv.settings.arxiv))
     assert isinstance(error, FetchError) and took < 5.0
     assert "no complete reply within timeout_s=2 s" in str(error)
 
@@ -352,7 +352,7 @@ def test_a_compressed_bomb_is_refused_as_it_inflates(hostile_arxiv, encoding):
     raws, [failure] = fetch_eprints(["2401.00001"], settings)
     assert raws == [] and "larger than arxiv.max_eprint_bytes=1,000,000" in failure.detail
     with pytest.raises(ReplyRefused, match=r"larger than arxiv.max_feed_bytes=1,000,000"):
-        fetch_metadata(["2401.00001"], settings)
+        fetch_metadata(["2401.00001"], settings.arxiv)
     assert list(settings.archive_dir.rglob("*")) == []
 
 

@@ -422,6 +422,6 @@ def test_a_result_folder_that_is_a_link_is_not_written_through(demo, tmp_path, c
     ],
 )
 def test_artifact_markdown_never_links_to_a_script(markdown, shown):
-    from lilo.tasks.reporting import safe_markdown
+    from lilo.tasks.formatting import safe_markdown
 
     assert safe_markdown(markdown) == (markdown if shown is None else shown)

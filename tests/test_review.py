@@ -18,6 +18,7 @@ from conftest import MANUAL_REVIEW_DEMO, copy_data_dir
 
 from lilo.flows.cli import main
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters
 from lilo.tasks.qa import Verdict, apply_verdicts, decide
 from lilo.tasks.records import QAPair
 
@@ -125,7 +126,7 @@ def test_a_decision_made_after_the_pair_was_shown_wins_and_is_named():
 def test_the_ui_form_has_one_required_entry_per_pair():
     from pydantic import ValidationError
 
-    from lilo.flows.review import review_form
+    from lilo.flows.qa_review import review_form
 
     form = review_form([_pair(), QAPair(**{**_pair().__dict__, "qa_id": "q2"})], {})
     with pytest.raises(ValidationError):  # an entry missing
@@ -266,12 +267,12 @@ def test_review_flow_form_resumed_like_the_ui(data):
     from prefect import get_client
     from prefect.flow_runs import resume_flow_run
 
-    from lilo.flows.review import qa_review
+    from lilo.flows.qa_review import qa_review
 
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     # as `lilo review ui` passes its settings to the flow it runs in itself
     tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}
-    overrides = Settings(data_dir=data).with_overrides(tuned).flow_parameters()
+    overrides = flow_parameters(Settings(data_dir=data).with_overrides(tuned))
     result: list[dict] = []
     runner = threading.Thread(
         target=lambda: result.append(qa_review(sample=sample, overrides=overrides))
@@ -417,12 +418,12 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
     from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
     from prefect.flow_runs import resume_flow_run
 
-    from lilo.flows.review import qa_review
+    from lilo.flows.qa_review import qa_review
 
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     # as `lilo review ui` passes its settings to the flow it runs in itself
     tuned = {"qa.review_poll_s": 1, "qa.review_batch": 50}
-    overrides = Settings(data_dir=data).with_overrides(tuned).flow_parameters()
+    overrides = flow_parameters(Settings(data_dir=data).with_overrides(tuned))
     result: list[dict] = []
     runner = threading.Thread(
         target=lambda: result.append(qa_review(sample=sample, overrides=overrides))

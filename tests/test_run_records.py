@@ -20,7 +20,7 @@ import pytest
 
 from lilo.flows._progress import StageProgress
 from lilo.flows._run import recorded_run
-from lilo.flows._stage import unheld_stage
+from lilo.flows._stage import timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.files import temp_path
@@ -110,7 +110,7 @@ def test_a_stopped_stage_counts_in_its_run_s_record_which_adds_up_with_the_ledge
     settings = Settings(data_dir=tmp_path)
     with pytest.raises(RuntimeError, match="endpoint gone"):
         with recorded_run(settings, "stopped") as run:
-            with unheld_stage("generate", run.run_id) as report:
+            with timed_stage("generate", run.run_id) as report:
                 writer = StageWriter(report, settings, every_s=3600.0)  # no write on the way
                 with StageProgress(report, 2) as progress, writer:
                     for n in range(3):

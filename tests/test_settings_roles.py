@@ -17,7 +17,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from lilo.tasks.config import ChatEndpointSettings, Role, Settings, walk_fields
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, available_methods, get_method
-from lilo.tasks.prompts import lilo_pack
+from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import PaperText, Sample
 
 BASE = Settings().with_overrides({"llm.offline.processes": 0, "judge.offline.processes": 0})

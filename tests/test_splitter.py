@@ -74,7 +74,7 @@ def test_bad_overlap_names_the_setting() -> None:
 def test_real_paper_chunks() -> None:
     """A chunk may pass the size (the window is counted without separators, and after a
     chunk it keeps up to `overlap` tokens whether the next piece fits or not), not by much."""
-    text = clean_source(PAPERS / "celerite-scalable-gp", Settings()).text
+    text = clean_source(PAPERS / "celerite-scalable-gp", Settings().clean).text
     chunks = split_recursive(text, 1024, 256)
     sizes = [word_tokens(c) for c in chunks]
     assert max(sizes) <= 1.1 * 1024

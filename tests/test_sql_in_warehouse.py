@@ -96,7 +96,7 @@ def test_models_come_after_what_they_read(tmp_path: Path) -> None:
     """warehouse/models/ in the order computed from their text: each view or macro is made
     after every one its SQL names, and a fresh file gets them all in one pass."""
     from lilo.warehouse import Warehouse
-    from lilo.warehouse.db import model_statements
+    from lilo.warehouse.schema import model_statements
 
     creates = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)")
     statements = model_statements()

@@ -1,4 +1,4 @@
-from lilo.tasks.report._plots import histogram_png
+from lilo.tasks.results_report._plots import histogram_png
 from lilo.tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown
 from lilo.tasks.samples.title_search import title_similarity
 

@@ -13,7 +13,7 @@ from test_benchmark_run import TEMPLATES
 from test_import_benchmark import write_benchmark
 
 from lilo.flows.cli import main
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.sweep import SweepError, method_variants, parse_sweep, sweep_points
 
 
@@ -147,7 +147,7 @@ def test_judge_repeats_are_cached_each_under_its_own_key(swept: Path) -> None:
 
 
 def test_judge_agreement_from_a_reviewed_file(swept: Path, capsys) -> None:
-    from lilo.tasks.scoring._judge import TIERS
+    from lilo.tasks.qa.parse import TIERS
     from lilo.tasks.stats import weighted_kappa
 
     data = ["--data-dir", str(swept), "--set", "dataset_version=longinoutbench"]

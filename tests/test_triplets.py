@@ -45,7 +45,7 @@ def _run(
     embeddings: dict[str, np.ndarray],
     settings: Settings = SETTINGS,
 ) -> list[Sample]:
-    return build_samples(groups, papers, embeddings, settings, "v1", "survey-1")
+    return build_samples(groups, papers, embeddings, settings.samples, "v1", "survey-1")
 
 
 ANGLES = {"a": 0.0, "b": 60.0, "c": 120.0, "d": 1.0, "e": 2.0, "f": 90.0}
@@ -120,8 +120,10 @@ def test_synthetic_survey_end_to_end(tmp_path: Path) -> None:
     from its `\\cite{a,b,c}` commands; the hostile items never enter."""
     manifest = write_corpus(tmp_path / "corpus")
     folder = tmp_path / "survey"
-    extract_archive(tmp_path / "corpus" / "eprints" / manifest.survey.filename, folder, SETTINGS)
-    cleaned = clean_source(folder, SETTINGS)
+    extract_archive(
+        tmp_path / "corpus" / "eprints" / manifest.survey.filename, folder, SETTINGS.clean
+    )
+    cleaned = clean_source(folder, SETTINGS.clean)
     references = read_references(folder, cleaned.main_file)
     key_to_id = {r.key: r.arxiv_id for r in references if r.arxiv_id}
     groups = citation_groups(find_citations(cleaned.text), key_to_id, survey_id=SURVEY_ID)
@@ -130,7 +132,7 @@ def test_synthetic_survey_end_to_end(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     embeddings = {i.arxiv_id: rng.normal(size=8) for i in usable}
 
-    samples = build_samples(groups, papers, embeddings, SETTINGS, "v1", SURVEY_ID)
+    samples = build_samples(groups, papers, embeddings, SETTINGS.samples, "v1", SURVEY_ID)
 
     topic_of = {i.arxiv_id: i.topic for i in usable}
     assert len(samples) == 3

@@ -57,7 +57,7 @@ def test_suite_is_json_in_expectations() -> None:
 
 def test_good_papers_pass_quickly_and_quietly(good: list[PaperText], capfd) -> None:
     start = time.perf_counter()
-    result = validate_papers(good, SETTINGS)
+    result = validate_papers(good, SETTINGS.clean)
     assert time.perf_counter() - start < 10
     assert result.passed == [p.paper_id for p in good] and result.quarantine == []
     assert result.summary["success"] is True and result.summary["papers"] == 15
@@ -84,7 +84,7 @@ def test_good_papers_pass_quickly_and_quietly(good: list[PaperText], capfd) -> N
 )
 def test_bad_paper_is_quarantined(good: list[PaperText], bad, reason: str) -> None:
     papers = [*good[:3], bad(_paper("bad"))]
-    result = validate_papers(papers, SETTINGS)
+    result = validate_papers(papers, SETTINGS.clean)
     assert result.passed == [p.paper_id for p in good[:3]]
     [record] = result.quarantine
     assert (record.item_id, record.stage, record.reason) == ("bad", "validate", reason)
@@ -93,7 +93,7 @@ def test_bad_paper_is_quarantined(good: list[PaperText], bad, reason: str) -> No
 
 def test_duplicates_keep_the_first_copy(good: list[PaperText]) -> None:
     copy = replace(good[0], paper_id="copy")
-    result = validate_papers([good[0], good[1], copy], SETTINGS)
+    result = validate_papers([good[0], good[1], copy], SETTINGS.clean)
     assert result.passed == [good[0].paper_id, good[1].paper_id]
     assert [q.item_id for q in result.quarantine] == ["copy"]
     assert result.quarantine[0].reason == "expect_column_values_to_be_unique:content_sha256"
@@ -102,13 +102,13 @@ def test_duplicates_keep_the_first_copy(good: list[PaperText]) -> None:
 def test_min_words_comes_from_settings(good: list[PaperText]) -> None:
     short = replace(_paper("short"), words=120)
     lenient = SETTINGS.with_overrides({"clean.min_words": 100})
-    assert validate_papers([short], lenient).passed == ["short"]
+    assert validate_papers([short], lenient.clean).passed == ["short"]
 
 
 def test_words_are_capped_with_a_clear_reason() -> None:
     """A paper past `clean.max_words` (a macro or input bomb) is quarantined, saying why."""
     huge = replace(_paper("huge"), words=300_000)
-    result = validate_papers([huge, _paper("fine")], SETTINGS)
+    result = validate_papers([huge, _paper("fine")], SETTINGS.clean)
     assert result.passed == ["fine"]
     (quarantined,) = result.quarantine
     assert quarantined.reason == "expect_column_values_to_be_between:words"
@@ -116,7 +116,7 @@ def test_words_are_capped_with_a_clear_reason() -> None:
 
 
 def test_no_papers() -> None:
-    result = validate_papers([], SETTINGS)
+    result = validate_papers([], SETTINGS.clean)
     assert result.passed == [] and result.quarantine == [] and result.summary["success"]
 
 
@@ -128,7 +128,7 @@ def test_markup_density() -> None:
 
 def test_appendix_environment_is_caught(good: list[PaperText]) -> None:
     bad = replace(_paper("bad"), text=_paper("bad").text + "\\begin{appendix}\n")
-    [record] = validate_papers([good[0], bad], SETTINGS).quarantine
+    [record] = validate_papers([good[0], bad], SETTINGS.clean).quarantine
     assert record.item_id == "bad" and record.reason == NOT_MATCH
 
 
@@ -138,10 +138,10 @@ def test_corpus_papers_pass_and_data_docs_are_built(
     papers = []
     for folder in sorted(PAPERS.iterdir()):
         raw = RawSource(folder.name, "", str(folder), 0, "folder")
-        papers.append(clean_folder(folder, raw, SETTINGS))
+        papers.append(clean_folder(folder, raw, SETTINGS.clean))
     assert all(isinstance(p, PaperText) for p in papers)
     monkeypatch.chdir(tmp_path)
-    result = validate_papers(papers, SETTINGS, Path("docs"))  # relative, like lilo-data/
+    result = validate_papers(papers, SETTINGS.clean, Path("docs"))  # relative, like lilo-data/
     assert result.quarantine == [] and len(result.passed) == 15
     assert (tmp_path / result.summary["data_docs"]).is_file()
     [page] = (tmp_path / "docs" / "validations").rglob("*.html")
@@ -151,7 +151,7 @@ def test_corpus_papers_pass_and_data_docs_are_built(
 def test_copy_of_a_paper_kept_on_an_earlier_run(good: list[PaperText]) -> None:
     copy = replace(good[0], paper_id="copy")
     earlier = {p.content_sha256: p.paper_id for p in good[:3]}
-    result = validate_papers([good[1], copy, good[2]], SETTINGS, earlier=earlier)
+    result = validate_papers([good[1], copy, good[2]], SETTINGS.clean, earlier=earlier)
     assert result.passed == [good[1].paper_id, good[2].paper_id]  # re-cleaned: not copies
     [record] = result.quarantine
     assert (record.item_id, record.reason) == (

@@ -9,8 +9,9 @@ import pytest
 
 from lilo.tasks.records import Generation, Quarantine, Sample, ScoreRow
 from lilo.warehouse import Warehouse
-from lilo.warehouse.db import NewerWarehouse
+from lilo.warehouse.publishing import publish_warehouse
 from lilo.warehouse.results import Expected, materialize_results
+from lilo.warehouse.schema import NewerWarehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,12 +132,13 @@ def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
     wh = Warehouse(tmp_path / "lilo.duckdb")
     _seed(wh, 50.0)
     materialize_results(wh, "v1", "r1", EXPECTED)
-    published = wh.publish(tmp_path / "published" / "lilo.duckdb", tmp_path)
+    published = publish_warehouse(wh, tmp_path / "published" / "lilo.duckdb", tmp_path)
     reader = duckdb.connect(str(published), read_only=True)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     _seed(wh, 75.0)
     materialize_results(wh, "v1", "r2", EXPECTED)
-    wh.publish(published, tmp_path)  # replaced under an open reader: the reader keeps its snapshot
+    # Replaced under an open reader: the reader keeps its snapshot.
+    publish_warehouse(wh, published, tmp_path)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     reader.close()
     fresh = duckdb.connect(str(published), read_only=True)

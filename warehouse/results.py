@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse.db import Warehouse
 
 __all__ = ["Expected", "ResultVersion", "materialize_results"]
@@ -44,8 +45,6 @@ _COLUMNS = (
     "generation_id, sample_id, method, target_words, backbone, score, value, "
     "tokens_in, tokens_out, variant, rotation, judge"
 )
-# The three headline scores a generation needs to count as scored.
-_HEADLINE = ("length", "consistency", "quality")
 
 
 @dataclass(frozen=True)
@@ -88,6 +87,7 @@ class ResultVersion:
 def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
     """Each cell of the scope (variant x length, papers in the sample's own order): how
     many summaries were expected, generated, failed and fully scored."""
+    headline = [h.name for h in leaderboard_scores()]  # what a scored generation has
     found = wh.con.execute(
         f"""
         WITH gens AS (
@@ -98,8 +98,8 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
         ),
         headline AS (
             SELECT generation_id FROM fct_scores
-            WHERE list_contains({list(_HEADLINE)}, score)
-            GROUP BY generation_id HAVING count(DISTINCT score) = {len(_HEADLINE)}
+            WHERE list_contains($headline, score)
+            GROUP BY generation_id HAVING count(DISTINCT score) = len($headline)
         )
         SELECT method, variant, target_words, backbone,
                count(*) FILTER (WHERE error = '') AS n_generated,
@@ -108,7 +108,7 @@ def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
                    AS n_scored
         FROM gens GROUP BY ALL
         """,
-        expected.params(),
+        {**expected.params(), "headline": headline},
     ).df()
     asked = len(expected.all_samples)
     found["n_expected"] = asked

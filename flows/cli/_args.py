@@ -109,7 +109,14 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
         type=lengths,
         help="comma-separated target lengths, e.g. 4000,8000,16000",
     )
-    p.add_argument("--methods", type=_names, help="comma-separated methods, e.g. single,ral_writer")
+    from lilo.tasks.methods import available_methods  # the registered ones (tasks/methods/)
+
+    p.add_argument(
+        "--methods",
+        type=_names,
+        help="comma-separated methods, e.g. single,ral_writer; known: "
+        + ", ".join(available_methods()),
+    )
     p.add_argument(
         "--profile",
         choices=("paper",),

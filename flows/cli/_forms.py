@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lilo.flows.cli._common import CLIError
+from lilo.flows.cli._errors import CLIError
 
 __all__ = ["print_address", "require_api"]
 
@@ -24,7 +24,7 @@ def require_api() -> None:
 
 def print_address(flow: Any, flow_run: Any, state: Any) -> None:
     """A review flow's on-running hook: where its forms wait."""
-    from lilo.flows.review import form_address
+    from lilo.flows._review_forms import form_address
 
     print(
         "review in the Prefect UI; the run waits for its forms at "

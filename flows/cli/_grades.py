@@ -1,7 +1,7 @@
 """`lilo review grades-export|grades-import|grades-ui|agreement`: reviewers grade a random
 sample of the judge's QA grades, in a JSONL file or in Prefect UI forms (the grade-review
-flow in flows/review.py), both recorded in `fct_grade_reviews`; lilo reports agreement and
-weighted kappa per judge and dataset version (tasks/qa/grade_review.py). Registered by
+flow in flows/grade_review.py), both recorded in `fct_grade_reviews`; lilo reports agreement
+and weighted kappa per judge and dataset version (tasks/qa/grade_review.py). Registered by
 `lilo review` (flows/cli/review.py)."""
 
 from __future__ import annotations
@@ -13,19 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    require_warehouse,
-    running_flows,
-)
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows
 from lilo.flows.cli._review_settings import review_settings
+from lilo.flows.cli._warehouse import require_warehouse
 
 __all__ = ["register_grades"]
 
 
 def _items(settings: Any) -> list[dict[str, Any]]:
     from lilo.flows._stage import open_warehouse
-    from lilo.flows.review import judged_items
+    from lilo.flows.grade_review import judged_items
 
     require_warehouse(settings)
     with open_warehouse(settings) as wh:
@@ -56,7 +54,7 @@ def cmd_grades_export(args: argparse.Namespace) -> int:
 def cmd_grades_import(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from lilo.flows.review import record_grades
+    from lilo.flows.grade_review import record_grades
     from lilo.tasks.printable import printable
     from lilo.tasks.qa.grade_review import GradeVerdict
 
@@ -85,7 +83,8 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
 
 def cmd_grades_ui(args: argparse.Namespace) -> int:
     from lilo.flows.cli._forms import print_address, require_api
-    from lilo.flows.review import grade_review
+    from lilo.flows.grade_review import grade_review
+    from lilo.tasks.config_loading import flow_parameters
 
     require_api()
     settings = review_settings(args)
@@ -95,7 +94,7 @@ def cmd_grades_ui(args: argparse.Namespace) -> int:
             n=args.n,
             seed=args.seed,
             reviewer=getattr(args, "reviewer", None),
-            overrides=settings.flow_parameters(),
+            overrides=flow_parameters(settings),
         )
     for problem in totals["problems"]:
         print(f"not recorded: {problem}", file=sys.stderr)

@@ -9,7 +9,7 @@ import sys
 import traceback
 from typing import Any
 
-from lilo.flows.cli._common import Parser
+from lilo.flows.cli._args import Parser
 from lilo.flows.cli._prefect import quiet_prefect
 from lilo.tasks.errors import LiloError
 from lilo.tasks.registry import import_modules

@@ -9,6 +9,7 @@ from typing import Any
 
 from lilo.flows.cli._prefect import running_flows
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import flow_parameters
 
 __all__ = ["print_leaderboard", "print_summary", "run_pipeline_flow"]
 
@@ -24,8 +25,8 @@ def run_pipeline_flow(settings: Settings, dataset: bool, debug: bool) -> dict[st
 
     with running_flows(debug):
         if dataset:
-            return lilo_run_dataset(settings.dataset_version, overrides=settings.flow_parameters())
-        return lilo_pipeline(overrides=settings.flow_parameters())
+            return lilo_run_dataset(settings.dataset_version, overrides=flow_parameters(settings))
+        return lilo_pipeline(overrides=flow_parameters(settings))
 
 
 def print_leaderboard(published: Path) -> bool:
@@ -83,7 +84,7 @@ def print_summary(result: dict[str, Any], seconds: float) -> None:
 def _print_review_hint(console: Any, result: dict[str, Any]) -> None:
     """How many QA pairs wait for a reviewer, and the command that reviews them
     (docs/design.md §6)."""
-    from lilo.flows.review import pending_count
+    from lilo.flows.qa_review import pending_count
 
     db_path = Path(result["db_path"])
     waiting = pending_count(db_path, result["dataset_version"])

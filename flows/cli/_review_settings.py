@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lilo.flows.cli._common import CLIError, require_warehouse, settings_from_args
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._settings import settings_from_args
+from lilo.flows.cli._warehouse import require_warehouse
 
 __all__ = ["review_settings"]
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from lilo.flows.cli._errors import CLIError
-from lilo.tasks.config import Settings, load_settings
+from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import load_settings
 
 __all__ = ["check_names", "settings_from_args"]
 

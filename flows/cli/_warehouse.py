@@ -25,14 +25,11 @@ def require_warehouse(settings: Settings) -> None:
 def published_results(settings: Settings) -> Iterator[Any]:
     """A read-only connection to the published copy, for commands that read results; a
     missing warehouse or nothing published yet is a one-line error."""
-    import duckdb
+    from lilo.warehouse.read_only import read_only
 
     require_warehouse(settings)
     published = settings.published_path
     if not published.exists():
         raise CLIError(f"no published results at {published}: run the pipeline first", code=1)
-    con = duckdb.connect(str(published), read_only=True)
-    try:
+    with read_only(published) as con:
         yield con
-    finally:
-        con.close()

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import add_common_args, settings_from_args
+from lilo.flows.cli._args import add_common_args
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._settings import settings_from_args
 
 __all__ = ["register"]
 
@@ -23,15 +25,11 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
     path = Path(args.path)
     if not path.exists():
-        print(
-            f"lilo clean: {path} does not exist: give a source folder or an e-print archive",
-            file=sys.stderr,
-        )
-        return 2
+        raise CLIError(f"{path} does not exist: give a source folder or an e-print archive")
     settings = settings_from_args(args)
     if path.is_dir():
         raw = RawSource(path.name, "", str(path), 0, "folder")
-        result = clean_folder(path, raw, settings)
+        result = clean_folder(path, raw, settings.clean)
     else:
         from lilo.tasks.fetch import detect_format
         from lilo.tasks.files import FileTooLarge, read_bounded
@@ -39,14 +37,13 @@ def cmd_clean(args: argparse.Namespace) -> int:
         try:
             data = read_bounded(path, settings.arxiv.max_eprint_bytes)
         except FileTooLarge as exc:
-            print(f"lilo clean: {exc}: give a source folder or an e-print", file=sys.stderr)
-            return 2
+            raise CLIError(f"{exc}: give a source folder or an e-print") from exc
         sha = hashlib.sha256(data).hexdigest()
         raw = RawSource(path.name, sha, str(path), len(data), detect_format(data))
         from lilo.tasks.files import temp_dir
 
         with temp_dir(settings.data_dir, "clean") as work:
-            result = clean_paper(raw, Path(work), settings)
+            result = clean_paper(raw, Path(work), settings.clean)
     # The paper's text and what the cleaner says of it quote the paper: printable.
     if not isinstance(result, PaperText):
         print(

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import add_common_args, settings_from_args
+from lilo.flows.cli._args import add_common_args
+from lilo.flows.cli._settings import settings_from_args
 
 __all__ = ["register"]
 

@@ -6,54 +6,33 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lilo.flows.cli._args import add_old_name
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    add_renamed_arg,
-    require_warehouse,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args, add_old_name, add_renamed_arg
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
+from lilo.flows.cli._warehouse import require_warehouse
 from lilo.tasks.text import counted
 
 __all__ = ["register"]
 
 
-def _readable(settings: Any) -> Any:
-    """A read-only connection to the warehouse if no run holds it, else to the published
-    copy (docs/design.md §10); None when neither can be opened."""
-    import duckdb
-
-    for path in (settings.db_path, settings.published_path):
-        if path.exists():
-            try:
-                return duckdb.connect(str(path), read_only=True)
-            except duckdb.IOException:
-                continue
-    return None
-
-
 def cmd_datasets(args: argparse.Namespace) -> int:
-    import duckdb
     from rich.console import Console
     from rich.table import Table
 
     from lilo.tasks.printable import printable
     from lilo.warehouse.queries.datasets import dataset_overview
+    from lilo.warehouse.read_only import MissingTable, read_first
 
     settings = settings_from_args(args)
     require_warehouse(settings)
-    con = _readable(settings)
-    try:
-        found = dataset_overview(con) if con is not None else []
-    except duckdb.CatalogException:
-        found = []  # a warehouse from before dataset versions
-    finally:
-        if con is not None:
-            con.close()
+    # the warehouse if no run holds it, else the published copy (docs/design.md §10)
+    with read_first(settings.db_path, settings.published_path) as con:
+        try:
+            found = dataset_overview(con) if con is not None else []
+        except MissingTable:
+            found = []  # a warehouse from before dataset versions
     if not found:
         raise CLIError(
             f"no dataset versions in {settings.data_dir}: `lilo demo`, `lilo run --survey ID` "
@@ -88,24 +67,20 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    import duckdb
-
     from lilo.flows.samples import load_dataset_stats
+    from lilo.warehouse.read_only import MissingTable, read_first
 
     settings = settings_from_args(args)
     require_warehouse(settings)
     version = settings.dataset_version
-    con = _readable(settings)
-    if con is not None:
+    with read_first(settings.db_path, settings.published_path) as con:
         try:
-            stats = load_dataset_stats(con, version)
-        except duckdb.CatalogException:
+            stats = load_dataset_stats(con, version) if con is not None else None
+        except MissingTable:
             stats = None  # a warehouse from before dataset versions: nothing to report
-        finally:
-            con.close()
-        if stats is not None and (stats.samples or stats.number is not None):
-            _print_stats(stats)
-            return 0
+    if stats is not None and (stats.samples or stats.number is not None):
+        _print_stats(stats)
+        return 0
     raise CLIError(
         f"no dataset {version} in {settings.data_dir}: `lilo datasets` lists those there are; "
         "`lilo demo` or `lilo discover` makes one",

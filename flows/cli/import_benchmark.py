@@ -5,17 +5,14 @@ dataset version (docs/design.md §14). Exit 0 when something was imported (probl
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    add_common_args,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args
+from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._imports import print_import_outcome
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 from lilo.tasks.text import counted
 
@@ -25,22 +22,16 @@ __all__ = ["register"]
 @stoppable
 def cmd_import_longinoutbench(args: argparse.Namespace) -> int:
     from lilo.flows.import_benchmark import import_benchmark_flow
-    from lilo.tasks.benchmark import BenchmarkError, locate_dataset
-    from lilo.tasks.printable import printable
+    from lilo.tasks.benchmark import locate_dataset
 
     path = Path(args.path)
-    try:
-        locate_dataset(path, args.name)  # before any flow starts: a typo costs nothing
-    except BenchmarkError as exc:
-        print(f"lilo import: {printable(exc, one_line=True)}", file=sys.stderr)
-        return 2
+    locate_dataset(path, args.name)  # before any flow starts: a typo costs nothing
     settings = settings_from_args(args)
     start_prefect_early(settings)
     with running_flows(args.debug):
         result = import_benchmark_flow(str(path), args.name, settings)
     if result.error:
-        print(f"lilo import: {printable(result.error, one_line=True)}", file=sys.stderr)
-        return 1
+        raise CLIError(result.error, code=1)
     _print_result(result, path)
     return 0 if result.samples else 1
 

@@ -17,6 +17,7 @@ from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._warehouse import require_warehouse
 from lilo.tasks.leaderboard import Board
 from lilo.warehouse.queries.results import read_board
+from lilo.warehouse.read_only import read_only
 
 __all__ = ["print_board", "register"]
 
@@ -24,8 +25,6 @@ FORMATS = ("table", "csv", "json", "markdown")
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    import duckdb
-
     settings = settings_from_args(args)
     require_warehouse(settings)
     published = settings.published_path
@@ -35,13 +34,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             "scored; `lilo run` or `lilo demo` makes some",
             code=1,
         )
-    con = duckdb.connect(str(published), read_only=True)
-    try:
-        board = read_board(con, args.dataset, args.result_version)
-    except LookupError as exc:
-        raise CLIError(str(exc), code=1) from exc
-    finally:
-        con.close()
+    with read_only(published) as con:
+        try:
+            board = read_board(con, args.dataset, args.result_version)
+        except LookupError as exc:
+            raise CLIError(str(exc), code=1) from exc
     write_board(board, args.format)
     return 0
 
@@ -229,17 +226,13 @@ def _table(
 def print_published(published: Path) -> bool:
     """The default leaderboard of a published copy as a table; False, printing nothing,
     when nothing is published."""
-    import duckdb
-
     if not published.exists():
         return False
-    con = duckdb.connect(str(published), read_only=True)
-    try:
-        board = read_board(con)
-    except LookupError:
-        return False
-    finally:
-        con.close()
+    with read_only(published) as con:
+        try:
+            board = read_board(con)
+        except LookupError:
+            return False
     print_board(board)
     return True
 
@@ -251,7 +244,11 @@ def register(sub: Any) -> None:
         description="The leaderboard as the paper's Table 2: per method, S_l, S_c, S_q and n "
         "scored/expected for each length, then Overall (each score averaged over the lengths). "
         "table fits the terminal (lengths stacked when it is narrow); csv and json give the "
-        "`leaderboard` view's rows; markdown gives Table 2 as a pipe table.",
+        "`leaderboard` view's rows; markdown gives Table 2 as a pipe table. Under the table, "
+        "each method's paired difference from the reference method (`stats.reference`), "
+        "per length and score, with its interval and p-value "
+        "('n too small' below 6 samples at 95%); "
+        'json holds it under "paired", analysts query the `res_paired` table.',
     )
     add_common_args(board)
     board.add_argument(

@@ -7,21 +7,14 @@ import argparse
 import time
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    add_pipeline_args,
-    add_publish_args,
-    check_names,
-    print_summary,
-    published_results,
-    require_warehouse,
-    run_pipeline_flow,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args, add_pipeline_args, add_publish_args
+from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._local_model import add_local_model_arg, served
+from lilo.flows.cli._pipeline_run import print_summary, run_pipeline_flow
+from lilo.flows.cli._prefect import start_prefect_early
+from lilo.flows.cli._settings import check_names, settings_from_args
 from lilo.flows.cli._stop import stoppable
+from lilo.flows.cli._warehouse import published_results, require_warehouse
 
 __all__ = ["register"]
 

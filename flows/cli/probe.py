@@ -5,19 +5,14 @@ published probe data from the user's clone (docs/design.md §17)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._imports import print_import_outcome
 from lilo.flows.cli._local_model import add_local_model_arg, served
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 
 __all__ = ["add_import_parser", "register"]
@@ -36,7 +31,7 @@ def _numbers(value: str) -> list[int]:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from lilo.flows.probe import ProbeDataError, probe_flow
+    from lilo.flows.probe import probe_flow
 
     sizes = "probe.kv_keys" if args.task == "kv" else "probe.mdqa_docs"
     given: dict[str, Any] = {
@@ -55,10 +50,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     settings = settings_from_args(args, **{k: v for k, v in given.items() if v is not None})
     start_prefect_early(settings)
     with served(args.local_model, settings.data_dir) as model, running_flows(args.debug):
-        try:
-            result = probe_flow(args.task, settings.with_overrides(model))
-        except ProbeDataError as exc:
-            raise CLIError(str(exc)) from exc
+        result = probe_flow(args.task, settings.with_overrides(model))
     _print_probe(result)
     return 1 if result.failed == result.units else 0
 
@@ -123,16 +115,12 @@ def _print_probe(result: Any) -> None:
 
 @stoppable
 def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
-    from lilo.flows.probe import import_probes_flow
+    from lilo.flows.import_probes import import_probes_flow
     from lilo.tasks.printable import printable
-    from lilo.tasks.probes import CloneError, locate_clone
+    from lilo.tasks.probes import locate_clone
 
     path = Path(args.path)
-    try:
-        locate_clone(path)  # before any flow starts: a typo costs nothing
-    except CloneError as exc:
-        print(f"lilo import: {printable(exc, one_line=True)}", file=sys.stderr)
-        return 2
+    locate_clone(path)  # before any flow starts: a typo costs nothing
     settings = settings_from_args(args)
     start_prefect_early(settings)
     with running_flows(args.debug):

@@ -6,20 +6,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    add_renamed_arg,
-    published_results,
-    settings_from_args,
-)
+from lilo.flows.cli._args import add_common_args, add_renamed_arg
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._settings import settings_from_args
+from lilo.flows.cli._warehouse import published_results
 
 __all__ = ["register"]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from lilo.flows._report import write_report
-    from lilo.tasks.report import cache_figures
+    from lilo.flows._results_report import write_report
+    from lilo.tasks.results_report import cache_figures
 
     settings = settings_from_args(args)
     cache_figures(settings)

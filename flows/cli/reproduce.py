@@ -7,22 +7,18 @@ import argparse
 import time
 from typing import Any
 
-from lilo.flows.cli._args import add_old_name, lengths
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    check_names,
-    require_warehouse,
-    running_flows,
-    settings_from_args,
-    start_prefect_early,
-)
+from lilo.flows.cli._args import add_common_args, add_old_name, lengths
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows, start_prefect_early
+from lilo.flows.cli._settings import check_names, settings_from_args
+from lilo.flows.cli._warehouse import require_warehouse
 
 __all__ = ["register"]
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from lilo.flows.reproduce import estimate_rows, plan_reproduction, reproduce_ral_writer
+    from lilo.tasks.config_loading import flow_parameters
     from lilo.tasks.paper.plan import PAPER_LENGTHS
 
     settings = settings_from_args(args)
@@ -52,7 +48,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     started = time.perf_counter()
     with running_flows(getattr(args, "debug", False)):
-        result = reproduce_ral_writer(settings.flow_parameters(), list(lengths), rows)
+        result = reproduce_ral_writer(flow_parameters(settings), list(lengths), rows)
     made = sum(c["calls_made"] for c in result["cost"])
     cached = sum(c["calls_cached"] for c in result["cost"])
     print(

@@ -20,12 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lilo.flows.cli._common import (
-    CLIError,
-    add_common_args,
-    progress,
-    running_flows,
-)
+from lilo.flows._bar import progress
+from lilo.flows.cli._args import add_common_args
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._prefect import running_flows
 from lilo.flows.cli._review_settings import review_settings
 from lilo.flows.cli._stop import stoppable
 from lilo.tasks.text import counted
@@ -98,7 +96,7 @@ def _short(ids: list[str]) -> dict[str, str]:
 
 def _pairs(args: argparse.Namespace, settings: Any, statuses: tuple[str, ...]) -> list[Any]:
     from lilo.flows._stage import open_warehouse
-    from lilo.flows.review import reviewable_pairs
+    from lilo.flows.qa_review import reviewable_pairs
 
     sample = _sample(args, settings)
     with open_warehouse(settings) as wh:
@@ -110,7 +108,7 @@ def _record(
 ) -> int:
     """Write verdicts; print what became of each: recorded, already so, or not recorded and
     why (a conflict names the decision it contradicts). 1 if any was not recorded."""
-    from lilo.flows.review import record_verdicts
+    from lilo.flows.qa_review import record_verdicts
     from lilo.tasks.printable import printable
 
     applied = record_verdicts(settings, verdicts, _reviewer(args), channel)
@@ -274,7 +272,7 @@ def cmd_interactive(args: argparse.Namespace) -> int:
     from rich.prompt import Prompt
 
     from lilo.flows._stage import open_warehouse
-    from lilo.flows.review import paper_titles
+    from lilo.flows.qa_review import paper_titles
     from lilo.tasks.printable import printable
     from lilo.tasks.qa import Verdict
 
@@ -370,7 +368,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 @stoppable
 def cmd_ui(args: argparse.Namespace) -> int:
     from lilo.flows.cli._forms import print_address, require_api
-    from lilo.flows.review import qa_review
+    from lilo.flows.qa_review import qa_review
+    from lilo.tasks.config_loading import flow_parameters
     from lilo.tasks.printable import printable
 
     require_api()
@@ -381,7 +380,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         totals = flow(
             sample=sample,
             reviewer=getattr(args, "reviewer", None),
-            overrides=settings.flow_parameters(),
+            overrides=flow_parameters(settings),
         )
     for line in totals["unchanged"]:
         print(f"unchanged: {printable(line, one_line=True)}")

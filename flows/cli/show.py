@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lilo.flows.cli._args import add_old_name
-from lilo.flows.cli._common import CLIError, add_common_args, published_results, settings_from_args
+from lilo.flows.cli._args import add_common_args, add_old_name
+from lilo.flows.cli._errors import CLIError
+from lilo.flows.cli._settings import settings_from_args
+from lilo.flows.cli._warehouse import published_results
 
 __all__ = ["register"]
 
@@ -57,19 +59,22 @@ def _overview(console: Any, details: list[Any], version: int) -> None:
     from rich.table import Table
 
     from lilo.tasks.printable import printable
+    from lilo.tasks.scoring import leaderboard_scores
 
+    headlines = leaderboard_scores()
     sample = details[0].sample_id
     table = Table(
         title=printable(f"Sample {sample}: {len(details)} summaries, result version {version}")
     )
-    for column in ("method", "length", "words", "S_l", "S_c", "S_q", "questions"):
+    labels = [h.label for h in headlines]
+    for column in ("method", "length", "words", *labels, "questions"):
         table.add_column(column, justify="left" if column == "method" else "right")
     for d in details:
         table.add_row(
             printable(d.method, one_line=True, markup=True),
             str(d.target_words),
             str(d.words),
-            *(_num(d.scores[s]) for s in ("length", "consistency", "quality")),
+            *(_num(d.scores.get(h.name)) for h in headlines),
             str(len(d.answers)),
         )
     console.print(table)
@@ -92,6 +97,7 @@ def _summary(console: Any, d: Any, version: int) -> None:
     from rich.table import Table
 
     from lilo.tasks.printable import printable
+    from lilo.tasks.scoring import leaderboard_scores
 
     def safe(text: str) -> str:  # written by a model, or quoting a paper
         return printable(text, markup=True)
@@ -104,8 +110,10 @@ def _summary(console: Any, d: Any, version: int) -> None:
                 f"result version {version}"
             ),
             subtitle=safe(
-                f"{d.words} words written · S_l {_num(d.scores['length'])} · "
-                f"S_c {_num(d.scores['consistency'])} · S_q {_num(d.scores['quality'])}"
+                " · ".join(
+                    [f"{d.words} words written"]
+                    + [f"{h.label} {_num(d.scores.get(h.name))}" for h in leaderboard_scores()]
+                )
             ),
         )
     )

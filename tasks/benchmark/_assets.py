@@ -1,7 +1,7 @@
 """A benchmark's prompt templates and checklists as dataset assets (docs/design.md §14).
 
 Each is checked before it is stored: a template must compile with Jinja2 and use only the
-variables lilo renders it with and plain filters (tasks/prompts/pack.py `template_problem`;
+variables lilo renders it with and plain filters (tasks/prompt_packs/pack.py `template_problem`;
 it is rendered in Jinja's sandbox all the same), a checklist must parse with
 `parse_checklist`. One that fails is a problem naming its file and is not stored, so lilo's
 own stands in for it on runs (`PromptPack.from_assets`).
@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
-from lilo.tasks.prompts import parse_checklist, template_problem
+from lilo.tasks.prompt_packs import parse_checklist, template_problem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["Asset", "make_asset", "read_assets"]
@@ -41,7 +41,7 @@ CHECKLIST_FILES = {
 
 @dataclass(frozen=True)
 class Asset:
-    name: str  # the pack's name (tasks.prompts.ASSET_NAMES) or description.json
+    name: str  # the pack's name (tasks.prompt_packs.ASSET_NAMES) or description.json
     content: str
     source: str  # the file, relative to the dataset folder
     sha256: str

@@ -13,6 +13,7 @@ from typing import Any
 
 from pylatexenc.latex2text import LatexNodes2Text
 
+from lilo.tasks.errors import InputError
 from lilo.tasks.files import FileTooLarge, LinkOutside, read_bounded
 from lilo.tasks.records import PaperText, Quarantine
 from lilo.tasks.text import count_words
@@ -47,7 +48,7 @@ _PAPER_FILE_RE = re.compile(r"^arXiv-(?P<id>.+)\.tex$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class BenchmarkError(ValueError):
+class BenchmarkError(InputError, ValueError):
     """The benchmark cannot be read at all (a missing folder); the message says what to give."""
 
 

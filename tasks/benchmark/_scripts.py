@@ -16,7 +16,7 @@ from pathlib import Path
 from lilo.tasks.benchmark._assets import Asset, make_asset
 from lilo.tasks.benchmark._files import MAX_PROMPT_BYTES, Files, problem
 from lilo.tasks.files import FileTooLarge, read_bounded
-from lilo.tasks.prompts import METHOD_TEMPLATES, template_problem
+from lilo.tasks.prompt_packs import METHOD_TEMPLATES, template_problem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["read_method_assets"]

@@ -14,7 +14,7 @@ from lilo.tasks.clean.extract import extract_archive
 from lilo.tasks.clean.front import FrontMatter
 from lilo.tasks.clean.latex import CLEANER_VERSION, Cleaned, clean_source
 from lilo.tasks.clean.plain import latex_to_text
-from lilo.tasks.config import Settings
+from lilo.tasks.config import CleanSettings
 from lilo.tasks.records import PaperText, Quarantine, RawSource
 from lilo.tasks.text import count_words
 from lilo.tasks.tokens import count_word_tokens
@@ -35,7 +35,7 @@ __all__ = [
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
-def clean_paper(raw: RawSource, work_dir: Path, settings: Settings) -> PaperText | Quarantine:
+def clean_paper(raw: RawSource, work_dir: Path, limits: CleanSettings) -> PaperText | Quarantine:
     """Unpack `raw` into `work_dir/<id>/` and clean it. Never raises: whatever goes wrong
     with one paper becomes its Quarantine record, so one bad archive cannot stop a batch.
 
@@ -46,26 +46,26 @@ def clean_paper(raw: RawSource, work_dir: Path, settings: Settings) -> PaperText
     def unpack() -> None:
         if folder.exists():
             shutil.rmtree(folder)
-        extract_archive(Path(raw.path), folder, settings)
+        extract_archive(Path(raw.path), folder, limits)
 
     failed = _guarded(raw, unpack)
-    return failed if failed is not None else clean_folder(folder, raw, settings)
+    return failed if failed is not None else clean_folder(folder, raw, limits)
 
 
-def clean_folder(folder: Path, raw: RawSource, settings: Settings) -> PaperText | Quarantine:
+def clean_folder(folder: Path, raw: RawSource, limits: CleanSettings) -> PaperText | Quarantine:
     """Clean a source folder in place (nothing is written); `raw` says where it came from.
     Never raises, like `clean_paper`."""
     found: list[Cleaned] = []
-    failed = _guarded(raw, lambda: found.append(clean_source(folder, settings)))
+    failed = _guarded(raw, lambda: found.append(clean_source(folder, limits)))
     if failed is not None:
         return failed
     cleaned = found[0]
     words = count_words(cleaned.text)
-    if words < settings.clean.min_words:
-        detail = f"{words} words < {settings.clean.min_words}"
+    if words < limits.min_words:
+        detail = f"{words} words < {limits.min_words}"
         return Quarantine(raw.arxiv_id, stage="clean", reason="too_short", detail=detail)
-    if words > settings.clean.max_words:
-        detail = f"{words} words > {settings.clean.max_words} (clean.max_words)"
+    if words > limits.max_words:
+        detail = f"{words} words > {limits.max_words} (clean.max_words)"
         return Quarantine(raw.arxiv_id, stage="clean", reason="too_long", detail=detail)
     return PaperText(
         paper_id=raw.arxiv_id,

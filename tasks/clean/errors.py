@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from lilo.tasks.errors import LiloError
+
 __all__ = ["Quarantined"]
 
 
-class Quarantined(Exception):
+class Quarantined(LiloError):
     """Raised for a paper that must not go further; `clean_paper` turns it into a Quarantine.
 
     `reason` is a short stable code (`unsafe_archive`, `no_latex_source`, `not_utf8`, ...) that

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO
 
 from lilo.tasks.clean.errors import Quarantined
-from lilo.tasks.config import CleanSettings, Settings
+from lilo.tasks.config import CleanSettings
 
 __all__ = ["extract_archive"]
 
@@ -64,7 +64,7 @@ class _CappedStream(io.RawIOBase):
             )
 
 
-def extract_archive(archive: Path, dest: Path, settings: Settings) -> str:
+def extract_archive(archive: Path, dest: Path, limits: CleanSettings) -> str:
     """Unpack `archive` into `dest` and return its format: tar.gz | tar | tex.gz | tex.
 
     A single `.tex` is written as `main.tex`. Raises `Quarantined` with `no_latex_source`
@@ -79,12 +79,12 @@ def extract_archive(archive: Path, dest: Path, settings: Settings) -> str:
             raise Quarantined("no_latex_source", f"{archive.name} is a PDF: arXiv has no source")
         packed = magic.startswith(_GZIP_MAGIC)
         source: BinaryIO = gzip.GzipFile(fileobj=raw) if packed else raw
-        capped = _CappedStream(source, settings.clean, archive.stat().st_size if packed else None)
+        capped = _CappedStream(source, limits, archive.stat().st_size if packed else None)
         stream = io.BufferedReader(capped, buffer_size=_CHUNK)
         try:
             head = stream.peek(_TAR_BLOCK)[:_TAR_BLOCK]
             if _is_tar_header(head):
-                _extract_tar(stream, root, settings.clean)
+                _extract_tar(stream, root, limits)
                 return "tar.gz" if packed else "tar"
             _write_single(stream, head, root, archive.name)
             return "tex.gz" if packed else "tex"

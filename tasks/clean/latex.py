@@ -26,7 +26,7 @@ from lilo.tasks.clean._tex import (
     remove_definitions,
 )
 from lilo.tasks.clean.front import FrontMatter, front_matter
-from lilo.tasks.config import Settings
+from lilo.tasks.config import CleanSettings
 
 __all__ = ["CLEANER_VERSION", "Cleaned", "clean_source"]
 
@@ -73,19 +73,19 @@ class Cleaned:
     front: FrontMatter = FrontMatter()  # authors and abstract as plain text, on demand
 
 
-def clean_source(folder: Path, settings: Settings) -> Cleaned:
+def clean_source(folder: Path, limits: CleanSettings) -> Cleaned:
     """Clean the paper unpacked in `folder`.
 
     Raises `Quarantined` (`no_main_file`). A file that is not UTF-8 is decoded with a
     fallback named in the warnings. A source whose inputs or macros make more text than
     `clean.max_text_chars` is `too_large`.
     """
-    main = find_main(folder, settings.clean.max_text_chars)
-    inliner = Inliner(folder, main, settings.clean)
+    main = find_main(folder, limits.max_text_chars)
+    inliner = Inliner(folder, main, limits)
     source = inliner.read(main)
     removed = {"comments": inliner.comment_bytes}
     macros = find_macros([*inliner.packages, source])
-    front = front_matter(source, macros, settings.clean.max_text_chars)
+    front = front_matter(source, macros, limits.max_text_chars)
     title = front.title
     warnings = list(inliner.warnings)
     if not title:
@@ -107,7 +107,7 @@ def clean_source(folder: Path, settings: Settings) -> Cleaned:
     body, definition_bytes = remove_definitions(body)
     body, counter_bytes = remove_commands(body, _COUNTERS)
     removed["macro_definitions"] = definition_bytes + counter_bytes
-    expanded = expand_macros(body, macros, settings.clean.max_text_chars)
+    expanded = expand_macros(body, macros, limits.max_text_chars)
     body, removed["layout"] = remove_layout(expanded)
 
     # Trailing blanks go line by line: a `[ \t]+$` regex tries every space of the text.

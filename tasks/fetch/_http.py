@@ -40,7 +40,7 @@ class FetchError(LiloError):
     """A request that did not succeed within the retries, or can never succeed."""
 
 
-class RetryableStatus(Exception):
+class RetryableStatus(LiloError):
     """A 429/5xx reply: worth another try after `retry_after_s` (or the backoff if longer)."""
 
     def __init__(self, status: int, retry_after_s: float | None) -> None:

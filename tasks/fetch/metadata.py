@@ -11,7 +11,7 @@ import arxiv
 
 from lilo.tasks.bounded_http import Bounds
 from lilo.tasks.bounded_requests import BoundedSession
-from lilo.tasks.config import ArxivSettings, Settings
+from lilo.tasks.config import ArxivSettings
 from lilo.tasks.fetch._http import check_retryable, polite
 
 __all__ = ["PaperMeta", "fetch_metadata", "search", "strip_version"]
@@ -59,8 +59,7 @@ class _PoliteSession(BoundedSession):
         )
 
 
-def _client(settings: Settings) -> arxiv.Client:
-    cfg = settings.arxiv
+def _client(cfg: ArxivSettings) -> arxiv.Client:
     client = arxiv.Client(
         page_size=cfg.page_size, delay_seconds=cfg.delay_s, num_retries=cfg.retries
     )
@@ -85,13 +84,13 @@ def _meta(result: arxiv.Result) -> PaperMeta:
     )
 
 
-def fetch_metadata(ids: list[str], settings: Settings) -> list[PaperMeta]:
+def fetch_metadata(ids: list[str], cfg: ArxivSettings) -> list[PaperMeta]:
     """Metadata for `ids`, in their order; ids arXiv does not know are left out (compare
     the result's ids with yours to find them). Batches of `arxiv.page_size` ids per query."""
     wanted = list(dict.fromkeys(strip_version(i) for i in ids))
-    client = _client(settings)
+    client = _client(cfg)
     found: dict[str, PaperMeta] = {}
-    size = settings.arxiv.page_size
+    size = cfg.page_size
     for start in range(0, len(wanted), size):
         batch = wanted[start : start + size]
         search_ = arxiv.Search(id_list=batch, max_results=len(batch))
@@ -99,7 +98,7 @@ def fetch_metadata(ids: list[str], settings: Settings) -> list[PaperMeta]:
     return [found[i] for i in wanted if i in found]
 
 
-def search(query: str, max_results: int, settings: Settings) -> list[PaperMeta]:
+def search(query: str, max_results: int, cfg: ArxivSettings) -> list[PaperMeta]:
     """An arXiv query (e.g. `ti:survey AND cat:cs.CL`), for finding surveys to build from."""
-    results = _client(settings).results(arxiv.Search(query=query, max_results=max_results))
+    results = _client(cfg).results(arxiv.Search(query=query, max_results=max_results))
     return [_meta(r) for r in results]

@@ -84,16 +84,17 @@ class LLMClient:
         max_tokens: int | None = None,
         attempt: int = 0,
         response_format: dict[str, Any] | None = None,
-        draw: str = "",
+        sampler: str = "",
     ) -> Completion:
         """The reply to `messages`, with its tokens and why it ended (`truncated`: cut at
         its budget). `max_tokens` None: `llm.max_tokens`; 0: none sent (the server's own
         limit). `attempt` > 0 asks the same prompt again for a fresh sample (a re-asked
         plan): it is part of the cache key, so a rerun replays each attempt from the cache
         instead of getting the first reply every time. `response_format` (OpenAI's, e.g. a
-        JSON schema) is sent and is part of the key. `draw` names who samples (a method):
-        two methods sending one prompt get a reply each, each replayed on a rerun; it is in
-        the key, never sent."""
+        JSON schema) is sent and is part of the key. `sampler` names who samples (a method
+        variant): two methods sending one prompt get a reply each, each replayed on a rerun;
+        it is in the key (as `draw`, the name every cached reply was stored under), never
+        sent."""
         temperature = self.settings.llm.temperature if temperature is None else temperature
         max_tokens = self.settings.llm.max_tokens if max_tokens is None else max_tokens
         request: dict[str, object] = {
@@ -108,8 +109,8 @@ class LLMClient:
             request["attempt"] = attempt
         if response_format is not None:
             request["response_format"] = response_format
-        if draw:
-            request["draw"] = draw
+        if sampler:
+            request["draw"] = sampler
         # Serialized once: the key is its hash and a new call's ledger row stores the text.
         blob = canonical_json(request)
         key = cache_key(blob)
@@ -294,7 +295,7 @@ def make_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
     if settings.llm.backend == "offline":
         from lilo.tasks.llm.offline import OfflineEngine
 
-        backend = OfflineEngine(settings)
+        backend = OfflineEngine(settings.llm.model, settings.llm.offline)
     else:
         from lilo.tasks.llm.openai_backend import OpenAIBackend
 

@@ -15,6 +15,7 @@ import httpx2
 from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
+from lilo.tasks.errors import LiloError
 from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.types import (
     Completion,
@@ -51,7 +52,7 @@ def _client(base_url: str, api_key: str, timeout_s: float, max_bytes: int) -> An
     )
 
 
-class BadReply(RuntimeError):
+class BadReply(LiloError, RuntimeError):
     """A 200 whose body is no usable completion: cut-off or non-JSON body, no choices, or
     empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
 
@@ -83,6 +84,7 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
+        self.keep_empty = cfg.empty_reply == "keep"
         self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
         self._key = api_key or "not-needed"
@@ -234,7 +236,7 @@ class OpenAIBackend:
         if not choices:
             raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
         text = choices[0].message.content or ""
-        if not text.strip():
+        if not text.strip() and not self.keep_empty:  # `llm.empty_reply`
             raise BadReply("empty reply")
         tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
         return Completion(

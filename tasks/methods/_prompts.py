@@ -1,5 +1,5 @@
 """The prompts the methods send (docs/design.md §7). The task instruction comes from the dataset
-version's prompt pack (`tasks/prompts/`). The planner and writer prompts are the dataset's
+version's prompt pack (`tasks/prompt_packs/`). The planner and writer prompts are the dataset's
 own method templates where it has them (an imported benchmark's `src/template/*.jinja`,
 `PromptPack.extras`), rendered with the variables bound exactly as the reference's agents
 bind them (docs/reference.md, "Method templates"); on lilo's own datasets they are lilo's
@@ -19,7 +19,7 @@ from importlib import resources
 
 import jinja2
 
-from lilo.tasks.prompts import PromptPack, reference_template
+from lilo.tasks.prompt_packs import PromptPack, prompt_template, reference_template
 
 __all__ = [
     "PLAN_ASK",
@@ -38,9 +38,7 @@ RESTATE_SEPARATOR = "\n\n---\n\n"
 @functools.cache
 def _template(name: str) -> jinja2.Template:
     source = (resources.files(__package__) / "templates" / f"{name}.jinja").read_text()
-    return jinja2.Environment(
-        autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False
-    ).from_string(source)
+    return prompt_template(source)
 
 
 def task_instruction(pack: PromptPack, texts: list[str], target_words: int) -> str:
@@ -141,7 +139,9 @@ class MethodPrompts:
     ) -> str:
         """lilo's writer, in the reference's order: instruction, steps, the text so far
         (from the second step on), the restatement block, the current step, the key
-        requirements (RAL-Writer, from the second step on), the closing rules."""
+        requirements (RAL-Writer, from the second step on), the closing rules. Everything up
+        to the text so far is the same at every step (the opening too), so a server that
+        caches prompt prefixes (llama.cpp, vLLM, OpenAI) reads the papers once per plan."""
         return _template("write").render(
             instruction=instruction,
             plan=plan,

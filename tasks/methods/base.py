@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
-from lilo.tasks.errors import UnknownName
+from lilo.tasks.errors import LiloError, UnknownName
 from lilo.tasks.llm import LLMClient
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, LLMCall, PaperText, Sample, content_id
 from lilo.tasks.redact import redacted
 from lilo.tasks.registry import Registry
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-class MethodError(RuntimeError):
+class MethodError(LiloError, RuntimeError):
     """A method could not produce a summary (e.g. an unusable plan)."""
 
 
@@ -80,7 +80,7 @@ class Run:
     """One method applied to one sample at one length, its papers in the order it reads
     them (`rotation` cyclic shifts of the sample's order). `tag` prefixes every call's
     purpose. `llm` is the run's own client (the caller's backend, cache, limits and call
-    log): each call's tokens go into `tally` as it returns. `draw` (the method variant)
+    log): each call's tokens go into `tally` as it returns. `sampler` (the method variant)
     is part of each call's cache key: every method samples its own replies, as the
     reference's runs did, and a rerun replays them."""
 
@@ -92,7 +92,7 @@ class Run:
     pack: PromptPack
     tag: str
     tally: _Tally
-    draw: str = ""
+    sampler: str = ""
 
     def chat(
         self,
@@ -104,7 +104,7 @@ class Run:
         attempt: int = 0,
         shared: bool = False,
     ) -> str:
-        """`shared`: the reply every method asking this prompt gets (no draw of its own).
+        """`shared`: the reply every method asking this prompt gets (no sample of its own).
         A reply cut at its budget is kept, and its step marked in the generation's
         `structure` ("truncated")."""
         try:
@@ -114,7 +114,7 @@ class Run:
                 temperature=temperature,
                 max_tokens=max_tokens,
                 attempt=attempt,
-                draw="" if shared else self.draw,
+                sampler="" if shared else self.sampler,
             )
         finally:
             self.tally.add(self.llm.take_calls())
@@ -204,6 +204,7 @@ class _Registered:
             method_args=dict(self.args),
             variant=self.variant,
             rotation=unit.rotation,
+            papers_read=tuple(p.paper_id for p in unit.ordered),
             target_words=target_words,
             backbone=llm.backbone,
             text=draft.text,

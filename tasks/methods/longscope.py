@@ -15,8 +15,8 @@ from typing import Any
 
 from lilo.tasks.config import Settings, output_values
 from lilo.tasks.methods._convolve import sample_sets, top_k
-from lilo.tasks.methods._lite import Chunk, brief, budgets, evidence, prompt, word_chunks
-from lilo.tasks.methods._lite import write_section as _write_section
+from lilo.tasks.methods._section_writer import Chunk, brief, budgets, evidence, prompt, word_chunks
+from lilo.tasks.methods._section_writer import write_section as _write_section
 from lilo.tasks.methods._skeleton import (
     Node,
     Op,

@@ -12,13 +12,20 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.config import Settings, output_values
-from lilo.tasks.methods._lite import brief, budgets, evidence, prompt, word_chunks, write_section
 from lilo.tasks.methods._markov import (
     best_path,
     cluster,
     first_appearance,
     kendall_tau,
     transition_matrix,
+)
+from lilo.tasks.methods._section_writer import (
+    brief,
+    budgets,
+    evidence,
+    prompt,
+    word_chunks,
+    write_section,
 )
 from lilo.tasks.methods.base import Draft, Run, Writer, method
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.config import Settings, output_values
-from lilo.tasks.methods._lite import (
+from lilo.tasks.methods._section_writer import (
     abstract,
     brief,
     budgets,
@@ -25,7 +25,7 @@ from lilo.tasks.methods._lite import (
 from lilo.tasks.methods._skeleton import Node, parse_skeleton, render
 from lilo.tasks.methods._toposort import topological_order
 from lilo.tasks.methods.base import Draft, Run, Writer, method
-from lilo.tasks.prompting import paper_blocks
+from lilo.tasks.paper_tags import paper_blocks
 
 __all__ = ["parse_dependencies", "rapid", "structures"]
 

@@ -4,31 +4,18 @@ and draws nothing it does not hold: an empty frame gives a figure that says so."
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pandas as pd
 
+from lilo.tasks.results_report import figure_png, pyplot
+
 __all__ = ["fig6a_png", "fig6b_png", "fig7a_png", "fig7b_png", "fig8_png", "position_lines"]
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _png(fig: Any) -> bytes:
-    buffer = io.BytesIO()
-    try:
-        fig.tight_layout()
-        fig.savefig(buffer, format="png", dpi=90)
-    finally:
-        _plt().close(fig)
-    return buffer.getvalue()
+    fig.tight_layout()
+    return figure_png(fig, dpi=90)
 
 
 def _empty(ax: Any, what: str) -> None:
@@ -38,7 +25,7 @@ def _empty(ax: Any, what: str) -> None:
 
 def fig6a_png(sweep: pd.DataFrame, k: int = 12) -> bytes:
     """S_c heatmap of RAL-Writer over a (rows) x b (columns) at `k`."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
     rows = sweep[sweep["k"] == k]
     if rows.empty:
@@ -62,7 +49,7 @@ def fig6a_png(sweep: pd.DataFrame, k: int = 12) -> bytes:
 
 def fig6b_png(sweep: pd.DataFrame, baseline: dict[str, float], a: float, b: float) -> bytes:
     """S_c single, cross and average of RAL-Writer by k at (a, b); AgentWrite's dashed."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
     rows = sweep[(sweep["a"] == a) & (sweep["b"] == b)].sort_values("k")
     if rows.empty:
@@ -87,7 +74,7 @@ def fig6b_png(sweep: pd.DataFrame, baseline: dict[str, float], a: float, b: floa
 def fig7a_png(lengths: pd.DataFrame, variant: str = "single") -> bytes:
     """Output words of `variant` per required length: mean with std error bars, per
     backbone, against the required length (dotted)."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     rows = lengths[lengths["variant"] == variant]
     if rows.empty:
@@ -147,7 +134,7 @@ def _by_position(ax: Any, rows: pd.DataFrame, value: str, spread: str | None = N
 
 def fig7b_png(curve: pd.DataFrame, target_words: int) -> bytes:
     """S_single by the position (1st, 2nd, 3rd...) of the question's paper, per method."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
     rows = curve[curve["target_words"] == target_words]
     if rows.empty:
@@ -162,7 +149,7 @@ def fig7b_png(curve: pd.DataFrame, target_words: int) -> bytes:
 def fig8_png(permutation: pd.DataFrame) -> bytes:
     """S_single of the paper in each slot, averaged over the cyclic orders, with the spread
     over the orders (standard deviation) as error bars."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
     if permutation.empty:
         _empty(ax, "permutation runs")

@@ -1,16 +1,17 @@
 """The `lilo reproduce ral-writer` report page: every table and figure of the RAL-Writer paper
 from one result version, the published numbers beside lilo's, the statistics, and what the
 runs were estimated to cost against what they made. Rendered from
-`templates/reproduce.html.jinja`; figures are embedded PNGs, so the page is one file."""
+`tasks/results_report/templates/reproduce.html.j2`; figures are embedded PNGs, so the page is
+one file."""
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-import jinja2
 import pandas as pd
+
+from lilo.tasks.results_report import data_uri, render_template
 
 __all__ = ["PaperPage", "Section", "render_page"]
 
@@ -57,11 +58,6 @@ def _rows(df: pd.DataFrame, marked: str) -> list[dict[str, Any]]:
 
 
 def render_page(page: PaperPage) -> str:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader(__package__, "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
     sections = [
         {
             "key": s.key,
@@ -69,13 +65,12 @@ def render_page(page: PaperPage) -> str:
             "note": s.note,
             "columns": list(s.table.columns),
             "rows": _rows(s.table, s.marked),
-            "image": (
-                "data:image/png;base64," + base64.b64encode(s.png).decode("ascii")
-                if s.png
-                else None
-            ),
+            "image": data_uri(s.png) if s.png else None,
         }
         for s in page.sections
     ]
     cost = {"columns": list(page.cost.columns), "rows": _rows(page.cost, "")}
-    return env.get_template("reproduce.html.jinja").render(page=page, sections=sections, cost=cost)
+    title = f"RAL-Writer reproduced: dataset {page.dataset_version}, result version {page.version}"
+    return render_template(
+        "reproduce.html.j2", title=title, page=page, sections=sections, cost=cost
+    )

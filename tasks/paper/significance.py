@@ -12,9 +12,8 @@ import pandas as pd
 
 from lilo.tasks.stats import bootstrap_interval, paired_comparison
 
-__all__ = ["HEADLINE", "OVERALL", "cell_statistics", "paired_statistics"]
+__all__ = ["OVERALL", "cell_statistics", "paired_statistics"]
 
-HEADLINE = ("length", "consistency", "quality")
 OVERALL = 0
 
 _CELL = ["variant", "target_words", "backbone", "score"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lilo.tasks.errors import InputError
 from lilo.tasks.files import LinkOutside, inside
 from lilo.tasks.probes.prompts import read_clone_prompts
 from lilo.tasks.probes.records import Document, ProbeItem
@@ -30,7 +31,7 @@ MAX_LINE_CHARS = 1_000_000
 MAX_FILE_CHARS = 1_000_000_000
 
 
-class CloneError(ValueError):
+class CloneError(InputError, ValueError):
     """Nothing to read at the path given."""
 
 

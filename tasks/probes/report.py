@@ -1,21 +1,20 @@
 """The probes as people look at them: the U-curves (accuracy by gold position, one line per
 size, the closed-book and oracle baselines as horizontal lines, as the paper's Figures 1, 5
-and 7 draw them), a static HTML page per probe result version (templates/report.html.j2)
-and the run's Prefect artifacts."""
+and 7 draw them), a static HTML page per probe result version
+(tasks/results_report/templates/probes.html.j2)
+and the run's Prefect artifacts (flows publish them)."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pandas as pd
 
-from lilo.tasks.report._html import data_uri
-from lilo.tasks.reporting import markdown_table, safe_markdown
+from lilo.tasks.formatting import Artifact, markdown_table, table_records
+from lilo.tasks.results_report import data_uri, figure_png, pyplot, render_template
 
-__all__ = ["create_probe_artifacts", "probe_curve_png", "render_probe_report"]
+__all__ = ["probe_artifacts", "probe_curve_png", "render_probe_report"]
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 _MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -33,11 +32,7 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
     gold item's position (1-based, as the paper labels it), a line per size with its 95%
     interval as a band; the closed-book (dashed) and oracle (dotted) accuracies as
     horizontal lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels = _panels(curve)
     columns = min(3, max(1, len(panels)))
     rows = (len(panels) + columns - 1) // columns
@@ -79,22 +74,8 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
         ax.legend(fontsize=7, frameon=False, loc="lower left")
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    buffer = io.BytesIO()
-    try:
-        fig.tight_layout()
-        fig.savefig(buffer, format="png")
-    finally:
-        plt.close(fig)
-    return buffer.getvalue()
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    fig.tight_layout()
+    return figure_png(fig)
 
 
 def _rows(df: pd.DataFrame) -> list[list[str]]:
@@ -118,38 +99,32 @@ def render_probe_report(
         ("versus", "Probes beside the summaries' position curve (probe_vs_summary)", versus),
         ("curve", "Accuracy by gold position, with 95% intervals (probe_curve)", curve),
     ]
-    return (
-        _environment()
-        .get_template("report.html.j2")
-        .render(
-            version=version,
-            figure=figure,
-            tables=[(key, title, list(df.columns), _rows(df)) for key, title, df in tables],
-        )
+    return render_template(
+        "probes.html.j2",
+        title=f"lilo probes, version {version}",
+        version=version,
+        figure=figure,
+        tables=[(key, title, list(df.columns), _rows(df)) for key, title, df in tables],
     )
 
 
-def create_probe_artifacts(
+def probe_artifacts(
     version: int, curve: pd.DataFrame, summary: pd.DataFrame, report: Path
-) -> None:
+) -> list[Artifact]:
     """The curve and summary as tables, the U-curves as a Markdown image (`probe-curve-plot`)."""
-    from prefect.artifacts import create_markdown_artifact, create_table_artifact
-
-    def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-        return df.astype(object).where(df.notna(), None).to_dict(orient="records")
-
     v = f"probe result version {version}"
-    create_table_artifact(records(curve), key="probe-curve", description=f"Probe accuracy, {v}")
-    create_table_artifact(
-        records(summary), key="probe-summary", description=f"Probe U depth per curve, {v}"
-    )
+    artifacts = [
+        Artifact("probe-curve", f"Probe accuracy, {v}", table=table_records(curve)),
+        Artifact("probe-summary", f"Probe U depth per curve, {v}", table=table_records(summary)),
+    ]
     if not curve.empty:
         image = data_uri(probe_curve_png(curve))
-        create_markdown_artifact(
-            safe_markdown(
-                f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
-                f"{markdown_table(summary)}\n\nReport: `{report}`\n"
-            ),
-            key="probe-curve-plot",
-            description=f"Probe U-curves, {v}",
+        artifacts.append(
+            Artifact(
+                "probe-curve-plot",
+                f"Probe U-curves, {v}",
+                markdown=f"# Lost-in-the-middle probes, {v}\n\n![probe U-curves]({image})\n\n"
+                f"{markdown_table(summary)}\n\nReport: `{report}`\n",
+            )
         )
+    return artifacts

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from lilo.tasks.scoring._judge import TIERS
+from lilo.tasks.qa.parse import TIERS
 from lilo.tasks.stats import exact_agreement, weighted_kappa
 
 __all__ = [

@@ -33,6 +33,7 @@ from lilo.tasks.llm import Completion, LLMClient, Message, ResponseFormatUnsuppo
 
 __all__ = [
     "QA_SCHEMA",
+    "TIERS",
     "VERDICT_SCHEMA",
     "Evidence",
     "QAFormatError",
@@ -44,6 +45,7 @@ __all__ = [
     "object_schema",
     "parse_qa_items",
     "parse_reply",
+    "tier_value",
 ]
 
 T = TypeVar("T")
@@ -64,6 +66,24 @@ def _candidates(raw: str, opener: str, closer: str) -> list[str]:
     if start != -1 and end > start:
         found.append(text[start : end + 1])
     return found
+
+
+# The judges' score tiers (docs/design.md §8): the QA grade, the checklist and the review of
+# the judge's grades (tasks/qa/grade_review.py) all use them.
+TIERS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def tier_value(value: Any) -> float:
+    """A judge's score, which must be one of the tiers: no snapping, a miss is an error. A
+    tier written as a string ("0.75", as the benchmark's own example output shows) counts."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            value = None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value not in TIERS:
+        raise QAFormatError(f"score must be one of 0, 0.25, 0.5, 0.75, 1; got {value!r}")
+    return float(value)
 
 
 def load_json_reply(raw: str, expect: type[list[Any]] | type[dict[str, Any]]) -> Any:

@@ -5,7 +5,7 @@ of wording here is a change of PROMPT_VERSION."""
 from __future__ import annotations
 
 from lilo.tasks.llm import Message
-from lilo.tasks.prompting import paper_blocks
+from lilo.tasks.paper_tags import paper_blocks
 
 __all__ = ["PROMPT_VERSION", "filter_messages", "generate_messages"]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lilo.tasks.config import Settings
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.qa.checks import normalise_whitespace
 from lilo.tasks.qa.generate import is_ready
 from lilo.tasks.qa.review import QADecision
@@ -50,19 +51,15 @@ class QualityReport:
 
     def as_markdown(self) -> str:
         """Two columns, measure and value, for the Prefect UI."""
-        lines = [
-            f"# QA quality, dataset {self.dataset_version}",
-            "",
-            "| measure | value |",
-            "|---|---|",
-        ]
+        rows = []
         for name, value in self.as_dict().items():
             if name == "dataset_version" or value in ({}, None):
                 continue
             if isinstance(value, dict):
                 value = ", ".join(f"{k}: {v}" for k, v in value.items())
-            lines.append(f"| {name.replace('_', ' ')} | {value} |")
-        return "\n".join(lines)
+            rows.append([name.replace("_", " "), value])
+        table = pipe_table(["measure", "value"], rows)
+        return f"# QA quality, dataset {self.dataset_version}\n\n{table}"
 
 
 def quality_report(

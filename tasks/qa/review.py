@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from lilo.tasks.errors import InputError
 from lilo.tasks.records import QAPair, content_id
 
 __all__ = [
@@ -46,7 +47,7 @@ QA_STATUSES = (*REVIEWABLE, "filtered", "duplicate", "invalid")
 Action = Literal["approve", "reject", "edit"]
 
 
-class ReviewError(ValueError):
+class ReviewError(InputError, ValueError):
     """A decision that cannot be recorded; the message says what to change."""
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.text import counted
 
 __all__ = ["DatasetStats", "SurveyStats", "stats_markdown"]
@@ -62,20 +63,30 @@ def stats_markdown(stats: DatasetStats) -> str:
         f"{counted(stats.samples, 'sample')}, {counted(stats.papers, 'paper')}, "
         f"{counted(len(stats.surveys), 'survey')}.",
         "",
-        "| input words per sample | " + " | ".join(words) + " |",
-        "|---|" + "---:|" * len(words),
-        "| | " + " | ".join(f"{v:,.0f}" for v in words.values()) + " |",
-        "",
-        "| survey | title | references | resolved | rate | samples |",
-        "|---|---|---:|---:|---:|---:|",
-        *(
-            f"| {s.survey_id} | {s.title} | {s.references} | {s.resolved} "
-            f"| {s.resolved_rate:.0%} | {s.samples} |"
-            for s in stats.surveys
+        pipe_table(
+            ["input words per sample", *words], [["", *(f"{v:,.0f}" for v in words.values())]], 1
         ),
         "",
-        "| how references resolved | entries |",
-        "|---|---:|",
-        *(f"| {how} | {n} |" for how, n in sorted(stats.how.items(), key=lambda i: -i[1])),
+        pipe_table(
+            ["survey", "title", "references", "resolved", "rate", "samples"],
+            (
+                [
+                    s.survey_id,
+                    s.title,
+                    s.references,
+                    s.resolved,
+                    f"{s.resolved_rate:.0%}",
+                    s.samples,
+                ]
+                for s in stats.surveys
+            ),
+            2,
+        ),
+        "",
+        pipe_table(
+            ["how references resolved", "entries"],
+            sorted(stats.how.items(), key=lambda i: -i[1]),
+            1,
+        ),
     ]
     return "\n".join(lines) + "\n"

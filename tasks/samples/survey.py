@@ -69,7 +69,7 @@ def survey_references(path: Path, settings: Settings) -> SurveyRead:
 @contextmanager
 def _unpacked(archive: Path, settings: Settings) -> Iterator[Path]:
     with temp_dir(settings.data_dir, "survey") as tmp:
-        extract_archive(archive, Path(tmp), settings)
+        extract_archive(archive, Path(tmp), settings.clean)
         yield Path(tmp)
 
 
@@ -82,7 +82,7 @@ def _read(
     """The cleaned main file (it names the bibliography), its references with ids resolved
     from the entries, then by title where `samples.title_search` allows, and where each is
     cited."""
-    cleaned = clean_source(folder, settings)
+    cleaned = clean_source(folder, settings.clean)
     bibliography = read_bibliography(folder, cleaned.main_file)
     problem = bibliography.problem(cleaned.main_file)
     if problem is not None:

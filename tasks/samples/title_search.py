@@ -12,9 +12,9 @@ every entry against a network that is not there.
 Every search is recorded on its reference (`title_searched_at`, `title_search_error`, failures
 in a row in `title_searches`). A later run passes the earlier references as `previous`: an
 answer (a match or none) is kept without asking again, and a failed search is tried again
-once its backoff has passed: `_RETRY_AFTER` after the first failure, doubling with each one,
-at most `_RETRY_MAX` apart (nightly runs retry a day's outage the next night, and a long one
-weekly).
+once its backoff (`TITLE_SEARCH`, tasks/backoff.py) has passed: 6 hours after the first
+failure, doubling with each one, at most a week apart (nightly runs retry a day's outage
+the next night, and a long one weekly).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from lilo.tasks.backoff import TITLE_SEARCH
 from lilo.tasks.clean import latex_to_text
 from lilo.tasks.config import Settings
 from lilo.tasks.fetch.metadata import search
@@ -38,8 +39,6 @@ log = logging.getLogger(__name__)
 _WORD = re.compile(r"[a-z0-9]+")
 _QUERY_WORDS = 12  # enough to single a paper out; arXiv's query length stays small
 _HITS = 5
-_RETRY_AFTER = timedelta(hours=6)
-_RETRY_MAX = timedelta(days=7)
 _SEARCHED = ("title_search", "no_title_match", "title_search_failed")
 
 
@@ -100,8 +99,7 @@ def retry_due(ref: Reference, now: datetime) -> bool:
     if ref.how != "title_search_failed" or ref.title_searched_at is None:
         return ref.how == "title_search_failed"
     doublings = min(max(ref.title_searches - 1, 0), 8)  # 6 h x 2^8 is past the cap already
-    wait = min(_RETRY_AFTER * (1 << doublings), _RETRY_MAX)
-    return now >= ref.title_searched_at + wait
+    return now >= ref.title_searched_at + timedelta(seconds=TITLE_SEARCH.wait_s(doublings))
 
 
 def _carried(ref: Reference, prior: Reference) -> Reference:
@@ -119,7 +117,7 @@ def _carried(ref: Reference, prior: Reference) -> Reference:
 def _lookup(ref: Reference, words: list[str], settings: Settings) -> Reference:
     query = " AND ".join(f"ti:{w}" for w in words[:_QUERY_WORDS])
     best, best_ratio = None, 0.0
-    for hit in search(query, _HITS, settings):
+    for hit in search(query, _HITS, settings.arxiv):
         ratio = title_similarity(ref.title, hit.title)
         if ratio > best_ratio:
             best, best_ratio = hit, ratio

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import SampleSettings
 from lilo.tasks.records import PaperText, Sample, content_id
 from lilo.tasks.samples.citations import GROUP_KINDS, CitationGroup
 
@@ -27,7 +27,7 @@ def build_samples(
     groups: list[CitationGroup],
     papers: dict[str, PaperText],
     embeddings: dict[str, np.ndarray],
-    settings: Settings,
+    sampling: SampleSettings,
     dataset_version: str,
     survey_id: str,
 ) -> list[Sample]:
@@ -36,7 +36,7 @@ def build_samples(
     Papers absent from `papers` (failed cleaning or validation) never enter. Each sample keeps
     its papers in the order the survey cites them: position matters to the analysis.
     """
-    size = settings.samples.papers_per_sample
+    size = sampling.papers_per_sample
     uses: dict[str, int] = {}
     chosen: set[frozenset[str]] = set()
     samples: list[Sample] = []
@@ -44,7 +44,7 @@ def build_samples(
         for _, paper_ids, group in _ranked(groups, kind, papers, embeddings, size):
             if frozenset(paper_ids) in chosen:
                 continue
-            if any(uses.get(p, 0) >= settings.samples.max_samples_per_paper for p in paper_ids):
+            if any(uses.get(p, 0) >= sampling.max_samples_per_paper for p in paper_ids):
                 continue
             chosen.add(frozenset(paper_ids))
             for p in paper_ids:

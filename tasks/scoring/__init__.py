@@ -1,11 +1,13 @@
 """Scores (docs/design.md §8) as plug-ins: `get_scorer(name)(ScoreContext(...)) -> Scored`."""
 
 from lilo.tasks.scoring.base import (
+    Headline,
     ScoreContext,
     Scored,
     Scorer,
     available_scorers,
     get_scorer,
+    leaderboard_scores,
     scorer,
 )
 from lilo.tasks.scoring.consistency import consistency_score
@@ -13,12 +15,14 @@ from lilo.tasks.scoring.length import length_score
 from lilo.tasks.scoring.quality import quality_score
 
 __all__ = [
+    "Headline",
     "ScoreContext",
     "Scored",
     "Scorer",
     "available_scorers",
     "consistency_score",
     "get_scorer",
+    "leaderboard_scores",
     "length_score",
     "quality_score",
     "scorer",

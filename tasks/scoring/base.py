@@ -7,21 +7,33 @@ takes from the context what it needs and returns `Scored`. Scorers record nothin
 return long rows `(generation_id, score, value, detail, judge)`, and the scores they could
 not give, and the flow writes them. LLM scores ask the `judge` client (the configured judge,
 not the model under test) with the dataset version's prompt pack. Adding a score is one
-file here.
+file here: `@scorer("name", label="S_x", order=n)` puts the score on the leaderboard (a column
+named by its label, in `order`), in the intervals and paired comparisons, and in the docs'
+generated tables (docs/contributing.md).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import LLMClient
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
 from lilo.tasks.registry import Registry
 
-__all__ = ["ScoreContext", "Scored", "Scorer", "available_scorers", "get_scorer", "scorer"]
+__all__ = [
+    "Headline",
+    "ScoreContext",
+    "Scored",
+    "Scorer",
+    "available_scorers",
+    "get_scorer",
+    "leaderboard_scores",
+    "scorer",
+]
 
 
 @dataclass(frozen=True)
@@ -49,16 +61,52 @@ class ScoreContext:
 
 Scorer = Callable[[ScoreContext], Scored]
 
-_SCORERS: Registry[Scorer] = Registry(
+# A leaderboard label: the column's name in the views (lower-cased: `s_l`), so a word.
+_LABEL = re.compile(r"^S_[A-Za-z0-9]+$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A score on the leaderboard: its `name` in the score rows, its `label` as the table
+    shows it (S_l), `column` the views' (s_l), `about` what it measures."""
+
+    name: str
+    label: str
+    order: int
+    about: str
+
+    @property
+    def column(self) -> str:
+        return self.label.lower()
+
+
+@dataclass(frozen=True)
+class _Entry:
+    score: Scorer
+    headline: Headline | None
+
+
+_SCORERS: Registry[_Entry] = Registry(
     "scorer", __package__, "add tasks/scoring/{name}.py with @scorer({name!r})"
 )
 
 
-def scorer(name: str) -> Callable[[Scorer], Scorer]:
-    """Register a scorer under `name` (the module's file stem by convention)."""
+def scorer(
+    name: str, *, label: str = "", order: int = 100, about: str = ""
+) -> Callable[[Scorer], Scorer]:
+    """Register a scorer under `name` (the module's file stem by convention). With a
+    `label` ("S_x") the score is a headline: a leaderboard column, in `order` (lower first;
+    ties by name), `about` saying what it measures in the docs' tables; without, it is
+    recorded only. A generation counts as scored once it has every headline score."""
+    if not _NAME.match(name):
+        raise ValueError(f"scorer {name!r}: a name is lower-case letters, digits and _")
+    if label and not _LABEL.match(label):
+        raise ValueError(f"scorer {name!r}: label {label!r} is not like S_x (letters, digits)")
 
     def register(function: Scorer) -> Scorer:
-        _SCORERS.add(name, function, function.__module__)
+        headline = Headline(name, label, order, about) if label else None
+        _SCORERS.add(name, _Entry(function, headline), function.__module__)
         return function
 
     return register
@@ -70,4 +118,10 @@ def available_scorers() -> list[str]:
 
 def get_scorer(name: str) -> Scorer:
     """The scorer `name`; an unknown one raises `UnknownName`."""
-    return _SCORERS.get(name)
+    return _SCORERS.get(name).score
+
+
+def leaderboard_scores() -> list[Headline]:
+    """The leaderboard's scores, in their column order."""
+    found = [_SCORERS.get(n).headline for n in _SCORERS.names()]
+    return sorted((h for h in found if h), key=lambda h: (h.order, h.name))

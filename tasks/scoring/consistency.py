@@ -20,16 +20,17 @@ from statistics import mean
 from typing import Any
 
 from lilo.tasks.llm import Message, ResponseFormatUnsupported
-from lilo.tasks.prompts import PromptPack
+from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.qa.parse import (
+    TIERS,
     QAFormatError,
     ask_json,
     json_schema,
     load_json_reply,
     object_schema,
+    tier_value,
 )
 from lilo.tasks.records import QAPair, ScoreRow
-from lilo.tasks.scoring._judge import TIERS, tier_value
 from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["GRADE_SCHEMA", "SCORE_SCHEMA", "consistency", "consistency_score"]
@@ -97,7 +98,12 @@ def _score_only(reply: str) -> tuple[float, str]:
     return tier_value(load_json_reply(reply, dict).get("score")), ""
 
 
-@scorer("consistency")
+@scorer(
+    "consistency",
+    label="S_c",
+    order=2,
+    about="consistency: the QA pairs answered from the summary, graded",
+)
 def consistency(ctx: ScoreContext) -> Scored:
     """S_c, its single and cross halves, and S_single by position (the position of the
     question's paper in the order the generation read the papers). An unusable grade leaves
@@ -107,7 +113,8 @@ def consistency(ctx: ScoreContext) -> Scored:
     pairs = [p for p in ctx.qa if p.status == "approved" and p.sample_id == sample.sample_id]
     if not pairs:
         return Scored([])
-    order = _read_order(sample.paper_ids, generation.rotation)
+    # the order the generation recorded; generations written before it was: the sample's
+    order = list(generation.papers_read) or _read_order(sample.paper_ids, generation.rotation)
     with ThreadPoolExecutor(ctx.settings.judge.concurrency) as pool:
         judged = list(pool.map(partial(_judge, ctx, order), pairs))
     single = [j for j in judged if j["kind"] == "single"]

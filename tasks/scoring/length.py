@@ -19,7 +19,7 @@ def length_score(required: int, generated: int) -> float:
     return 100.0 * max(0.0, 1.0 - (required / generated - 1.0) / 2.0)
 
 
-@scorer("length")
+@scorer("length", label="S_l", order=1, about="length: 100 at or past the target, less below it")
 def length(ctx: ScoreContext) -> Scored:
     generation = ctx.generation
     generated = count_words(generation.text)

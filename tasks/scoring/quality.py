@@ -21,10 +21,9 @@ from statistics import mean
 from typing import Any
 
 from lilo.tasks.llm import Message
-from lilo.tasks.prompts import ChecklistItem, PromptPack
-from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
+from lilo.tasks.prompt_packs import ChecklistItem, PromptPack
+from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply, tier_value
 from lilo.tasks.records import ScoreRow
-from lilo.tasks.scoring._judge import tier_value
 from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
 
 __all__ = ["checklist_messages", "quality", "quality_score"]
@@ -86,7 +85,7 @@ def _graded(items: list[ChecklistItem], reply: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-@scorer("quality")
+@scorer("quality", label="S_q", order=3, about="quality: the judge's checklist over five aspects")
 def quality(ctx: ScoreContext) -> Scored:
     """S_q and one row per aspect. An aspect whose judge reply is unusable after the retry
     has no row (it is `unscored`), is left out of S_q and listed in its `failed`."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import LLMClient
-from lilo.tasks.prompts import ChecklistItem, PromptPack
+from lilo.tasks.prompt_packs import ChecklistItem, PromptPack
 from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
 from lilo.tasks.records import Generation
 from lilo.tasks.scoring.quality import checklist_messages

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lilo.tasks.clean import clean_paper
-from lilo.tasks.config import load_settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.records import PaperText, RawSource
 from lilo.tasks.synthetic.corpus import write_corpus
 from lilo.tasks.synthetic.manifest import Fact
@@ -40,7 +40,7 @@ def cleaned_triplet(root: Path) -> tuple[str, list[PaperText], list[Fact]]:
         raw = RawSource(
             item.arxiv_id, hashlib.sha256(data).hexdigest(), str(path), len(data), "tar.gz"
         )
-        paper = clean_paper(raw, root / "work", settings)
+        paper = clean_paper(raw, root / "work", settings.clean)
         if not isinstance(paper, PaperText):
             raise RuntimeError(f"synthetic paper {item.arxiv_id} did not clean: {paper}")
         by_topic.setdefault(item.topic or "", []).append((paper, item.facts))

@@ -1,5 +1,5 @@
-"""The drill-down of a result version (tasks/report/_drill.py): each summary with its scores,
-the answers given from it beside the gold ones, and its checklist grades."""
+"""The drill-down of a result version (tasks/results_report/_drill.py): each summary with its
+scores, the answers given from it beside the gold ones, and its checklist grades."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import json
 
 import duckdb
 
-from lilo.tasks.report import HEADLINE, Answer, SummaryDetail
+from lilo.tasks.results_report import Answer, SummaryDetail
+from lilo.tasks.scoring import leaderboard_scores
 
 __all__ = ["read_details", "version_samples"]
 
@@ -24,7 +25,7 @@ ORDER BY r.sample_id, method_rank(r.method), method, r.target_words
 
 _SCORES = """
 SELECT generation_id, score, value, detail FROM fct_scores
-WHERE list_contains($ids, generation_id) AND score IN ('length', 'consistency', 'quality')
+WHERE list_contains($ids, generation_id) AND list_contains($scores, score)
 """
 
 
@@ -44,8 +45,10 @@ def read_details(
     params = {"version": version, "sample": sample_id, "method": method, "words": target_words}
     summaries = con.execute(_SUMMARIES, params).df().to_dict(orient="records")
     ids = [s["generation_id"] for s in summaries]
+    headlines = [h.name for h in leaderboard_scores()]
     scores: dict[str, dict[str, tuple[float | None, dict]]] = {}
-    for gid, score, value, detail in con.execute(_SCORES, {"ids": ids}).fetchall():
+    found_scores = con.execute(_SCORES, {"ids": ids, "scores": headlines}).fetchall()
+    for gid, score, value, detail in found_scores:
         scores.setdefault(gid, {})[score] = (value, json.loads(detail) if detail else {})
     asked = {
         q["qa_id"]
@@ -66,7 +69,7 @@ def read_details(
                 backbone=s["backbone"],
                 words=int(s["words"]),
                 text=s["text"],
-                scores={k: found.get(k, (None, {}))[0] for k in HEADLINE},
+                scores={k: found.get(k, (None, {}))[0] for k in headlines},
                 answers=tuple(
                     Answer(
                         qa_id=q["qa_id"],

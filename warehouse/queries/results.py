@@ -10,7 +10,7 @@ import duckdb
 import pandas as pd
 
 from lilo.tasks.leaderboard import Board, Scope, length_label
-from lilo.tasks.report import ReportData
+from lilo.tasks.results_report import ReportData
 from lilo.warehouse.queries._read import Source, frame, scalar, tuples
 
 __all__ = [

@@ -5,8 +5,9 @@ same text protocol a chat model would (plan lines, paragraphs, QA JSON, judge JS
 the same parsers run on its output. Each prompt kind has one handler module in this
 package exposing `matches(prompt) -> bool` (a phrase of lilo's own prompts, or the tags
 that lilo's and a dataset's templates share, such as `<gold>`/`<predict>`) and
-`respond(messages, settings) -> str`; `PRIORITY` orders them (the bare task instruction,
-which Single sends, is the last resort). New handlers are discovered, nothing else
+`respond(messages, offline) -> str` (`offline`: the engine's settings section, all it
+reads); `PRIORITY` orders them (the bare task instruction, which Single sends, is the last
+resort). New handlers are discovered, nothing else
 changes. It is recorded as the backbone (`offline:<model>`) in every row it produces.
 
 Replies are computed in `llm.offline.processes` worker processes (`_process.py`), as a

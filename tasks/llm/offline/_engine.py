@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._process import complete as complete_in_workers
 from lilo.tasks.llm.offline._reply import reply
 from lilo.tasks.llm.types import Completion, EndpointFacts, Message
@@ -22,16 +22,15 @@ ENGINE_VERSION = "2"
 class OfflineEngine:
     name = "offline"
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.model = settings.llm.model
-        self._settings_json = settings.model_dump_json() if settings.llm.offline.processes else ""
+    def __init__(self, model: str, offline: OfflineSettings) -> None:
+        self.model, self.offline = model, offline
+        self._offline_json = offline.model_dump_json() if offline.processes else ""
 
     def fingerprint(self) -> dict[str, object]:
         # Where replies are computed changes none of them.
         return {
             "engine": ENGINE_VERSION,
-            **self.settings.llm.offline.model_dump(exclude={"processes"}),
+            **self.offline.model_dump(exclude={"processes"}),
         }
 
     def facts(self) -> EndpointFacts:
@@ -54,10 +53,10 @@ class OfflineEngine:
         endpoint cuts it (`finish_reason` "length")."""
         if sending is not None:
             sending()
-        if self._settings_json:
-            completion = complete_in_workers(self.settings, self._settings_json, messages)
+        if self._offline_json:
+            completion = complete_in_workers(self.offline, self._offline_json, messages)
         else:
-            completion = reply(messages, self.settings)
+            completion = reply(messages, self.offline)
         return cut(conform(completion, response_format), max_tokens)
 
 

@@ -20,8 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lilo.tasks.config import OfflineSettings
+from lilo.tasks.formatting import pipe_table
 from lilo.tasks.llm.offline._reader import reader
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words, split_sentences, words
 
 __all__ = [
@@ -252,14 +253,9 @@ def paragraphs(chosen: list[Candidate]) -> str:
 
 def comparison_table(papers: list[tuple[int, str]], n: int = 3) -> str:
     """A Markdown table of each paper's most frequent topics."""
-    header = "| Aspect | " + " | ".join(f"Paper {i}" for i, _ in papers) + " |"
-    rule = "|---|" + "---|" * len(papers)
-    row = (
-        "| Main topics | "
-        + " | ".join(", ".join(keywords(paper_sentences(t), n)) for _, t in papers)
-        + " |"
-    )
-    return "\n".join([header, rule, row])
+    header = ["Aspect", *(f"Paper {i}" for i, _ in papers)]
+    topics = [", ".join(keywords(paper_sentences(t), n)) for _, t in papers]
+    return pipe_table(header, [["Main topics", *topics]])
 
 
 def title(papers: list[tuple[int, str]]) -> str:

@@ -1,6 +1,6 @@
 """The offline engine's worker processes: one pool per lilo process, started at the first
 call and ended at exit, or with the process when it is killed. Replies are pure functions
-of the messages and the settings, so any worker gives the same one. Where no child process
+of the messages and the engine's settings, so any worker gives the same one. Where no child process
 can be started (a daemonic Dask worker, or a pool that died) the reply is computed in the
 calling thread instead."""
 
@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.lifetime import end_with_parent, on_stop, raise_if_stopping
 from lilo.tasks.llm.types import Completion, Message
 
@@ -23,19 +23,19 @@ _POOL: ProcessPoolExecutor | None = None
 _LOCK = threading.Lock()
 
 
-def complete(settings: Settings, settings_json: str, messages: list[Message]) -> Completion:
+def complete(offline: OfflineSettings, offline_json: str, messages: list[Message]) -> Completion:
     """The reply, from a worker process (in this thread where there can be none).
-    `settings_json` is `settings` as the workers receive it, serialized once by the caller."""
-    pool = _pool(settings.llm.offline.processes)
+    `offline_json` is `offline` as the workers receive it, serialized once by the caller."""
+    pool = _pool(offline.processes)
     if pool is not None:
         try:
-            return pool.submit(_reply, settings_json, messages).result()
+            return pool.submit(_reply, offline_json, messages).result()
         except BrokenProcessPool:  # a worker was killed: the next call starts a new pool
             _drop(pool)
             raise_if_stopping()  # ended by a stopping run: no reply computed here either
     from lilo.tasks.llm.offline._reply import reply
 
-    return reply(messages, settings)
+    return reply(messages, offline)
 
 
 def _pool(processes: int) -> ProcessPoolExecutor | None:
@@ -72,11 +72,11 @@ def _end(pool: ProcessPoolExecutor) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _settings(settings_json: str) -> Settings:
-    return Settings.model_validate_json(settings_json)
+def _settings(offline_json: str) -> OfflineSettings:
+    return OfflineSettings.model_validate_json(offline_json)
 
 
-def _reply(settings_json: str, messages: list[Message]) -> Completion:
+def _reply(offline_json: str, messages: list[Message]) -> Completion:
     from lilo.tasks.llm.offline._reply import reply
 
-    return reply(messages, _settings(settings_json))
+    return reply(messages, _settings(offline_json))

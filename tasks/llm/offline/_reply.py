@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from types import ModuleType
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.types import Completion, Message
 from lilo.tasks.registry import import_modules
 from lilo.tasks.tokens import count_word_tokens
@@ -21,12 +21,12 @@ def _handlers() -> list[ModuleType]:
     return sorted(handlers, key=lambda m: getattr(m, "PRIORITY", 0))
 
 
-def reply(messages: list[Message], settings: Settings) -> Completion:
+def reply(messages: list[Message], offline: OfflineSettings) -> Completion:
     """The engine's reply to `messages`, computed in this thread."""
     prompt = "\n".join(m["content"] for m in messages)
     for handler in _handlers():
         if handler.matches(prompt):
-            text = handler.respond(messages, settings)
+            text = handler.respond(messages, offline)
             break
     else:
         raise ValueError(

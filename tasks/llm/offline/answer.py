@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import key_tokens
 from lilo.tasks.llm.offline._reader import reader
 from lilo.tasks.llm.types import Message
@@ -29,11 +29,11 @@ def matches(prompt: str) -> bool:
     return "<question>" in prompt and "<gold>" not in prompt and bool(_TEXT_RE.search(prompt))
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     found = list(_TEXT_RE.finditer(prompt))[-1]
     question = key_tokens(re.findall(r"<question>(.*?)</question>", prompt, re.S)[-1])
-    read = reader(prompt, settings.llm.offline)
+    read = reader(prompt, offline)
     size, scored = max(len(prompt), 1), []
     offset = found.start(2)
     for i, line in enumerate(found.group(2).splitlines(keepends=True)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.types import Message
 
@@ -19,7 +19,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     match = _N_RE.search(prompt)
     n = int(match.group(1)) if match else 12

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._features import checklist_items, feature_for, features, responses
 from lilo.tasks.llm.offline._overlap import tier
 from lilo.tasks.llm.types import Message
@@ -21,7 +21,7 @@ def matches(prompt: str) -> bool:
     return "checklist_id" in prompt and "evaluation_score" in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     found = features(responses(prompt, ("response",))[0])
     graded = []

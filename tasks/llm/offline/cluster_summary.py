@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms, select
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 
 SIGNATURE = "Summarise the common thread of the passages below"
 
@@ -20,11 +20,11 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     match = _WORDS_RE.search(prompt)
     budget = int(match.group(1)) if match else 150
-    pool = [c for c in candidates(prompt, settings.llm.offline) if c.weight > 0]
+    pool = [c for c in candidates(prompt, offline) if c.weight > 0]
     top = keywords((c.text for c in pool), 4)
     if not top:
         top = keywords((t for _, t in parse_paper_blocks(prompt)), 4) or ["the papers"]

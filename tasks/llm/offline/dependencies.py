@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.types import Message
 
@@ -20,7 +20,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     found = [_LINE_RE.match(x) for x in between(prompt, "sections").splitlines()]
     sections = [(int(m.group(1)), bool(_SYNTHESIS.search(m.group(2)))) for m in found if m]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import leaves, read_tree
@@ -21,13 +21,13 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     tips = leaves(read_tree(between(prompt, "skeleton")))
     match = _WORDS_RE.search(prompt)
-    cap = settings.llm.offline.max_words_per_reply
+    cap = offline.max_words_per_reply
     budget = min(int(match.group(1)) if match else cap, cap) // max(len(tips), 1)
-    pool = candidates(prompt, settings.llm.offline)
+    pool = candidates(prompt, offline)
     taken: set[str] = set()
     out = []
     for node in tips:

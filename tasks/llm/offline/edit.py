@@ -4,7 +4,7 @@ a combination keeps the distinct operations of the edits shown, at most three.""
 
 from __future__ import annotations
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import key, read_edits
@@ -21,7 +21,7 @@ def matches(prompt: str) -> bool:
     return PROPOSE in prompt or COMBINE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if COMBINE in prompt:
         ops = {}
@@ -32,6 +32,6 @@ def respond(messages: list[Message], settings: Settings) -> str:
             for op in list(ops.values())[:_KEPT]
         )
     covered = query_terms(between(prompt, "skeleton"))
-    pool = [c for c in candidates(prompt, settings.llm.offline) if c.weight > 0]
+    pool = [c for c in candidates(prompt, offline) if c.weight > 0]
     fresh = [w for w in keywords((c.text for c in pool), _TOPICS) if w not in covered]
     return "\n".join(f"ADD: {w.capitalize()} | {guide(w)}" for w in fresh[:_ADDED])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import key, read_tree
 from lilo.tasks.llm.types import Message
@@ -21,7 +21,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     nodes = [n for n in read_tree(between(prompt, "skeleton")) if n.level > 1]
     tops = sum(n.level == 2 for n in nodes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between, overlap, tier
 from lilo.tasks.llm.types import Message
 
@@ -20,7 +20,7 @@ def matches(prompt: str) -> bool:
     return "<gold>" in prompt and "<predict>" in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     ratio, missing = overlap(between(prompt, "gold"), between(prompt, "predict"))
     reason = f"{ratio:.0%} of the gold answer's key points (numbers, terms, content words) found"

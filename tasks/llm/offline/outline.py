@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.types import Message
@@ -25,7 +25,7 @@ def matches(prompt: str) -> bool:
     return DRAFT in prompt or EDIT in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     return _edit(prompt) if EDIT in prompt else _draft(prompt)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import keywords, paper_sentences, target_words
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 
 SIGNATURE = "break the writing task below into numbered paragraph steps"
 
@@ -21,11 +21,11 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt or ("<instruction>" in prompt and "<steps>" not in prompt)
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     target = target_words(prompt)
     papers = parse_paper_blocks(prompt)
-    points = _main_points(papers, _step_count(prompt, target, len(papers), settings))
+    points = _main_points(papers, _step_count(prompt, target, len(papers), offline))
     counts = _split(target, len(points))
     return "\n".join(
         f"Paragraph {i} - Main Point: {point} - Word Count: {words}"
@@ -33,12 +33,12 @@ def respond(messages: list[Message], settings: Settings) -> str:
     )
 
 
-def _step_count(prompt: str, target: int, papers: int, settings: Settings) -> int:
+def _step_count(prompt: str, target: int, papers: int, offline: OfflineSettings) -> int:
     """About `plan_step_words` per step, at least one per section where the length allows,
     within the 200..1000 bounds."""
     low, high = max(1, math.ceil(target / _MAX_STEP)), max(1, target // _MIN_STEP)
     sections = papers + 4
-    n = max(round(target / settings.llm.offline.plan_step_words), min(sections, high))
+    n = max(round(target / offline.plan_step_words), min(sections, high))
     return min(max(n, low), high)
 
 

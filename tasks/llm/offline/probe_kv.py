@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.client import Message
 from lilo.tasks.llm.offline._probe_reader import probe_reader
 
@@ -27,10 +27,10 @@ def matches(prompt: str) -> bool:
     return bool(_KEY.search(prompt)) and len(_RECORD.findall(prompt)) >= 2
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     key = _KEY.findall(prompt)[-1]
-    read = probe_reader(prompt, settings.llm.offline)
+    read = probe_reader(prompt, offline)
     size = max(len(prompt), 1)
     for record in _RECORD.finditer(prompt):
         if record.group(1) == key and read(record.start() / size, record.group(0)):

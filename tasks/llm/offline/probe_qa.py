@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.client import Message
 from lilo.tasks.llm.offline._overlap import key_tokens
 from lilo.tasks.llm.offline._probe_reader import probe_reader
@@ -34,10 +34,10 @@ def matches(prompt: str) -> bool:
     return prompt.rstrip().endswith("\nAnswer:") and bool(_QUESTION.search(prompt))
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     question = key_tokens(_QUESTION.findall(prompt)[-1])
-    read = probe_reader(prompt, settings.llm.offline)
+    read = probe_reader(prompt, offline)
     size = max(len(prompt), 1)
     scored = []
     for n, document in enumerate(_DOCUMENT.finditer(prompt)):

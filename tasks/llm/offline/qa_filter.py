@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between, numbers
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
 
 __all__ = ["SIGNATURE", "matches", "respond"]
@@ -28,7 +28,7 @@ _YES_NO_OPENERS = frozenset(
 )
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
     question, answer = between(prompt, "question"), between(prompt, "answer")
     papers = " ".join(text for _, text in parse_paper_blocks(prompt))

@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from itertools import cycle
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words, split_sentences
 
 __all__ = ["SIGNATURE", "matches", "respond"]
@@ -44,7 +44,7 @@ class _Fact:
     measure: str
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
     wanted = int(re.search(r"Number of pairs: (\d+)", prompt).group(1))  # type: ignore[union-attr]
     listed = re.search(r"Existing questions[^\n]*\n(.*?)\nReply with only", prompt, re.S)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.types import Message
@@ -26,16 +26,16 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     heading = _field(_HEADING_RE, prompt)
     guide = _field(_GUIDE_RE, prompt)
-    cap = settings.llm.offline.max_words_per_reply
+    cap = offline.max_words_per_reply
     head = [heading] if "Continue without a heading" not in prompt else []
     budget = min(int(_field(_WORDS_RE, prompt) or 0), cap) - count_words("\n".join(head))
     done = " ".join(between(prompt, tag) for tag in ("written", "depends", "children"))
     query = query_terms(f"{heading} {guide} results")
-    chosen = select(candidates(prompt, settings.llm.offline), query, budget, cap, skip=done)
+    chosen = select(candidates(prompt, offline), query, budget, cap, skip=done)
     if chosen:
         return "\n\n".join([*head, paragraphs(chosen)])
     return "\n\n".join([*head, _leads(between(prompt, "children"), budget)])

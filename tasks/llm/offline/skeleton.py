@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, keywords
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import Heading, apply, key, read_edits, read_tree, write
@@ -25,22 +25,22 @@ def matches(prompt: str) -> bool:
     return any(s in prompt for s in (LOCAL, MERGE, REFINE))
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if REFINE in prompt:
         nodes = read_tree(between(prompt, "skeleton"))
         return write(apply(nodes, read_edits(between(prompt, "edits"))))
     if MERGE in prompt:
         return write(_merge(between(prompt, "skeletons")))
-    return write(_local(prompt, settings))
+    return write(_local(prompt, offline))
 
 
 def guide(topic: str) -> str:
     return f"Extract: what the papers report on {topic}, with data | Analyse: how they differ"
 
 
-def _local(prompt: str, settings: Settings) -> list[Heading]:
-    pool = [c for c in candidates(prompt, settings.llm.offline) if c.weight > 0]
+def _local(prompt: str, offline: OfflineSettings) -> list[Heading]:
+    pool = [c for c in candidates(prompt, offline) if c.weight > 0]
     top = keywords((c.text for c in pool), _TOPICS) or ["the papers"]
     papers = sorted({c.paper for c in pool})
     nodes = [Heading(1, f"{top[0].capitalize()}: a review")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import (
     candidates,
     comparison_table,
@@ -20,7 +20,7 @@ from lilo.tasks.llm.offline._extract import (
 )
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
 
 SIGNATURE = "Now write only the next paragraph, for this step of the plan:"
@@ -36,7 +36,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt or ("<steps>" in prompt and "<step>" in prompt)
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     step = between(prompt, "step")
     steps = [line.strip() for line in between(prompt, "steps").splitlines() if line.strip()]
@@ -45,7 +45,6 @@ def respond(messages: list[Message], settings: Settings) -> str:
     point = _WORDS_RE.sub("", _LABEL_RE.sub("", step, count=1))
     written = between(prompt, "written")
     papers = parse_paper_blocks(prompt)
-    offline = settings.llm.offline
     cap = offline.max_words_per_reply
     heading = " ".join(re.split(r"[:;]|\s-\s", point, maxsplit=1)[0].split()[:_HEADING_WORDS])
     head = [title(papers)] if number == 1 else []

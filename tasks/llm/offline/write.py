@@ -6,7 +6,7 @@ before 8k-16k words: that is why Single scores low on length for long targets.""
 
 from __future__ import annotations
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import (
     candidates,
     comparison_table,
@@ -20,7 +20,7 @@ from lilo.tasks.llm.offline._extract import (
     title,
 )
 from lilo.tasks.llm.types import Message
-from lilo.tasks.prompting import parse_paper_blocks
+from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
 
 PRIORITY = 9
@@ -34,10 +34,9 @@ def matches(prompt: str) -> bool:
 _INTRO, _PAPERS, _COMMON, _RESULTS, _CONCLUSION = 0.15, 0.5, 0.1, 0.15, 0.1
 
 
-def respond(messages: list[Message], settings: Settings) -> str:
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     papers = parse_paper_blocks(prompt)
-    offline = settings.llm.offline
     field = " ".join(keywords((s for _, t in papers for s in paper_sentences(t)), 6))
     sections: list[tuple[str, str, float, frozenset[int]]] = [
         ("Introduction", f"{field} history progress challenge", _INTRO, frozenset())

@@ -3,7 +3,7 @@ data").
 
 A `PromptPack` holds the Jinja2 templates a run renders for the task instruction, the QA
 answer, the QA judge, the checklist judge and the win-rate judge, with the checklists they
-grade against. lilo's own datasets use the pack in `tasks/prompts/lilo/`; an imported
+grade against. lilo's own datasets use the pack in `tasks/prompt_packs/lilo/`; an imported
 benchmark carries its own (stored in `dim_dataset_assets`), so a run on the published
 benchmark renders the benchmark's prompts without lilo ever copying them.
 
@@ -41,6 +41,7 @@ __all__ = [
     "key_requirements",
     "lilo_pack",
     "parse_checklist",
+    "prompt_template",
     "reference_template",
     "template_problem",
 ]
@@ -158,7 +159,7 @@ class PromptPack:
     benchmark: bool = False
 
     def render(self, template: str, **variables: Any) -> str:
-        return _compile(self.templates[template]).render(**variables)
+        return prompt_template(self.templates[template]).render(**variables)
 
     def fingerprint(self) -> str:
         """Changes whenever a template or checklist does: part of generation ids."""
@@ -261,9 +262,9 @@ def template_problem(source: str, variables: frozenset[str]) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(source: str) -> jinja2.Template:
-    """A pack's template (lilo's or a benchmark's), in the sandbox; a missing variable is
-    an error."""
+def prompt_template(source: str) -> jinja2.Template:
+    """A prompt template (a pack's, lilo's or a benchmark's, or a method's own), in the
+    sandbox; a missing variable is an error."""
     return _PACK.from_string(source)
 
 
@@ -275,7 +276,7 @@ def reference_template(source: str) -> jinja2.Template:
 
 @functools.cache
 def lilo_pack() -> PromptPack:
-    """lilo's own templates and checklist (`tasks/prompts/lilo/`)."""
+    """lilo's own templates and checklist (`tasks/prompt_packs/lilo/`)."""
     folder = resources.files(__package__) / "lilo"
     assets = {t: (folder / f"{t}.jinja").read_text(encoding="utf-8") for t in TEMPLATES}
     checklist = parse_checklist(

@@ -22,17 +22,25 @@ import jinja2
 import pandas as pd
 
 from lilo.tasks.leaderboard import OVERALL, comparison, length_label, scope_line
-from lilo.tasks.report._data import ReportData
-from lilo.tasks.report._drill import SummaryDetail
-from lilo.tasks.report._plots import (
+from lilo.tasks.results_report._data import ReportData
+from lilo.tasks.results_report._drill import SummaryDetail
+from lilo.tasks.results_report._plots import (
     consistency_png,
     cost_png,
     histogram_png,
     lengths_png,
     position_curve_png,
 )
+from lilo.tasks.scoring import leaderboard_scores
 
-__all__ = ["cell_page", "data_uri", "render_html", "render_pages", "sample_page"]
+__all__ = [
+    "cell_page",
+    "data_uri",
+    "render_html",
+    "render_pages",
+    "render_template",
+    "sample_page",
+]
 
 
 @cache
@@ -44,6 +52,13 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+def render_template(name: str, **context: Any) -> str:
+    """One of lilo's own pages (`templates/`, each on `base.html.j2` and its style):
+    autoescaped, a missing variable an error. Templates from outside lilo are rendered in
+    the sandbox instead (tasks/prompts/pack.py)."""
+    return _env().get_template(name).render(**context)
 
 
 def data_uri(png: bytes) -> str:
@@ -148,6 +163,7 @@ def _table2(lb: pd.DataFrame, href: Callable[[dict[str, Any]], str | None]) -> d
     if lb.empty:
         return {"rows": []}
     lengths = sorted({int(n) for n in lb["target_words"]})
+    columns = [h.column for h in leaderboard_scores()]
     several = lb["backbone"].nunique() > 1
     rows = []
     for (variant, backbone), group in lb.groupby(["variant", "backbone"], sort=False):
@@ -157,21 +173,21 @@ def _table2(lb: pd.DataFrame, href: Callable[[dict[str, Any]], str | None]) -> d
         for n in lengths:
             r = by_length.get(n)
             if r is None:
-                cells += [{"text": "–", "interval": "", "link": None}] * 3
+                cells += [{"text": "–", "interval": "", "link": None}] * len(columns)
                 cells.append({"text": "–", "link": None, "short": False})
                 continue
             link = href(r)
-            cells += [_score(r, c, link) for c in ("s_l", "s_c", "s_q")]
+            cells += [_score(r, c, link) for c in columns]
             cells.append(_count(int(r["scored"]), int(r["expected"]), link))
         first = records[0]
-        cells += [_score(first, f"overall_{c}", None) for c in ("s_l", "s_c", "s_q")]
+        cells += [_score(first, f"overall_{c}", None) for c in columns]
         cells.append(_count(int(group["scored"].sum()), int(group["expected"].sum()), None))
         names = [str(variant), str(backbone)] if several else [str(variant)]
         rows.append({"names": names, "cells": cells, "partial": bool(group["partial"].any())})
     return {
         "names": ["method", "backbone"] if several else ["method"],
         "groups": [*map(length_label, lengths), OVERALL],
-        "scores": ["S_l", "S_c", "S_q", "n"],
+        "scores": [*(h.label for h in leaderboard_scores()), "n"],
         "rows": rows,
     }
 
@@ -211,7 +227,7 @@ def render_html(
             judges=sorted({j for v in lb["judge"].dropna() for j in v.split(", ")}),
             backbones=sorted(lb["backbone"].unique()) if not lb.empty else [],
             board=_table2(lb, href),
-            leaderboard=_table(lb, href, "scored", "s_l", "s_c", "s_q"),
+            leaderboard=_table(lb, href, "scored", *(h.column for h in leaderboard_scores())),
             position_curve=_table(curve),
             curve_png=data_uri(position_curve_png(curve)) if not curve.empty else None,
             lengths_png=data_uri(lengths_png(data.lengths)) if not data.lengths.empty else None,
@@ -244,9 +260,7 @@ def render_pages(
                     "sample": d.sample_id,
                     "backbone": d.backbone,
                     "words": d.words,
-                    "s_l": d.scores["length"],
-                    "s_c": d.scores["consistency"],
-                    "s_q": d.scores["quality"],
+                    **{h.column: d.scores.get(h.name) for h in leaderboard_scores()},
                 }
                 for d in summaries
             ]

@@ -1,16 +1,51 @@
-"""Numbers as lilo shows them, and Markdown for Prefect artifacts (the figures are in
-tasks/report): tables, and every artifact's text made safe to show whatever it quotes."""
+"""Numbers as lilo shows them, and Prefect artifacts as tasks build them (flows publish them,
+flows/_artifacts.py; the figures are in tasks/results_report): Markdown tables, and every
+artifact's text made safe to show whatever it quotes."""
 
 from __future__ import annotations
 
 import html
 import math
 import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["fixed", "markdown_table", "safe_markdown", "unsigned_zero"]
+__all__ = [
+    "Artifact",
+    "artifact_key",
+    "fixed",
+    "markdown_table",
+    "pipe_table",
+    "safe_markdown",
+    "table_records",
+    "unsigned_zero",
+]
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A Prefect artifact's content: Markdown, or a table (rows of column -> value)."""
+
+    key: str
+    description: str
+    markdown: str | None = None
+    table: list[dict[str, Any]] | None = None
+
+
+def artifact_key(*parts: Any) -> str:
+    """An artifact key from `parts`: lowercase letters, digits and dashes only."""
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(map(str, parts)).lower()).strip("-")
+
+
+def table_records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as a table artifact's: JSON-ready dicts, NaN as null."""
+    return [
+        {str(k): v for k, v in r.items()}
+        for r in df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    ]
 
 
 def unsigned_zero(value: Any) -> Any:
@@ -27,16 +62,32 @@ def fixed(value: Any, decimals: int = 1, *, sign: bool = False) -> str:
     return f"{rounded:+.{decimals}f}" if sign else f"{rounded:.{decimals}f}"
 
 
+def pipe_table(
+    header: Sequence[Any], rows: Iterable[Sequence[Any]], right_from: int | None = None
+) -> str:
+    """A Markdown pipe table, the one way lilo writes one: the columns from `right_from` on
+    right-aligned; a cell's `|` escaped and its line breaks folded, so that no value (a
+    survey's title, a reason quoted from a reply) breaks the table."""
+
+    def cell(value: Any) -> str:
+        return " ".join(str(value).split("\n")).replace("|", "\\|")
+
+    right = len(header) if right_from is None else right_from
+    rule = "|" + "|".join("---" if i < right else "---:" for i in range(len(header))) + "|"
+    lines = [
+        "| " + " | ".join(map(cell, header)) + " |",
+        rule,
+        *("| " + " | ".join(map(cell, row)) + " |" for row in rows),
+    ]
+    return "\n".join(lines)
+
+
 def markdown_table(df: pd.DataFrame) -> str:
+    """A frame as a pipe table (`_(no rows)_` when empty); NaN as an empty cell."""
     if df.empty:
         return "_(no rows)_"
     cells = df.astype(object).where(df.notna(), "").map(unsigned_zero)
-    lines = [
-        "| " + " | ".join(map(str, df.columns)) + " |",
-        "|" + "---|" * len(df.columns),
-        *("| " + " | ".join(map(str, row)) + " |" for row in cells.itertuples(index=False)),
-    ]
-    return "\n".join(lines)
+    return pipe_table(list(df.columns), cells.itertuples(index=False))
 
 
 # Where a Markdown link's target starts: an inline link or image `](`, a reference

@@ -1,6 +1,6 @@
 """Prompt templates and checklists, as data of a dataset version (docs/design.md §14)."""
 
-from lilo.tasks.prompts.pack import (
+from lilo.tasks.prompt_packs.pack import (
     ASSET_NAMES,
     METHOD_TEMPLATES,
     SCRIPT_STRINGS,
@@ -10,6 +10,7 @@ from lilo.tasks.prompts.pack import (
     key_requirements,
     lilo_pack,
     parse_checklist,
+    prompt_template,
     reference_template,
     template_problem,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "key_requirements",
     "lilo_pack",
     "parse_checklist",
+    "prompt_template",
     "reference_template",
     "template_problem",
 ]

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HEADLINE", "Answer", "SummaryDetail"]
-
-# The scores a summary is shown with, in this order.
-HEADLINE = ("length", "consistency", "quality")
+__all__ = ["Answer", "SummaryDetail"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +36,7 @@ class SummaryDetail:
     backbone: str
     words: int
     text: str
-    scores: dict[str, float | None]  # length, consistency, quality (x100)
+    scores: dict[str, float | None]  # each leaderboard score by name, in order (x100)
     answers: tuple[Answer, ...]
     checklist: dict[str, float]  # quality aspect -> grade (x100)
 

@@ -1,10 +1,15 @@
-"""Units on Dask (`runner.kind = "dask"`): batches of a stage's units as Prefect tasks on a
-DaskTaskRunner, a LocalCluster or an existing scheduler (docs/design.md §12).
+"""A stage's units, one way (`run_units`): on threads in the flow's process
+(`runner.kind = "threads"`), or in batches as Prefect tasks on a DaskTaskRunner, a
+LocalCluster or an existing scheduler (`runner.kind = "dask"`, docs/design.md §12).
 
-A batch task is pure: its inputs in, its records and the LLM calls it made out (a worker on
-another machine cannot append to the flow's call log). The flow process alone writes: as
-each batch completes it appends the batch's calls to the stage's call log and hands its
-records to the same `on_done` the thread path uses, on the flow's thread."""
+Either way the stage's `fan(work, settings, llm, on_done, **params)` runs its units on one
+client (`make_client` or `make_judge_client`) and hands the finished (unit, result) pairs
+to `on_done`. On threads, `on_done` is the flow's and each call goes into the stage's call
+log as it returns. A batch on Dask is pure: its inputs in, its results (in the batch's
+order) and the LLM calls it made out, since a worker on another machine cannot append to
+the flow's call log; the flow process alone writes: as each batch completes it appends the
+batch's calls to the call log and hands its pairs to the same `on_done`, on the flow's
+thread."""
 
 from __future__ import annotations
 
@@ -12,8 +17,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote
+
 from lilo.tasks.config import Settings
 from lilo.tasks.extras import require_extra
+from lilo.tasks.llm import LLMClient
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.records import LLMCall
 
@@ -21,10 +31,58 @@ if TYPE_CHECKING:
     from prefect import Task
     from prefect_dask import DaskTaskRunner
 
-__all__ = ["Batch", "dask_runner", "run_batches"]
+__all__ = ["run_units"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+Fan = Callable[..., Any]
+"""`fan(work, settings, llm, on_done, **params)`: the stage's units on `llm`, each finished
+(unit, result) pair to `on_done`; returns what the stage counts besides (or None). A
+module-level function: Dask workers import it."""
+Client = Callable[..., LLMClient]
+"""`make_client` or `make_judge_client`: `client(settings, log=None)`."""
+
+
+def run_units(
+    name: str,
+    fan: Fan,
+    client: Client,
+    work: Sequence[T],
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[T, R]]], None],
+    **params: Any,
+) -> list[Any]:
+    """Every unit of `work` through `fan`, as the task `name` (threads) or `name-batch`
+    tasks (Dask); returns what each task's `fan` returned."""
+    if not work:
+        return []
+    if settings.runner.kind == "dask":
+        batch = _batch.with_options(name=f"{name}-batch")
+        return _run_batches(
+            batch, work, settings, log, on_done, fan=fan, client=client, params=params
+        )
+    units = _units.with_options(name=name)
+    return [units(fan, client, quote(work), settings, log, on_done, params)]
+
+
+@task(cache_policy=NO_CACHE)
+def _units(
+    fan: Fan,
+    client: Client,
+    work: Sequence[Any],
+    settings: Settings,
+    log: CallLog,
+    on_done: Callable[[list[tuple[Any, Any]]], None],
+    params: dict[str, Any],
+) -> Any:
+    """All the units in the flow's process, each call appended to the call log as it
+    returns."""
+    llm = client(settings, log)
+    extra = fan(work, settings, llm, on_done, **params)
+    llm.take_calls()
+    return extra
 
 
 class Batch(NamedTuple):
@@ -36,8 +94,25 @@ class Batch(NamedTuple):
     extra: Any = None
 
 
+@task(cache_policy=NO_CACHE)
+def _batch(
+    work: list[Any], settings: Settings, fan: Fan, client: Client, params: dict[str, Any]
+) -> Batch:
+    """A batch of units on a Dask worker: no call log here, the calls travel with the
+    results, which come back in the batch's order (`fan` hands them over as they finish)."""
+    llm = client(settings)
+    done: dict[int, Any] = {}
+    position = {id(item): n for n, item in enumerate(work)}
+
+    def keep(finished: list[tuple[Any, Any]]) -> None:
+        done.update((position[id(item)], result) for item, result in finished)
+
+    extra = fan(work, settings, llm, keep, **params)
+    return Batch([done[n] for n in range(len(work))], llm.take_calls(), extra)
+
+
 @contextmanager
-def dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
+def _dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
     """A started DaskTaskRunner on `runner.dask_address`, or on a LocalCluster of
     `runner.dask_workers` processes that is closed when the block ends."""
     require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
@@ -75,7 +150,7 @@ def _api_for_workers() -> Iterator[None]:
         yield
 
 
-def run_batches(
+def _run_batches(
     task: Task[..., Batch],
     work: Sequence[T],
     settings: Settings,
@@ -97,7 +172,7 @@ def run_batches(
     batches = [list(work[i : i + size]) for i in range(0, len(work), size)]
     extras: list[Any] = []
     errors: list[BaseException] = []
-    with dask_runner(settings) as runner, _api_for_workers():
+    with _dask_runner(settings) as runner, _api_for_workers():
         futures = {
             runner.submit(task, {"work": b, "settings": remote, **params}): b for b in batches
         }

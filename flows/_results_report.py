@@ -1,5 +1,5 @@
 """The report of a result version and the run's artifacts, from a warehouse connection:
-the glue between the pure `tasks.report` and what only flows may read (dataset statistics,
+the glue between the pure `tasks.results_report` and what only flows may read (dataset statistics,
 QA decisions). `lilo report` uses it on the published copy, the materialize stage on the
 warehouse it holds."""
 
@@ -8,23 +8,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import duckdb
-
+from lilo.flows._artifacts import publish, ui_url
 from lilo.flows._load import load_qa, load_samples
 from lilo.flows.samples import load_dataset_stats
 from lilo.tasks.config import Settings
 from lilo.tasks.files import write_atomic
 from lilo.tasks.qa import quality_report
-from lilo.tasks.report import (
-    ReportData,
-    cache_figures,
-    create_run_artifacts,
-    render_pages,
-)
+from lilo.tasks.results_report import ReportData, cache_figures, render_pages, run_artifacts
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.details import read_details
 from lilo.warehouse.queries.results import read_report_data
 from lilo.warehouse.queries.reviews import load_decisions
+from lilo.warehouse.read_only import Connection
 
 __all__ = ["publish_report", "report_path", "write_report"]
 
@@ -34,12 +29,12 @@ def report_path(results: Path, version: int) -> Path:
     return results / f"version={version:04d}" / "report.html"
 
 
-def _read(con: duckdb.DuckDBPyConnection, version: int | None) -> ReportData:
+def _read(con: Connection, version: int | None) -> ReportData:
     data = read_report_data(con, version)
     return replace(data, stats=load_dataset_stats(con, data.dataset_version))
 
 
-def _write(data: ReportData, con: duckdb.DuckDBPyConnection, settings: Settings) -> Path:
+def _write(data: ReportData, con: Connection, settings: Settings) -> Path:
     """The report page and its drill-down pages (a page per leaderboard cell and per
     sample) under the published results; returns the report page's path."""
     path = report_path(settings.published_path.parent / "results", data.version)
@@ -49,7 +44,7 @@ def _write(data: ReportData, con: duckdb.DuckDBPyConnection, settings: Settings)
     return path
 
 
-def write_report(con: duckdb.DuckDBPyConnection, settings: Settings, version: int | None) -> Path:
+def write_report(con: Connection, settings: Settings, version: int | None) -> Path:
     """Write result version `version`'s (default: the latest) report and its drill-down
     pages under the published results. LookupError when there is no such version."""
     return _write(_read(con, version), con, settings)
@@ -69,5 +64,5 @@ def publish_report(wh: Warehouse, settings: Settings, version: int, *, changed: 
     quality = quality_report(
         load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), settings
     ).as_markdown()
-    create_run_artifacts(data, path, quality)
+    publish(*run_artifacts(data, path, ui_url(), quality))
     return path

@@ -26,11 +26,13 @@ __all__ = [
     "consistency_png",
     "cost_figure",
     "cost_png",
+    "figure_png",
     "histogram_png",
     "lengths_figure",
     "lengths_png",
     "position_curve_figure",
     "position_curve_png",
+    "pyplot",
 ]
 
 # Matplotlib's ten "tab10" colours and eight filled markers: the pair (i % 10, i % 8) is
@@ -43,7 +45,8 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _LINES = ("-", "--", ":", "-.")
 
 
-def _plt() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend: figures drawn to PNG, no display needed."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -101,14 +104,14 @@ def _legend(fig: Any, axes: Any) -> None:
     )
 
 
-def _png(fig: Any) -> bytes:
-    """The figure as PNG bytes, grown to hold everything drawn (a legend outside the axes
-    is never clipped)."""
+def figure_png(fig: Any, dpi: float | None = None) -> bytes:
+    """The figure as PNG bytes (closed after), grown to hold everything drawn (a legend
+    outside the axes is never clipped); at the figure's own dpi unless `dpi` is given."""
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.1)
+        fig.savefig(buffer, format="png", dpi=dpi or "figure", bbox_inches="tight", pad_inches=0.1)
     finally:
-        _plt().close(fig)
+        pyplot().close(fig)
     return buffer.getvalue()
 
 
@@ -166,13 +169,13 @@ def _length_label(n: int) -> str:
 
 @_drawn_once(_frame_key)
 def position_curve_png(curve: pd.DataFrame) -> bytes:
-    return _png(position_curve_figure(curve))
+    return figure_png(position_curve_figure(curve))
 
 
 def position_curve_figure(curve: pd.DataFrame) -> Any:
     """S_single by the position of the paper a question is about: one panel per target
     length, one line per method (the "lost in the middle" U, or its absence)."""
-    plt = _plt()
+    plt = pyplot()
     lengths = sorted(curve["target_words"].unique())
     styles = _styles(curve["method"])
     dodge = _dodge(curve["method"], 0.3)
@@ -199,12 +202,12 @@ def position_curve_figure(curve: pd.DataFrame) -> Any:
 
 @_drawn_once(_frame_key)
 def lengths_png(lengths: pd.DataFrame) -> bytes:
-    return _png(lengths_figure(lengths))
+    return figure_png(lengths_figure(lengths))
 
 
 def lengths_figure(lengths: pd.DataFrame) -> Any:
     """Generated against required words per summary; dashed bars mark the required length."""
-    plt = _plt()
+    plt = pyplot()
     styles = _styles(lengths["method"])
     targets = sorted(lengths["target_words"].unique())
     fig, ax = plt.subplots(figsize=(6.5, 4.2), dpi=100)
@@ -235,12 +238,12 @@ def lengths_figure(lengths: pd.DataFrame) -> Any:
 
 @_drawn_once(_frame_key)
 def consistency_png(leaderboard: pd.DataFrame) -> bytes:
-    return _png(consistency_figure(leaderboard))
+    return figure_png(consistency_figure(leaderboard))
 
 
 def consistency_figure(leaderboard: pd.DataFrame) -> Any:
     """Mean S_c of each method (variant) by target length, as in the leaderboard."""
-    plt = _plt()
+    plt = pyplot()
     scored = leaderboard.dropna(subset=["s_c"])
     styles = _styles(scored["variant"])
     offsets = _dodge(scored["variant"], 0.04 * min(len(styles), 10))
@@ -261,12 +264,12 @@ def consistency_figure(leaderboard: pd.DataFrame) -> Any:
 
 @_drawn_once(_frame_key)
 def cost_png(cost: pd.DataFrame) -> bytes:
-    return _png(cost_figure(cost))
+    return figure_png(cost_figure(cost))
 
 
 def cost_figure(cost: pd.DataFrame) -> Any:
     """Input and output tokens per summary, by method and target length."""
-    plt = _plt()
+    plt = pyplot()
     styles = _styles(cost["method"])
     offsets = _dodge(cost["method"], 0.04 * min(len(styles), 10))
     targets = sorted(cost["target_words"].unique())
@@ -290,7 +293,7 @@ def cost_figure(cost: pd.DataFrame) -> Any:
 @_drawn_once(lambda stats: f"{stats.dataset_version}: {stats.input_words}")
 def histogram_png(stats: DatasetStats) -> bytes:
     """Input words per sample of the dataset version."""
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6, 3.4), dpi=100)
@@ -300,4 +303,4 @@ def histogram_png(stats: DatasetStats) -> bytes:
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(f"Dataset {stats.dataset_version}: {stats.samples} samples")
     fig.tight_layout()
-    return _png(fig)
+    return figure_png(fig)

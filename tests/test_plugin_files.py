@@ -1,0 +1,143 @@
+"""A plug-in is one file (docs/contributing.md): a method and a scorer, each written as one
+file into its package's folder the way a contributor adds one, are on the leaderboard after
+a real run (the view and `lilo leaderboard`), in `lilo run --methods`, in what each
+generation records of its settings (`method_args`) and in the docs' generated tables.
+
+The files go into a temporary folder on the packages' search path (`__path__`, which the
+registry walks as it walks the package's own folder), so the working tree is never written."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_benchmark_run import TEMPLATES
+from test_import_benchmark import write_benchmark
+
+import lilo.tasks.methods as methods_package
+import lilo.tasks.scoring as scoring_package
+from lilo.flows import doc_tables
+from lilo.flows.cli import main
+from lilo.tasks.methods import available_methods
+from lilo.tasks.methods.base import _METHODS
+from lilo.tasks.scoring import available_scorers
+from lilo.tasks.scoring.base import _SCORERS
+
+METHOD = '''"""Lead: the papers' first words, as many as asked, in the order read; no model call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lilo.tasks.config import Settings
+from lilo.tasks.methods.base import Draft, Run, Writer, method
+
+
+def _args(settings: Settings) -> dict[str, Any]:
+    return {"share": 0.5}
+
+
+@method("lead", args=_args)
+def lead(share: float) -> Writer:
+    def write(run: Run) -> Draft:
+        words = " ".join(p.text for p in run.papers).split()
+        return Draft(" ".join(words[: int(run.target_words * share)]))
+
+    return write
+'''
+
+SCORER = '''"""Brevity S_b: 100 at or under the target length, its share of the words above."""
+
+from __future__ import annotations
+
+from lilo.tasks.records import ScoreRow
+from lilo.tasks.scoring.base import ScoreContext, Scored, scorer
+from lilo.tasks.text import count_words
+
+
+@scorer("brevity", label="S_b", order=4, about="brevity: 100 at or under the target")
+def brevity(ctx: ScoreContext) -> Scored:
+    generation = ctx.generation
+    words = count_words(generation.text)
+    value = 100.0 if words <= generation.target_words else 100.0 * generation.target_words / words
+    return Scored([ScoreRow(generation.generation_id, "brevity", value, {"words": words})])
+'''
+
+
+@pytest.fixture
+def plugins(tmp_path, monkeypatch):
+    """`lead.py` in the methods' folder and `brevity.py` in the scorers', found afresh."""
+    available_methods(), available_scorers()  # the shipped plug-ins, found first
+    added = []
+    for package, registry, name, text in (
+        (methods_package, _METHODS, "lead", METHOD),
+        (scoring_package, _SCORERS, "brevity", SCORER),
+    ):
+        folder = tmp_path / "plugins" / package.__name__
+        folder.mkdir(parents=True)
+        (folder / f"{name}.py").write_text(text)
+        monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+        monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+        monkeypatch.setattr(registry, "_discovered", False)
+        added.append(f"{package.__name__}.{name}")
+    importlib.invalidate_caches()
+    yield
+    for module in added:
+        sys.modules.pop(module, None)
+
+
+def _sql(data: Path, query: str) -> list[tuple]:
+    con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def test_a_method_and_a_scorer_are_one_file_each(plugins, tmp_path, capsys, prefect_harness):
+    clone = write_benchmark(tmp_path / "clone")
+    for name, text in TEMPLATES.items():
+        (clone / "dataset" / "prompt" / name).write_text(text)
+    data = tmp_path / "data"
+    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+    run = ["run", "--dataset", "longinoutbench", "--samples", "1", "--data-dir", str(data)]
+    run += ["--target-words", "1000", "--set", "judge.backend=offline"]
+
+    # --methods: named in its help, refused with the known ones listed when misspelt.
+    assert main(["run", "--help"]) == 0
+    assert "known: agentwrite, compress, lead," in " ".join(capsys.readouterr().out.split())
+    assert main([*run, "--methods", "laed"]) != 0
+    assert "known are agentwrite, compress, lead," in capsys.readouterr().err
+    assert main([*run, "--methods", "single,lead"]) == 0
+    capsys.readouterr()
+
+    # The leaderboard view: a row per method, the scorer's column beside S_l, S_c, S_q.
+    rows = _sql(data, "SELECT variant, s_l, s_b, overall_s_b, scored, expected FROM leaderboard")
+    board = {r[0]: r[1:] for r in rows}
+    assert set(board) == {"single", "lead"}
+    assert 40 < board["lead"][0] < 60  # about 500 words of 1,000
+    assert board["lead"][1] == board["lead"][2] == 100.0
+    assert board["lead"][3:] == (1, 1)
+    # What made each summary: the method's own parameters, recorded.
+    args = _sql(data, "SELECT method_args FROM fct_generations WHERE method = 'lead'")
+    assert [json.loads(a) for (a,) in args] == [{"share": 0.5}]
+
+    # `lilo leaderboard`: the method's row and the score's column.
+    assert main(["leaderboard", "--data-dir", str(data), "--format", "csv"]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert "s_b" in header.split(",") and any(",lead," in line for line in lines)
+    assert main(["leaderboard", "--data-dir", str(data), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1k S_q | 1k S_b | 1k n |" in out and "| lead |" in out
+
+    # The docs' generated tables.
+    catalog = (Path(__file__).resolve().parent.parent / "docs" / "catalog.md").read_text()
+    tables = doc_tables.render(catalog)
+    assert "| `lead` | - | share=`0.5` |" in tables
+    assert "| `brevity` | S_b | `s_b`, `overall_s_b` | brevity: 100 at or under the target |" in (
+        tables
+    )

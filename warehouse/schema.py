@@ -1,0 +1,136 @@
+"""The warehouse's schema: the migrations (warehouse/migrations/, each applied once, in name
+order) and the analyst views and shared macros (warehouse/models/, made again when their SQL
+changes)."""
+
+from __future__ import annotations
+
+import graphlib
+import hashlib
+import re
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+
+from lilo.tasks.errors import InputError
+
+__all__ = ["NewerWarehouse", "migrate", "model_statements"]
+
+# A model file's statements: `CREATE OR REPLACE VIEW|MACRO name`.
+_CREATES = re.compile(r"CREATE\s+OR\s+REPLACE\s+(?:VIEW|MACRO)\s+(\w+)", re.I)
+_COMMENT = re.compile(r"--[^\n]*")
+
+# Files this process has migrated: a flow opens the file for each short write, and its
+# schema changes only by migrations, which this process's code applied when it first opened it.
+_MIGRATED: set[str] = set()
+
+
+class NewerWarehouse(InputError):
+    """The warehouse holds migrations this code does not know: a newer lilo made it."""
+
+
+def model_statements() -> list[str]:
+    """The analyst views and shared macros of warehouse/models/, each file's text, in the
+    order they can be created: a file comes after every file whose view or macro its SQL
+    names (read from the text, so a new model needs no list to be kept)."""
+    models = resources.files(__package__) / "models"
+    texts = {e.name: e.read_text() for e in models.iterdir() if e.name.endswith(".sql")}
+    texts = {name: sql.replace("{score_columns}", _score_columns()) for name, sql in texts.items()}
+    made = {name: file for file, sql in texts.items() for name in _CREATES.findall(sql)}
+    graph = {}
+    for file, sql in sorted(texts.items()):
+        words = set(re.findall(r"\w+", _COMMENT.sub("", sql)))
+        graph[file] = sorted({made[w] for w in words & made.keys()} - {file})
+    sorter = graphlib.TopologicalSorter(graph)
+    sorter.prepare()  # raises graphlib.CycleError naming the models that read each other
+    order: list[str] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready())
+        order += ready
+        sorter.done(*ready)
+    return [texts[file] for file in order]
+
+
+def _score_columns() -> str:
+    """`res_leaderboard`'s columns of the leaderboard scores (tasks/scoring/), in their
+    order: each one's mean and interval, then each one's Overall and its interval."""
+    from lilo.tasks.scoring import leaderboard_scores  # the scorers, found once
+
+    def pick(field: str, score: str) -> str:
+        return f"any_value(s.{field}) FILTER (WHERE s.score = '{score}')"
+
+    scores = leaderboard_scores()
+    columns = [
+        f"{pick(field, h.name)} AS {h.column}{suffix}"
+        for h in scores
+        for field, suffix in (("value", ""), ("low", "_low"), ("high", "_high"))
+    ]
+    columns += [f"{pick('overall', h.name)} AS overall_{h.column}" for h in scores]
+    columns += [
+        f"{pick(f'overall{suffix}', h.name)} AS overall_{h.column}{suffix}"
+        for h in scores
+        for suffix in ("_low", "_high")
+    ]
+    return ",\n        ".join(columns)
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: Path, *, fresh: bool) -> None:
+    """Apply the migrations `path` lacks and remake the views if their SQL changed, once per
+    process and file (again for a `fresh` file). Closes `con` and raises NewerWarehouse when
+    the file holds migrations this lilo does not know."""
+    if not fresh and str(path.resolve()) in _MIGRATED:
+        return
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT now())"
+    )
+    done = {r[0] for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
+    migrations = resources.files(__package__) / "migrations"
+    entries = sorted(
+        (e for e in migrations.iterdir() if e.name.endswith(".sql")), key=lambda e: e.name
+    )
+    newer = sorted(done - {e.name for e in entries})
+    if newer:
+        con.close()
+        raise NewerWarehouse(
+            f"{path} was migrated by a newer lilo (schema {', '.join(newer)}; this "
+            f"lilo knows up to {entries[-1].name}): open it with that lilo, or upgrade "
+            "this one"
+        )
+    for entry in entries:
+        if entry.name not in done:
+            _atomically(
+                con,
+                (entry.read_text(), None),
+                ("INSERT INTO schema_migrations (version) VALUES (?)", [entry.name]),
+            )
+    # The views are made again only when their SQL changed: a flow opens the file for
+    # each short write, and remaking them costs more than the write.
+    sql = model_statements()
+    digest = hashlib.sha256("\n".join(sql).encode()).hexdigest()
+    con.execute("CREATE TABLE IF NOT EXISTS schema_models (sha256 VARCHAR)")
+    if con.execute("SELECT max(sha256) FROM schema_models").fetchall()[0][0] != digest:
+        _atomically(
+            con,
+            *((statement, None) for statement in sql),
+            ("DELETE FROM schema_models", None),
+            ("INSERT INTO schema_models VALUES (?)", [digest]),
+        )
+    _MIGRATED.add(str(path.resolve()))
+
+
+def _atomically(
+    con: duckdb.DuckDBPyConnection, *statements: tuple[str, list[object] | None]
+) -> None:
+    """The statements (a file's text may hold several) all or none."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for sql, params in statements:
+            if params is None:
+                con.execute(sql)
+            else:
+                con.execute(sql, params)
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

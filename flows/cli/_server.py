@@ -110,17 +110,18 @@ def _configured(*, loaded: bool) -> bool:
 
 def wait() -> str:
     """The started server's API address once it answers /health ("" when none was
-    started); a server that exits or does not answer in time is a RuntimeError with
-    what to do."""
-    if _PROCESS is None:
+    started, or when Prefect's settings name an API now: a later command in the same
+    process, under a test harness, reports there); a server that exits or does not answer
+    in time is a RuntimeError with what to do."""
+    if _PROCESS is None or _configured(loaded=True):
         return ""
-    import httpx
+    import requests
     from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
 
     started = time.monotonic()
     deadline = started + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
     said = False
-    with httpx.Client() as client:
+    with requests.Session() as session:
         while time.monotonic() < deadline:
             if _PROCESS.poll() is not None:
                 break
@@ -133,9 +134,9 @@ def wait() -> str:
                     flush=True,
                 )
             try:
-                if client.get(f"{_URL}/health", timeout=2.0).status_code == 200:
+                if session.get(f"{_URL}/health", timeout=2.0).status_code == 200:
                     return _URL
-            except httpx.HTTPError:
+            except requests.RequestException:
                 pass
             time.sleep(0.05)
     code, log = _PROCESS.poll(), _LOG

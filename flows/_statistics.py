@@ -1,10 +1,10 @@
-"""Writes a result version's statistics (tasks/paper/significance.py) into `res_cell_stats`
+"""Writes a result version's statistics (tasks/reproduce/significance.py) into `res_cell_stats`
 and `res_paired`, once per version: the materialize stage calls it after each version."""
 
 from __future__ import annotations
 
 from lilo.tasks.config import Settings
-from lilo.tasks.paper.significance import cell_statistics, paired_statistics
+from lilo.tasks.reproduce.significance import cell_statistics, paired_statistics
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse.db import Warehouse
 from lilo.warehouse.queries.results import has_cell_stats, headline_scores

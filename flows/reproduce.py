@@ -1,7 +1,7 @@
 """`lilo reproduce ral-writer`: the runs the RAL-Writer paper's tables and figures need
-(tasks/paper/plan.py), their cost estimated before they start, each run as any
+(tasks/reproduce/plan.py), their cost estimated before they start, each run as any
 `lilo run --dataset` (cache, resume, failure records, result versions), then one report
-page with every table and figure (tasks/paper/page.py) and each figure as a Prefect
+page with every table and figure (tasks/reproduce/page.py) and each figure as a Prefect
 artifact."""
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from lilo.tasks.formatting import Artifact
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
 from lilo.tasks.methods._prompts import task_instruction
-from lilo.tasks.paper import figures
-from lilo.tasks.paper.page import PaperPage, Section, render_page
-from lilo.tasks.paper.plan import (
+from lilo.tasks.reproduce import figures
+from lilo.tasks.reproduce.page import PaperPage, Section, render_page
+from lilo.tasks.reproduce.plan import (
     FIG6A,
     FIG6B_AT,
     Estimate,
@@ -35,7 +35,7 @@ from lilo.tasks.paper.plan import (
     figure_length,
     plan_runs,
 )
-from lilo.tasks.paper.sections import (
+from lilo.tasks.reproduce.sections import (
     restated_chunks,
     table2,
     table2_published,
@@ -195,7 +195,7 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
         Section(
             "table2-published",
             "Table 2 beside the paper: Overall",
-            "The paper's published Overall (tasks/paper/published.csv, with its source) beside "
+            "The paper's published Overall (tasks/reproduce/published.csv, with its source) beside "
             "lilo's; same_backbone says whether lilo ran the paper's model.",
             table2_published(intervals),
         ),

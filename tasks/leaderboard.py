@@ -9,7 +9,7 @@ and the Prefect artifacts all lay it out from here; warehouse/queries/results.py
 terminals too narrow for the wide one: numbers are never cut, only method names wrap. Each
 score carries its 95% bootstrap interval over samples (`[low, high]`, beside it or below it
 when `below`), and `comparison` lays out each variant's paired difference with the reference
-method (`res_paired`, tasks/paper/significance.py) for under the table.
+method (`res_paired`, tasks/reproduce/significance.py) for under the table.
 """
 
 from __future__ import annotations

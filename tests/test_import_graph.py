@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("tasks.scoring",),
     ("tasks.leaderboard",),
     ("tasks.results_report",),
-    ("tasks.benchmark", "tasks.paper", "tasks.probes", "tasks.sweep"),
+    ("tasks.benchmark", "tasks.reproduce", "tasks.probes", "tasks.sweep"),
     ("warehouse",),
     ("flows",),
     ("flows.cli",),

@@ -11,10 +11,10 @@ from test_benchmark_run import TEMPLATES
 from test_import_benchmark import write_benchmark
 
 from lilo.flows.cli import main
-from lilo.tasks.paper.page import PaperPage, Section, render_page
-from lilo.tasks.paper.plan import estimate_units, figure_length, plan_runs
-from lilo.tasks.paper.published import beside_published, published_numbers
-from lilo.tasks.paper.sections import table2, table4
+from lilo.tasks.reproduce.page import PaperPage, Section, render_page
+from lilo.tasks.reproduce.plan import estimate_units, figure_length, plan_runs
+from lilo.tasks.reproduce.published import beside_published, published_numbers
+from lilo.tasks.reproduce.sections import table2, table4
 
 
 def test_the_plan_covers_every_table_and_figure_at_the_papers_settings() -> None:
@@ -138,7 +138,7 @@ def test_figure_8_draws_a_line_per_method_and_length_with_the_orders_spread() ->
     """Two lengths of one method are two lines, each through slots 1..8 in order (one line
     through both would zigzag between them at each slot), with the spread over the orders
     as its error bars; the figure says how many orders it averages."""
-    from lilo.tasks.paper.figures import fig8_png, position_lines
+    from lilo.tasks.reproduce.figures import fig8_png, position_lines
 
     rows = pd.DataFrame(
         [

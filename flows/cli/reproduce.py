@@ -19,7 +19,7 @@ __all__ = ["register"]
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from lilo.flows.reproduce import estimate_rows, plan_reproduction, reproduce_ral_writer
     from lilo.tasks.config_loading import flow_parameters
-    from lilo.tasks.paper.plan import PAPER_LENGTHS
+    from lilo.tasks.reproduce.plan import PAPER_LENGTHS
 
     settings = settings_from_args(args)
     require_warehouse(settings)

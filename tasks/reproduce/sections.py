@@ -9,8 +9,8 @@ import pandas as pd
 from lilo.tasks.formatting import fixed
 from lilo.tasks.leaderboard import TOO_SMALL
 from lilo.tasks.methods._splitter import split_recursive
-from lilo.tasks.paper.published import beside_published
-from lilo.tasks.paper.significance import OVERALL
+from lilo.tasks.reproduce.published import beside_published
+from lilo.tasks.reproduce.significance import OVERALL
 
 __all__ = ["restated_chunks", "table2", "table2_published", "table4", "table4_published"]
 

@@ -16,6 +16,7 @@ from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 from lilo.tasks.config import ProbeSettings
+from lilo.tasks.config_loading import Select
 from lilo.tasks.probes.kinds.base import Flag
 
 __all__ = ["add_import_parser", "register"]
@@ -36,8 +37,12 @@ def _numbers(value: str) -> list[int]:
 def cmd_probe(args: argparse.Namespace) -> int:
     from lilo.flows.probe import probe_flow
 
-    given = {k: v for k, v in vars(args).items() if k.startswith("probe.") and v is not None}
-    settings = settings_from_args(args, **given)
+    given = [
+        (_probe_setting(key.removeprefix("probe.")), value)
+        for key, value in vars(args).items()
+        if key.startswith("probe.") and value is not None
+    ]
+    settings = settings_from_args(args, *given)
     start_prefect_early(settings)
     with served(args.local_model, settings.data_dir) as model, running_flows(args.debug):
         result = probe_flow(args.task, settings.with_overrides(model))
@@ -157,6 +162,10 @@ _COMMON = (
         "the query-aware prompt: the key or question also before the data",
     ),
 )
+
+
+def _probe_setting(name: str) -> Select:
+    return lambda s: getattr(s.probe, name)
 
 
 def _add_setting(parser: Any, flag: Flag, choices: tuple[str, ...] = ()) -> None:

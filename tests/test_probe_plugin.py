@@ -110,3 +110,23 @@ def test_a_probe_task_is_one_file(needle, tmp_path, capsys, prefect_harness):
     assert curve == [(4, p, 1.0, 2) for p in (0, 1, 2, 3)]
     page = next((data / "published" / "probes").rglob("report.html")).read_text()
     assert "needle" in page
+
+
+def test_a_probe_task_naming_a_setting_that_is_not_there_is_refused():
+    from lilo.tasks.errors import LiloError
+    from lilo.tasks.probes import Flag, ProbeTask, probe_task
+
+    task = ProbeTask(
+        "misnamed",
+        title="misnamed",
+        unit="notes",
+        sizes=Flag("notes", "--notes", "notes per prompt"),
+        sources=("auto", "published", "somewhere"),
+        source_help="",
+        make=lambda *a: ([], []),
+        prompt=lambda unit, prompts: "",
+        grade=lambda prediction, item: False,
+    )
+    with pytest.raises(LiloError, match="names notes, somewhere: not a `probe` setting"):
+        probe_task(task, "test")
+    assert "misnamed" not in available_probe_tasks()

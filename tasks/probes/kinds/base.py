@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import get_args
 
 import numpy as np
 
 from lilo.tasks.config import ProbeSettings
-from lilo.tasks.errors import InputError
+from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.probes.prompts import ProbePrompts
 from lilo.tasks.probes.records import ProbeItem, ProbeUnit
 from lilo.tasks.records import PaperText, QAPair
@@ -104,7 +105,17 @@ _TASKS: Registry[ProbeTask] = Registry(
 
 
 def probe_task(task: ProbeTask, origin: str) -> ProbeTask:
-    """Register `task` from module `origin` (pass `__name__`)."""
+    """Register `task` from module `origin` (pass `__name__`); a setting it names that
+    `ProbeSettings` lacks, or a source `probe.source` does not allow, is refused here."""
+    fields = ProbeSettings.model_fields
+    named = [task.sizes.setting, *(f.setting for f in task.flags), *task.baselines]
+    unknown = [n for n in named if n not in fields]
+    unknown += [s for s in task.sources if s not in get_args(fields["source"].annotation)]
+    if unknown:
+        raise LiloError(
+            f"probe task {task.name!r} ({origin}) names {', '.join(unknown)}: not a `probe` "
+            "setting or source; add it to ProbeSettings (tasks/config.py) first"
+        )
     _TASKS.add(task.name, task, origin)
     return task
 

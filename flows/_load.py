@@ -5,6 +5,7 @@ dataset version exists."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from lilo.tasks.config import Settings
 from lilo.tasks.prompt_packs import PromptPack, lilo_pack
@@ -18,6 +19,7 @@ from lilo.warehouse.queries.papers import load_papers
 __all__ = [
     "check_dataset_version",
     "first_samples",
+    "in_reading_order",
     "load_generations",
     "load_pack",
     "load_papers",
@@ -36,13 +38,28 @@ def _natural(sample_id: str) -> list[object]:
 def ready_samples(
     wh: Warehouse, settings: Settings
 ) -> tuple[list[Sample], dict[str, list[QAPair]]]:
-    """The samples generation and scoring work on: complete and ready (docs/design.md §2), in
-    natural id order, the first `generate.samples` of them when that is set; and the
-    version's QA pairs."""
+    """The samples generation and scoring work on: complete and ready (docs/design.md §2), their
+    papers in the order they are read (`in_reading_order`), in natural id order, the first
+    `generate.samples` of them when that is set; and the version's QA pairs."""
     qa = load_qa(wh, settings.dataset_version)
     samples = load_samples(wh, settings.dataset_version, complete=True)
-    ready = [s for s in samples if is_ready(qa.get(s.sample_id, []), settings)]
+    ready = [
+        in_reading_order(s, settings)
+        for s in samples
+        if is_ready(qa.get(s.sample_id, []), settings)
+    ]
     return first_samples(ready, settings), qa
+
+
+def in_reading_order(sample: Sample, settings: Settings) -> Sample:
+    """The sample with its papers in the order `generate.paper_order` reads them: `listing`
+    puts them in the order recorded at import, where one was (docs/reference.md)."""
+    listing = sample.listing_order
+    if settings.generate.paper_order != "listing" or not listing:
+        return sample
+    if sorted(listing) != sorted(sample.paper_ids):
+        return sample
+    return replace(sample, paper_ids=tuple(listing))
 
 
 def first_samples(samples: list[Sample], settings: Settings) -> list[Sample]:

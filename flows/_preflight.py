@@ -10,8 +10,9 @@ import re
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import Unavailable
+from lilo.tasks.extras import require_extra
 
-__all__ = ["PreflightError", "check_endpoints", "check_names", "preflight"]
+__all__ = ["PreflightError", "check_endpoints", "check_extras", "check_names", "preflight"]
 
 # One quick look per endpoint, through the client its stage uses: long enough for a slow TLS
 # handshake, short enough that an unreachable host fails the run at once instead of after the
@@ -26,7 +27,7 @@ class PreflightError(Unavailable, RuntimeError):
 
 def check_names(settings: Settings) -> None:
     """Every method named in the settings is registered (tasks/methods/), with its bracket
-    options (`agentwrite[sees-written]`) if any."""
+    options (`agentwrite[sees-written]`) if any, and the extras the settings need are there."""
     from lilo.tasks.errors import UnknownName
     from lilo.tasks.methods import available_methods, get_method
 
@@ -37,6 +38,7 @@ def check_names(settings: Settings) -> None:
             return True
         return False
 
+    check_extras(settings)
     known = available_methods()
     wanted = {"generate.methods (--methods)": list(settings.generate.methods)}
     if settings.winrate_against:
@@ -69,8 +71,14 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
         _check_openai("embedding", embedding.base_url, embedding.key())
 
 
+def check_extras(settings: Settings) -> None:
+    """The optional extras the settings need are installed (MissingExtra names the one)."""
+    if settings.runner.kind == "dask":
+        require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
+
+
 def preflight(settings: Settings, *, arxiv: bool = True) -> None:
-    """Both checks; raises PreflightError naming the first problem."""
+    """Both checks; raises PreflightError (or MissingExtra) naming the first problem."""
     check_names(settings)
     check_endpoints(settings, arxiv=arxiv)
 

@@ -22,6 +22,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
 from lilo.tasks.config import Settings
+from lilo.tasks.extras import require_extra
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.records import LLMCall
@@ -114,6 +115,7 @@ def _batch(
 def _dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
     """A started DaskTaskRunner on `runner.dask_address`, or on a LocalCluster of
     `runner.dask_workers` processes that is closed when the block ends."""
+    require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
     from prefect_dask import DaskTaskRunner
 
     cfg = settings.runner

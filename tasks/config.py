@@ -179,6 +179,9 @@ class LLMSettings(ChatEndpointSettings):
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     # The output budget of a call that names none; 0: no max_tokens sent (the server's own).
     max_tokens: int = Field(8192, ge=0)
+    # An empty reply: asked again (the retries), then the call fails; `keep`: kept as the
+    # reply, as the reference keeps it (an empty paragraph in the summary).
+    empty_reply: Literal["ask_again", "keep"] = "ask_again"
 
 
 class JudgeSettings(ChatEndpointSettings):
@@ -268,6 +271,10 @@ class RALSettings(_Section):
     plan_retries: int = Field(3, ge=0)
     # The reference lowers k while a writer prompt is at or above this many GPT-4o tokens.
     context_limit_tokens: int = Field(110_000, gt=0)
+    # P(i) = b * |2(i/N - 0.5)|^a (`magnitude`), or the reference's |b * (2(i/N - 0.5))^a|
+    # (`reference`): NaN before the middle for a non-integer a, and sorted as the reference
+    # sorts NaN; the two agree for every integer a and b >= 0 (docs/reference.md).
+    position_formula: Literal["magnitude", "reference"] = "magnitude"
 
 
 class MarkovSettings(_Section):
@@ -340,6 +347,10 @@ class GenerateSettings(_Section):
     # about 1,100 tokens (on a benchmark the planner asks step_max_tokens, as the
     # reference); 0: none sent.
     plan_max_tokens: int = Field(4096, ge=0)
+    # The most steps a plan keeps on lilo's own datasets (AgentWrite, Compress, RAL-Writer):
+    # a longer plan keeps its first N, and the generation's structure says how many it had
+    # (`plan_capped`); 0: every step, as the reference (and on a benchmark, always).
+    plan_steps_cap: int = Field(0, ge=0)
     # The first N samples of the dataset version only (0: all): a quick look.
     samples: Annotated[int, SELECTS] = Field(0, ge=0)
     # The permutation experiment (docs/design.md §8): also write each sample in every cyclic order
@@ -361,6 +372,11 @@ class GenerateSettings(_Section):
     # One plan for every method on a unit (a paired comparison); off: each method draws its
     # own plan, as the reference's runs did.
     shared_plan: bool = False
+    # The order a sample's papers are read in: the sample's own (an imported benchmark's:
+    # sorted by file name, the same on every machine), or `listing`: the order the group
+    # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
+    # "Paper order in a sample"); samples with no listing recorded keep their own order.
+    paper_order: Literal["sample", "listing"] = "sample"
     ral: RALSettings = RALSettings()
     markov: MarkovSettings = MarkovSettings()
     rapid: RapidSettings = RapidSettings()

@@ -68,6 +68,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "generate.single_max_tokens": 32_768,
         "generate.step_max_tokens": 8192,
         "generate.compress_ratio": 0.5,
+        "generate.paper_order": "listing",
+        "generate.ral.position_formula": "reference",
         "generate.ral.a": 60.0,
         "generate.ral.b": 0.3,
         "generate.ral.k": 12,
@@ -78,18 +80,22 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge.model": "gpt-4o-mini",
         "judge.temperature": 0.0,
         "judge.checklist_temperature": 0.8,
+        # the reference's scripts send no output limit to the judge, and keep an empty reply
+        "judge.answer_max_tokens": 0,
+        "judge.grade_max_tokens": 0,
+        "judge.checklist_max_tokens": 0,
+        "judge.winrate_max_tokens": 0,
+        "llm.empty_reply": "keep",
     },
     # `lilo demo --local-model`: a demo that a 270M model on llama.cpp runs in minutes on 2
-    # cores: it writes the Single summary of one sample at 200 words (RAL-Writer, when
-    # named, retrieves 4 chunks of 256 words); the offline engine writes the 5 QA
+    # cores: it writes the Single and RAL-Writer summaries of one sample at 200 words
+    # (RAL-Writer restates 4 chunks of 256 words); the offline engine writes the 5 QA
     # pairs (qa.writer: the model writes none that pass the checks) and judges (its 16
     # checklist calls per summary alone would take the model minutes).
     "local-model": {
         "judge.backend": "offline",
         "generate.samples": 1,
-        # RAL-Writer writes one step per line of its plan, and this model's plan echoes the
-        # papers (55 "steps" of LaTeX lines): about 55 calls. `--methods` adds it anyway.
-        "generate.methods": ["single"],
+        "generate.methods": ["single", "ral_writer"],
         "generate.target_words": [200],
         # 200 words are about 270 tokens: a base model that rambles stops at 3 times that.
         "generate.single_max_tokens": 800,
@@ -98,6 +104,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         # A plan is asked once: the model's are unusable (it echoes the prompt), each re-ask
         # costs a read of the three papers.
         "generate.ral.plan_retries": 0,
+        # A plan is a step per line, and this model's plan echoes the papers (21 "steps" of
+        # LaTeX lines within plan_max_tokens, 21 writer calls): its first 2 are kept.
+        "generate.plan_steps_cap": 2,
         "generate.ral.k": 4,
         "generate.ral.chunk_words": 256,
         "generate.ral.overlap_words": 64,

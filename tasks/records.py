@@ -76,6 +76,9 @@ class Sample:
     survey_id: str
     input_words: int
     group_kind: str  # command | paragraph | subsection
+    # An imported benchmark's papers in the order its group folder's listing gave them at
+    # import (the order the reference reads them in); None for lilo's own samples.
+    listing_order: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,8 @@ class Generation:
     words: int
     variant: str = ""
     rotation: int = 0
+    # The sample's paper ids in the order this generation read them (its rotation applied).
+    papers_read: tuple[str, ...] = ()
     plan: tuple[str, ...] = ()
     restated: tuple[dict[str, Any], ...] = ()
     # A method's intermediate structure (Markov-cluster, RAPID-style, LongScope-style).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,15 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 """Real papers and a survey by other people, vendored with their licenses (corpus/README.md)."""
 PAPERS = CORPUS / "papers"
 SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that runs real flows in-process (it uses the Prefect harness, directly or
+    through a fixture) is `e2e`, as are those marked by hand (a `lilo` in a subprocess):
+    `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both."""
+    for item in items:
+        if "prefect_harness" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")
@@ -39,3 +49,27 @@ def local_llm(tmp_path_factory):
 
     with local_model(None, tmp_path_factory.mktemp("llama"), n_ctx=8192) as server:
         yield server
+
+
+MANUAL_REVIEW_DEMO = ["--review", "manual", "--methods", "single", "--target-words", "4000"]
+"""`lilo demo --review manual`: QA pairs wait for a reviewer, nothing is summarized yet."""
+
+
+@pytest.fixture(scope="session")
+def manual_review_demo(tmp_path_factory, prefect_harness) -> Path:
+    """The data folder of one `lilo demo` with MANUAL_REVIEW_DEMO, built once per test run
+    for tests/test_review.py and tests/test_browser.py. Read it, never write it: a test that
+    runs commands on it takes a `copy_data_dir` of it."""
+    from lilo.flows.cli import main
+
+    data = tmp_path_factory.mktemp("manual-review-demo") / "data"
+    assert main(["demo", *MANUAL_REVIEW_DEMO, "--data-dir", str(data)]) == 0
+    return data
+
+
+def copy_data_dir(source: Path, target: Path, *, published: bool = True) -> Path:
+    """A copy of a data folder (warehouse, caches, corpus) that a test may write; without
+    `published`, the analysts' copy is left out (the next run publishes it again)."""
+    ignore = None if published else shutil.ignore_patterns("published")
+    shutil.copytree(source, target, ignore=ignore)
+    return target

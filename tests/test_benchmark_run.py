@@ -175,7 +175,7 @@ def test_reference_prompts_bench_renders_each_template_and_diffs(run, tmp_path, 
     generation = ("survey_gen", "planner", "write_begin", "write_step")
     restate = ("write_begin_with_restate", "write_step_with_restate")
     for name in (*generation, *restate):
-        assert lines[name].split()[1] == "identical", out
+        assert lines[name].split()[1:] == ["identical", "(2", "prompts)"], out
     assert set(lines) == {*generation, *restate, "gpt_qa", "judge_qa", "checklist"}
     assert code == (1 if "differs" in out else 0)
     # a template edited in the clone: its first differing line is shown, exit 1
@@ -185,8 +185,41 @@ def test_reference_prompts_bench_renders_each_template_and_diffs(run, tmp_path, 
     step.write_text(step.read_text().replace("So far:", "Text so far:"))
     assert reference_prompts([str(edited), "--data-dir", str(data)]) == 1
     out = capsys.readouterr().out
-    assert "write_step                 differs: message 1 (user), line " in out
+    assert (
+        "write_step                 differs in 2 of 2 prompts, first longinoutbench/group_" in out
+    )
+    assert ": message 1 (user), line " in out
     assert "reference: 'Text so far:'" in out and "lilo:      'So far:'" in out
+
+
+def test_reference_prompts_checks_the_imported_samples_whatever_else_the_warehouse_holds(
+    run, tmp_path, capsys
+):
+    """The README's order: `lilo demo` first leaves its own samples and summaries in the
+    warehouse; the check reads only the imported benchmark's, all of those run."""
+    from bench.reference_prompts import main as reference_prompts
+
+    data = tmp_path / "data"
+    shutil.copytree(run[0], data)
+    clone = run[0].parent / "clone"
+    reference_prompts([str(clone), "--data-dir", str(run[0])])
+    alone = capsys.readouterr().out
+    con = duckdb.connect(str(data / "lilo.duckdb"))
+    try:  # a demo's sample, sorting before the benchmark's, with a summary of each method
+        con.execute(
+            "INSERT INTO dim_samples SELECT * REPLACE ('demo/s1' AS sample_id, 'demo-v1' AS "
+            "dataset_version, 'command' AS group_kind) FROM dim_samples LIMIT 1"
+        )
+        con.execute(
+            "INSERT INTO fct_generations SELECT * REPLACE ('demo/s1' AS sample_id, "
+            "generation_id || '-demo' AS generation_id) FROM fct_generations"
+        )
+    finally:
+        con.close()
+    code = reference_prompts([str(clone), "--data-dir", str(data)])
+    out = capsys.readouterr().out
+    assert out == alone and code in (0, 1)
+    assert out.startswith("reference prompts for 2 imported samples")
 
 
 def test_winrate_against_a_variant_compares_every_other_variant_with_that_one(run, tmp_path):

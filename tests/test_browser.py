@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 import httpx
 import pytest
+from conftest import MANUAL_REVIEW_DEMO, copy_data_dir
 
 from lilo.flows.cli import main
 
@@ -41,13 +42,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 REPO = Path(__file__).resolve().parent.parent
-DEMO = ["--review", "manual", "--methods", "single", "--target-words", "4000"]
+DEMO = MANUAL_REVIEW_DEMO  # the session's demo (tests/conftest.py), run again by the tests
 SERVER_START_S = 600  # a cold `prefect server start` migrates its database first
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(),
-    reason=f"no browser: {CHROMIUM} is missing (apt-get install chromium, or set LILO_CHROMIUM)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason=f"no browser: {CHROMIUM} is missing "
+        "(apt-get install chromium, or set LILO_CHROMIUM)",
+    ),
+    pytest.mark.e2e,  # a Prefect server with its UI, demos, Chromium
+]
 
 
 def _sql(data: Path, query: str) -> list[tuple[Any, ...]]:
@@ -130,11 +135,10 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory, prefect_harness) -> Path:
-    """`lilo demo --review manual`: pairs wait for a reviewer, nothing is summarized yet."""
-    folder = tmp_path_factory.mktemp("browser") / "data"
-    assert main(["demo", *DEMO, "--data-dir", str(folder)]) == 0
-    return folder
+def data(tmp_path_factory, manual_review_demo) -> Path:
+    """A copy of `lilo demo --review manual` (tests/conftest.py): pairs wait for a
+    reviewer, nothing is summarized yet."""
+    return copy_data_dir(manual_review_demo, tmp_path_factory.mktemp("browser") / "data")
 
 
 def _field(page: Any, label: str) -> Any:

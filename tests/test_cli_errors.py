@@ -5,6 +5,7 @@ is left as it was (or never created). Endpoints are loopback ports nothing liste
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -118,6 +119,20 @@ def test_bad_run_options_are_rejected_at_once(tmp_path, capsys, options, expecte
     assert not data.exists()
 
 
+@pytest.mark.parametrize("command", [SURVEY, ["demo"]])
+def test_a_setting_that_needs_a_missing_extra_names_the_extra(
+    tmp_path, capsys, monkeypatch, command
+):
+    """prefect-dask is the `dask` extra: without it, `runner.kind = "dask"` is one line
+    naming the extra to install, before any work."""
+    monkeypatch.setitem(sys.modules, "prefect_dask", None)  # as if not installed
+    data = tmp_path / "data"
+    assert main([*command, "--set", "runner.kind=dask", "--data-dir", str(data)]) == 2
+    err = _error(capsys)
+    assert 'runner.kind = "dask" needs the `dask` extra' in err and "'.[dask]'" in err
+    assert not data.exists()
+
+
 def test_a_data_dir_that_is_a_file(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("")
@@ -218,6 +233,8 @@ def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
         return 0
 
     monkeypatch.setattr(pipeline, "_run", stop)
+    # A configured API (nothing listens): no temporary server is left running for the process.
+    monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{_closed_port()}/api")
     if command == "demo":  # no corpus written, no mirror started
         monkeypatch.setattr(
             "lilo.tasks.synthetic.write_corpus", lambda *_, **__: SimpleNamespace(items=[])
@@ -230,6 +247,26 @@ def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
     assert main(argv) == 0
     assert main([*argv, "--config", str(config)]) == 0  # no flag leaves the file's value
     assert [s.publish_partial for s in seen] == [True, False, True]
+
+
+def test_a_command_reports_to_the_api_configured_when_it_runs(tmp_path):
+    """A command that started Prefect's temporary server (no API configured then) leaves it
+    running for the process; a later command, under an API configured since (a test
+    harness), reports there, not to that server."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from lilo.flows.cli import _server
+
+    earlier = _server._PROCESS  # one an earlier command in this process started, kept
+    try:
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            _server.start(tmp_path)
+            assert _server._PROCESS is not None  # this process's temporary server runs
+        with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):
+            assert _server.wait() == ""  # the configured API, not the temporary server
+    finally:
+        if earlier is None:
+            _server.stop()
 
 
 class _NoMirror:
@@ -274,7 +311,9 @@ def test_each_lilo_error_carries_its_exit_code():
 # -- unreachable endpoints ---------------------------------------------------------------
 
 
-def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys):
+def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys, monkeypatch):
+    # A configured Prefect API: a temporary server would keep its log under the data dir.
+    monkeypatch.setenv("PREFECT_API_URL", f"http://127.0.0.1:{_closed_port()}/api")
     api = f"http://127.0.0.1:{_closed_port()}/api/query"
     data = tmp_path / "data"
     assert main([*SURVEY, "--set", f"arxiv.api_url={api}", "--data-dir", str(data)]) == 1

@@ -62,3 +62,19 @@ def test_nothing_cites_what_the_repository_does_not_hold():
         if FOREIGN.search(line)
     ]
     assert found == []
+
+
+def test_the_docs_state_winrate_against_s_default_as_the_code_has_it():
+    """Every sentence that gives `winrate_against` a default gives the code's (empty: off)."""
+    from lilo.tasks.config import Settings
+
+    default = Settings.model_fields["winrate_against"].default
+    allowed = {default} if default else {"empty", "off"}
+    stated = re.compile(
+        r"winrate_against`[^.]{0,60}?(?:default `?([\w\[\]-]+)|`?([\w-]+)`? by default)"
+    )
+    found = []
+    for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for match in stated.finditer(path.read_text(encoding="utf-8")):
+            found.append((path.name, match.group(1) or match.group(2)))
+    assert found and all(value in allowed for _, value in found), found

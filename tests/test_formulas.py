@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from lilo.tasks.config_loading import load_settings
@@ -82,6 +83,38 @@ def test_ral_position_bias_and_importance():
     assert position_bias(5, 10, 60, 0.3) == 0.0
     assert position_bias(9, 10, 60, 0.3) == pytest.approx(0.3 * 0.8**60)
     assert position_bias(1, 10, 60, 0.3) < 1e-5
+
+
+def _reference_pick(relevance: list[float], a: float, b: float, k: int) -> list[int]:
+    """The reference's selection as its RestateAgent computes it (src/agent/restate.py),
+    written out here: |b * (2(x - 0.5))^a| with numpy, a stable sort on the score reversed,
+    the top k, reversed."""
+    with np.errstate(invalid="ignore"):
+        items = [
+            {"id": i, "score": r - np.fabs(b * np.power(2 * (i / len(relevance) - 0.5), a))}
+            for i, r in enumerate(relevance)
+        ]
+    ranked = sorted(items, key=lambda x: x["score"], reverse=True)
+    return [x["id"] for x in ranked[:k]][::-1]
+
+
+def test_a_non_integer_exponent_is_nan_under_the_reference_formula_and_picked_as_it_picks():
+    """`generate.ral.position_formula=reference` (the paper profile): a negative base to a
+    fractional power is NaN before the middle, as the reference computes it, and the NaN
+    scores sort as the reference's sort leaves them; lilo's `magnitude` gives a value. For
+    an integer exponent the two are the same."""
+    assert math.isnan(position_bias(2, 10, 0.5, 0.3, "reference"))
+    assert position_bias(2, 10, 0.5, 0.3) == pytest.approx(0.3 * 0.6**0.5)
+    assert position_bias(8, 10, 0.5, 0.3, "reference") == pytest.approx(0.3 * 0.6**0.5)
+    relevance = [0.31, 0.9, 0.05, 0.62, 0.4, 0.77, 0.2, 0.55, 0.8, 0.1, 0.35, 0.7]
+    for a, k in ((0.5, 4), (1.5, 6), (60.0, 4), (3.0, 5)):
+        picked = select_restatements(importance(relevance, a, 0.3, "reference"), k)
+        assert picked == _reference_pick(relevance, a, 0.3, k), (a, k)
+    for i in range(12):
+        assert position_bias(i, 12, 60, 0.3) == position_bias(i, 12, 60, 0.3, "reference")
+    assert load_settings(overrides={"profile": "paper"}).generate.ral.position_formula == (
+        "reference"
+    )
 
 
 def _papers() -> list[PaperText]:

@@ -201,6 +201,7 @@ def _rows_holding(db: Path, needle: str) -> list[str]:
     return found
 
 
+@pytest.mark.e2e  # a `lilo demo` in a subprocess
 def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(tmp_path: Path) -> None:
     """A demo run against an endpoint answering every request `400 Incorrect API key
     provided: Bearer sk-...`: no file lilo or Prefect wrote, no table, no output holds it."""
@@ -423,6 +424,7 @@ def test_a_bib_entry_with_50000_nested_braces_does_not_reject_the_survey(tmp_pat
 HOSTILE_NAME = "o'brien; --\"x"
 
 
+@pytest.mark.e2e  # a `lilo demo` in a subprocess
 def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeline(
     tmp_path: Path,
 ) -> None:

@@ -5,6 +5,7 @@ then every bad case, the one-transaction write, a second import adding nothing, 
 from __future__ import annotations
 
 import json
+import os
 import random
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from lilo.tasks.benchmark import (
     header_stripped,
     read_longinoutbench,
 )
+from lilo.tasks.benchmark._files import paper_id_of
 from lilo.tasks.prompt_packs import PromptPack, template_problem
 from lilo.tasks.synthetic._prose import ProseWriter
 from lilo.tasks.synthetic._topics import TOPICS
@@ -393,6 +395,12 @@ def test_import_writes_the_version_once(tmp_path, capsys, prefect_harness):
     )
     assert [s[0] for s in samples] == [f"longinoutbench/group_{g}" for g in GROUPS]
     assert all(list(s[1]) == sorted(s[1]) and s[2] == "data" and s[4] == "import" for s in samples)
+    # the order each group folder's listing gave, which the reference reads
+    listed = dict(_sql(data, "SELECT sample_id, listing_order FROM dim_samples"))
+    for g in GROUPS:
+        folder = tmp_path / "clone" / "dataset" / "papers" / "cleaned" / f"group_{g}"
+        names = [f for f in os.listdir(folder) if f.endswith(".tex")]
+        assert listed[f"longinoutbench/group_{g}"] == [paper_id_of(f) for f in names]
     version = _sql(data, "SELECT number, n_samples, n_papers, surveys FROM dim_dataset_versions")
     assert version == [(1, 3, 9, [f"https://arxiv.org/abs/2401.{g:05d}" for g in GROUPS])]
     pair = _sql(
@@ -507,3 +515,22 @@ def test_exit_codes(tmp_path, capsys, prefect_harness):
         capsys, write_benchmark(tmp_path / "two", (2, 3)), data, "--name", "taken"
     )
     assert code == 1 and "versions are immutable" in err
+
+
+def test_questions_are_kept_verbatim_and_the_listing_order_recorded(tmp_path):
+    """The reference renders the published question and answer as they are, trailing
+    whitespace included (3 of the 1,200 published pairs end in it); and it reads a group's
+    papers in its folder's listing order, which the import records beside the sorted one."""
+    root = write_benchmark(tmp_path / "clone")
+    single = root / "dataset" / "questions" / "single" / "group_2.json"
+    items = json.loads(single.read_text())
+    items[0]["question"] += " \n"
+    items[0]["answer"] += "\t "
+    single.write_text(json.dumps(items))
+    bench = read_longinoutbench(root, "lib")
+    first = bench.groups[0].questions[0]
+    assert first.question == items[0]["question"] and first.answer == items[0]["answer"]
+    folder = root / "dataset" / "papers" / "cleaned" / "group_2"
+    group = bench.groups[0]
+    assert list(group.listing) == [f for f in os.listdir(folder) if f.endswith(".tex")]
+    assert sorted(group.listing) == list(group.files)

@@ -38,7 +38,7 @@ LAYERS: list[tuple[str, ...]] = [
         "tasks.text",
         "tasks.tokens",
     ),
-    ("tasks.bounded_http", "tasks.files", "tasks.parallel", "tasks.registry"),
+    ("tasks.bounded_http", "tasks.extras", "tasks.files", "tasks.parallel", "tasks.registry"),
     ("tasks.bounded_requests", "tasks.cache", "tasks.config"),
     ("tasks.clean", "tasks.config_loading", "tasks.fetch", "tasks.redact", "tasks.validate"),
     ("tasks.embeddings", "tasks.llm", "tasks.samples", "tasks.synthetic"),

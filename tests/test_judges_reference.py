@@ -15,6 +15,7 @@ import jinja2
 import pytest
 from llm_server import LLMServer
 
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.llm import make_client
 from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.records import Generation, QAPair, Sample
@@ -106,8 +107,8 @@ def _records() -> tuple[Generation, Sample, QAPair]:
     return generation, sample, pair
 
 
-def _grade(tmp_path, server: LLMServer) -> dict:
-    settings = server.settings(tmp_path)
+def _grade(tmp_path, server: LLMServer, judge: dict | None = None) -> dict:
+    settings = server.settings(tmp_path).with_overrides({"judge": judge or {}})
     judge = make_client(settings)
     generation, sample, pair = _records()
     context = ScoreContext(generation, sample, [], [pair], judge, _pack(), settings)
@@ -129,6 +130,24 @@ def test_qa_grade_asks_for_the_score_through_structured_output(tmp_path):
     schema = grade["response_format"]["json_schema"]["schema"]
     assert list(schema["properties"]) == ["score"] and schema["additionalProperties"] is False
     assert judged["score"] == 0.75 and judged["grade_format"] == "structured"
+
+
+def test_the_paper_profile_sends_the_judge_no_output_limit_as_the_reference(tmp_path):
+    """The reference's scripts send the QA answer and grade (and the checklist) without
+    max_tokens; the paper profile does the same, lilo's default bounds each."""
+    paper = load_settings(overrides={"profile": "paper"}).judge
+    limits = ("answer", "grade", "checklist", "winrate")
+    values = {f"{n}_max_tokens": getattr(paper, f"{n}_max_tokens") for n in limits}
+    assert set(values.values()) == {0}
+    with LLMServer() as server:
+        server.respond = lambda prompt, n: (
+            '{"score": 1}' if prompt.startswith("Grade.") else "It is 0.635."
+        )
+        _grade(tmp_path / "default", server)
+        bounded = [r.get("max_tokens") for r in server.requests]
+        _grade(tmp_path / "paper", server, values)
+        unbounded = [r.get("max_tokens") for r in server.requests[len(bounded) :]]
+    assert bounded == [256, 512] and unbounded == [None, None]
 
 
 def test_qa_grade_falls_back_to_free_json_where_response_format_is_rejected(tmp_path):

@@ -9,6 +9,7 @@ import pytest
 from llm_server import LLMServer
 
 from lilo.tasks.config import Settings
+from lilo.tasks.config_loading import load_settings
 from lilo.tasks.llm import LLMError, make_client
 
 
@@ -95,3 +96,19 @@ def test_a_server_on_another_port_with_the_same_weights_is_served_from_the_cache
         assert (len(first.requests), len(second.requests)) == (1, 0)
         make_client(_settings(tmp_path, second)).chat(messages, purpose="t")
         assert len(second.requests) == 1
+
+
+def test_an_empty_reply_is_asked_again_or_kept_as_the_reference_keeps_it(tmp_path, chat_server):
+    """By default an empty reply is asked again, then the call fails; `llm.empty_reply=keep`
+    (the paper profile) keeps it, as the reference appends it as an empty paragraph, and a
+    rerun replays it from the cache."""
+    chat_server.respond = lambda prompt, n: ""
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(LLMError, match="empty reply"):
+        make_client(_settings(tmp_path / "a", chat_server)).chat(messages, purpose="t")
+    assert len(chat_server.requests) == 3  # asked, then the 2 retries
+    keep = _settings(tmp_path / "b", chat_server, empty_reply="keep")
+    assert make_client(keep).chat(messages, purpose="t") == ""
+    assert make_client(keep).chat(messages, purpose="t") == ""
+    assert len(chat_server.requests) == 4  # kept at once, then served from the cache
+    assert load_settings(overrides={"profile": "paper"}).llm.empty_reply == "keep"

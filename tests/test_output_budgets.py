@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from llm_server import PAIRS, PAPER, LLMServer, Model
@@ -146,3 +147,37 @@ def test_the_offline_engine_answers_the_same_protocol(tmp_path):
     assert cut.truncated and cut.tokens_out == 10 and whole.text.startswith(cut.text)
     (_, call) = llm.take_calls()
     assert call.finish_reason == "length"
+
+
+PLAN = "\n".join(f"Paragraph {i} - KernelForge, part {i}. Word count: 200 words" for i in range(5))
+
+
+@pytest.mark.parametrize("name", ["agentwrite", "ral_writer"])
+def test_a_plan_past_its_cap_writes_its_first_steps_and_says_how_many_it_had(
+    tmp_path, server, name
+):
+    """`generate.plan_steps_cap` bounds a weak model's plan of hundreds of lines; 0 (the
+    default) and a benchmark's plans keep every step, as the reference."""
+    server.respond = lambda prompt, n: PLAN if "numbered paragraph steps" in prompt else "Text."
+    unit = Unit(SAMPLE, [PAPER_TEXT], 1000)
+
+    def run(cap: int, benchmark: bool = False) -> Generation:
+        pack = replace(lilo_pack(), benchmark=benchmark)
+        server.requests.clear()
+        settings = server.settings(tmp_path / f"{cap}{pack.benchmark}")
+        settings = settings.with_overrides({"generate.plan_steps_cap": cap})
+        generation = get_method(name, settings).run(
+            unit, make_client(settings), Embedder(settings), pack
+        )
+        assert generation.error == ""
+        # recorded when set; 0 (every step) leaves the ids of earlier runs as they were
+        assert generation.method_args.get("plan_steps_cap", 0) == cap
+        assert ("plan_steps_cap" in generation.method_args) == (cap != 0)
+        return generation
+
+    capped = run(2)
+    assert capped.plan == tuple(PLAN.splitlines()[:2]) and len(server.requests) == 1 + 2
+    assert capped.structure == {"plan_capped": {"steps": 5, "kept": 2}}
+    for whole in (run(0), run(2, benchmark=True)):
+        assert len(whole.plan) == 5 and len(server.requests) == 1 + 5
+        assert whole.structure == {}

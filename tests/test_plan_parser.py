@@ -43,3 +43,15 @@ def test_every_non_empty_line_is_a_step_in_order():
 
 def test_an_empty_reply_is_no_steps_not_an_error():
     assert parse_plan("") == [] and parse_plan("\n \n") == []
+
+
+@pytest.mark.parametrize("separator", ["\r", "\u2028", "\x85", "\x0c", "\x1e"])
+def test_only_a_newline_ends_a_step_as_the_reference_splits(separator):
+    """The reference splits the plan at the newline alone (`str.split`), not at every line
+    break `str.splitlines` knows: any other stays inside its step."""
+    text = f"Paragraph 1 - Intro{separator}more - 400 words\r\nParagraph 2 - End - 200 words"
+    steps = parse_plan(text)
+    assert [s.line for s in steps] == [
+        f"Paragraph 1 - Intro{separator}more - 400 words",
+        "Paragraph 2 - End - 200 words",
+    ]

@@ -33,6 +33,9 @@ from lilo.tasks.probes import (
         ("1940–1942", "1940–1942"),  # the en dash is not ASCII punctuation: kept
         ("«Le Monde»", "«le monde»"),  # nor are guillemets
         ("the", ""),
+        # a combining mark is part of the word, as `regex` (the authors') reads it: "the" + a
+        # combining acute is no article, and "a" + a combining diaeresis is the letter ä
+        ("the\u0301 a\u0308 house", "the\u0301 a\u0308 house"),
     ],
 )
 def test_squad_normalization(text, normalized):

@@ -1,9 +1,9 @@
 """The real_model tier: lilo against llama.cpp's server with Gemma 3 270M (the `local-llm`
-extra), on 127.0.0.1, nothing mocked: the one-command demo on the small synthetic corpus, an
-imported benchmark whose prompts cannot fit the server's window, the KV probe, and the errors
-a real server produces. `pytest -m real_model` runs it (.ci/run does, every time; README,
-Development); the default run deselects it. A server that cannot start fails the tier with
-its reason: it is never skipped."""
+extra), on 127.0.0.1, nothing mocked: the one-command demo on the small synthetic corpus
+(Single and RAL-Writer), an imported benchmark whose prompts cannot fit the server's window,
+the KV probe, and the errors a real server produces. `pytest -m real_model` runs it (.ci/run
+does, every time; README, Development); the default run deselects it. A server that cannot
+start fails the tier with its reason: it is never skipped."""
 
 from __future__ import annotations
 
@@ -54,8 +54,15 @@ def test_the_one_command_demo_runs_on_the_packaged_model_and_reruns_from_the_cac
         "lilo.duckdb",
     )
     assert ledger == [("offline", ledger[0][1]), ("openai", answered)] and answered > 0
-    board = _sql(data, "SELECT method, target_words, backbone, scored FROM leaderboard")
-    assert board == [("single", 200, "openai:gemma-3-270m-q4_k_m", 1)]
+    board = _sql(data, "SELECT method, target_words, backbone, scored FROM leaderboard ORDER BY 1")
+    model = "openai:gemma-3-270m-q4_k_m"
+    assert board == [("ral_writer", 200, model, 1), ("single", 200, model, 1)]
+    # RAL-Writer's plan keeps its first 2 steps (generate.plan_steps_cap in the profile): the
+    # model's plans echo the papers line by line, a writer call each.
+    calls = _sql(
+        data, "SELECT llm_calls FROM fct_generations WHERE method = 'ral_writer'", "lilo.duckdb"
+    )
+    assert calls[0][0] <= 1 + 2, calls
     assert not list((data / "tmp").glob(".llama-server-*"))  # stopped, its log removed
 
     # Another server on another port, the same weights: everything is served from the cache.

@@ -4,7 +4,6 @@ run input, as the UI does), the `lilo review` CLI and JSONL files; manual mode e
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from datetime import datetime
 import duckdb
 import pytest
 from artifacts import read_artifacts
+from conftest import MANUAL_REVIEW_DEMO, copy_data_dir
 
 from lilo.flows.cli import main
 from lilo.tasks.config import Settings
@@ -22,7 +22,7 @@ from lilo.tasks.config_loading import flow_parameters
 from lilo.tasks.qa import Verdict, apply_verdicts, decide
 from lilo.tasks.records import QAPair
 
-DEMO = ["--review", "manual", "--methods", "single", "--target-words", "4000"]
+DEMO = MANUAL_REVIEW_DEMO  # the session's demo (tests/conftest.py), run again by the tests
 
 
 def _pair(status: str = "pending") -> QAPair:
@@ -149,19 +149,15 @@ def test_the_ui_form_has_one_required_entry_per_pair():
 # -- manual mode end to end --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def manual_run(tmp_path_factory, prefect_harness):
-    """`lilo demo --review manual` once; tests work on copies of its data folder."""
-    data = tmp_path_factory.mktemp("manual") / "data"
-    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
-    return data
+@pytest.fixture
+def manual_run(manual_review_demo):
+    """`lilo demo --review manual`, built once per test run (tests/conftest.py); read only."""
+    return manual_review_demo
 
 
 @pytest.fixture
 def data(manual_run, tmp_path):
-    copy = tmp_path / "data"
-    shutil.copytree(manual_run, copy, ignore=shutil.ignore_patterns("published"))
-    return copy
+    return copy_data_dir(manual_run, tmp_path / "data", published=False)
 
 
 def test_manual_run_leaves_samples_waiting_and_writes_no_summaries(manual_run):

@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 from llm_server import Faults, LLMServer
+
+pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
 
 KEYS = {
     "LILO_JUDGE__API_KEY": "sk-lilo-judge-7f3a9c1e5b",

@@ -16,11 +16,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pytest
 from llm_server import LLMServer, kernel_samples, seed_samples
 
 from lilo.warehouse import Warehouse
 
+pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
+
 LILO = [sys.executable, "-m", "lilo.flows.cli"]
+# The four methods at two short lengths: a generate stage long enough to stop in its middle,
+# and a resume that reruns it, without the default demo's 16,000-word summaries.
+SMALL_DEMO = ["--target-words", "1000,2000"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -106,7 +112,7 @@ def _record(data: Path) -> tuple[int, int, int, dict[str, float], dict[str, int]
 def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None:
     data = tmp_path / "data"
     demo = subprocess.Popen(
-        [*LILO, "demo", "--data-dir", str(data)],
+        [*LILO, "demo", *SMALL_DEMO, "--data-dir", str(data)],
         env=_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -140,7 +146,7 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
 
     # The next run resumes: what was finished is not made again, and it completes.
     again = subprocess.run(
-        [*LILO, "demo", "--data-dir", str(data)],
+        [*LILO, "demo", *SMALL_DEMO, "--data-dir", str(data)],
         env=_env(tmp_path),
         capture_output=True,
         text=True,

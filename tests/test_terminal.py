@@ -26,6 +26,8 @@ from lilo.flows.cli import main
 from lilo.tasks.records import PaperText, QAPair
 from lilo.warehouse import Warehouse
 
+pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
+
 LILO = [sys.executable, "-m", "lilo.flows.cli"]
 # The clipboard (OSC 52), a cleared screen, a window title (OSC 0), a C1 CSI, a bidi override.
 ATTACK = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b]0;pwned\x1b\\\x9b31m\u202e"

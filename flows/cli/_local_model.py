@@ -172,15 +172,15 @@ def local_model(
 def _wait(process: subprocess.Popen[bytes], server: LocalModel, timeout_s: float) -> None:
     """Until the server lists its model; a server that exits or does not answer in time is a
     CLIError naming its log."""
-    import httpx
+    import requests
 
     deadline = time.monotonic() + timeout_s
-    with httpx.Client() as client:
+    with requests.Session() as session:
         while time.monotonic() < deadline and process.poll() is None:
             try:
-                if client.get(f"{server.base_url}/models", timeout=2.0).status_code == 200:
+                if session.get(f"{server.base_url}/models", timeout=2.0).status_code == 200:
                     return
-            except httpx.HTTPError:
+            except requests.RequestException:
                 pass
             time.sleep(0.2)
     code = process.poll()

@@ -35,6 +35,7 @@ _SERVE = (
 _PROCESS: subprocess.Popen[bytes] | None = None
 _URL = ""
 _LOG: Path | None = None
+_QUIET_S = 5.0  # a start longer than this is said on stderr
 
 
 def start(data_dir: Path) -> None:
@@ -109,22 +110,33 @@ def _configured(*, loaded: bool) -> bool:
 
 def wait() -> str:
     """The started server's API address once it answers /health ("" when none was
-    started); a server that exits or does not answer in time is a RuntimeError with
-    what to do."""
-    if _PROCESS is None:
+    started, or when Prefect's settings name an API now: a later command in the same
+    process, under a test harness, reports there); a server that exits or does not answer
+    in time is a RuntimeError with what to do."""
+    if _PROCESS is None or _configured(loaded=True):
         return ""
-    import httpx
+    import requests
     from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS
 
-    deadline = time.monotonic() + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
-    with httpx.Client() as client:
+    started = time.monotonic()
+    deadline = started + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
+    said = False
+    with requests.Session() as session:
         while time.monotonic() < deadline:
             if _PROCESS.poll() is not None:
                 break
+            if not said and time.monotonic() - started > _QUIET_S:
+                said = True  # a slow machine takes tens of seconds: say what the wait is
+                print(
+                    "lilo: starting Prefect's temporary server (PREFECT_API_URL set to a "
+                    "running server skips this) ...",
+                    file=sys.stderr,
+                    flush=True,
+                )
             try:
-                if client.get(f"{_URL}/health", timeout=2.0).status_code == 200:
+                if session.get(f"{_URL}/health", timeout=2.0).status_code == 200:
                     return _URL
-            except httpx.HTTPError:
+            except requests.RequestException:
                 pass
             time.sleep(0.05)
     code, log = _PROCESS.poll(), _LOG

@@ -244,7 +244,11 @@ def register(sub: Any) -> None:
         description="The leaderboard as the paper's Table 2: per method, S_l, S_c, S_q and n "
         "scored/expected for each length, then Overall (each score averaged over the lengths). "
         "table fits the terminal (lengths stacked when it is narrow); csv and json give the "
-        "`leaderboard` view's rows; markdown gives Table 2 as a pipe table.",
+        "`leaderboard` view's rows; markdown gives Table 2 as a pipe table. Under the table, "
+        "each method's paired difference from the reference method (`stats.reference`), "
+        "per length and score, with its interval and p-value "
+        "('n too small' below 6 samples at 95%); "
+        'json holds it under "paired", analysts query the `res_paired` table.',
     )
     add_common_args(board)
     board.add_argument(

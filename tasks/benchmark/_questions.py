@@ -107,8 +107,9 @@ def _question(item: Any, kind: str, source: str, index: int) -> tuple[Question |
         index=index,
         papers=tuple(dict.fromkeys(papers)),
         topic=topic.strip() if isinstance(topic, str) else "",
-        question=str(texts["question"]).strip(),
-        answer=str(texts["answer"]).strip(),
+        # verbatim: the reference's scripts render the published text as it is
+        question=str(texts["question"]),
+        answer=str(texts["answer"]),
         reference=str(reference).strip(),
     ), ""
 

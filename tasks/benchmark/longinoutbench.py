@@ -13,6 +13,7 @@ published.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -40,12 +41,14 @@ GROUP_SIZE = 3
 
 @dataclass(frozen=True)
 class Group:
-    """A group folder holding three papers, sorted by file name: the reference lists the
-    folder in filesystem order, which differs between machines; sorted is deterministic."""
+    """A group folder holding three papers, sorted by file name (deterministic), and in the
+    order the folder's listing gave them here (`os.listdir`), which is the order the
+    reference reads them in; another file system may list them in another order."""
 
     number: int
     folder: str  # relative to the dataset folder
     files: tuple[str, ...]
+    listing: tuple[str, ...]  # the same files in the folder's listing order
     survey_id: str  # the description's `source`, or ""
     category: tuple[str, ...]
     questions: tuple[Question, ...]
@@ -95,6 +98,7 @@ def read_longinoutbench(path: Path, name: str) -> Benchmark:
     for number in sorted(folders):
         rel = f"{PAPERS_DIR}/group_{number}"
         tex = sorted(p.name for p in (files.root / rel).glob("*.tex") if p.is_file())
+        listing = [f for f in os.listdir(files.root / rel) if f in tex]
         if len(tex) != GROUP_SIZE:
             problems.append(
                 problem(
@@ -115,6 +119,7 @@ def read_longinoutbench(path: Path, name: str) -> Benchmark:
                 number=number,
                 folder=rel,
                 files=tuple(tex),
+                listing=tuple(listing),
                 survey_id=str(entry.get("source") or ""),
                 category=tuple(map(str, category)) if isinstance(category, list) else (),
                 questions=tuple(read_questions(files, number, set(tex), problems)),
@@ -192,6 +197,7 @@ def build_dataset(bench: Benchmark, findings: list[Quarantine], at: datetime) ->
                 sample_id=sample_id,
                 dataset_version=name,
                 paper_ids=group.paper_ids,
+                listing_order=tuple(paper_id_of(f) for f in group.listing),
                 topic=topics.most_common(1)[0][0] if topics else ", ".join(group.category),
                 survey_id=group.survey_id,
                 input_words=sum(by_id[p].words for p in group.paper_ids),

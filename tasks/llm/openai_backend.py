@@ -84,6 +84,7 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
+        self.keep_empty = cfg.empty_reply == "keep"
         self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
         self._key = api_key or "not-needed"
@@ -235,7 +236,7 @@ class OpenAIBackend:
         if not choices:
             raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
         text = choices[0].message.content or ""
-        if not text.strip():
+        if not text.strip() and not self.keep_empty:  # `llm.empty_reply`
             raise BadReply("empty reply")
         tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
         return Completion(

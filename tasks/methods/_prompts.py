@@ -139,7 +139,9 @@ class MethodPrompts:
     ) -> str:
         """lilo's writer, in the reference's order: instruction, steps, the text so far
         (from the second step on), the restatement block, the current step, the key
-        requirements (RAL-Writer, from the second step on), the closing rules."""
+        requirements (RAL-Writer, from the second step on), the closing rules. Everything up
+        to the text so far is the same at every step (the opening too), so a server that
+        caches prompt prefixes (llama.cpp, vLLM, OpenAI) reads the papers once per plan."""
         return _template("write").render(
             instruction=instruction,
             plan=plan,

@@ -18,12 +18,14 @@ from typing import Any
 from lilo.tasks.config import Settings
 from lilo.tasks.methods._prompts import MethodPrompts, task_instruction
 from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.prompt_packs import PromptPack
 
 __all__ = [
     "Plan",
     "PlanStep",
     "agentwrite",
     "ask_plan",
+    "cap_plan",
     "parse_plan",
     "plan_and_write",
     "write_steps",
@@ -63,9 +65,10 @@ def _count(line: str) -> tuple[int | None, str]:
 
 
 def parse_plan(text: str) -> list[PlanStep]:
-    """Every non-empty line is a step (the reference's rule); never raises."""
+    """Every non-empty line is a step (the reference's rule: lines split at "\n" alone, so a
+    `\r`, `\x0c` or `\u2028` stays inside its step); never raises."""
     steps = []
-    for raw in text.splitlines():
+    for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
@@ -89,6 +92,16 @@ def ask_plan(chat: Chat, prompts: MethodPrompts, instruction: str, attempt: int 
     return Plan(
         reply, steps or [PlanStep(1, "Write the whole summary.", "the whole summary", None)]
     )
+
+
+def cap_plan(plan: Plan, cap: int, pack: PromptPack) -> tuple[Plan, dict[str, Any]]:
+    """The plan's first `cap` steps on lilo's datasets (`generate.plan_steps_cap`; 0, and
+    on a benchmark: every step, as the reference) and, when it dropped some, what the
+    generation's structure records: `{"plan_capped": {"steps": parsed, "kept": cap}}`."""
+    if not cap or pack.benchmark or len(plan.steps) <= cap:
+        return plan, {}
+    record = {"plan_capped": {"steps": len(plan.steps), "kept": cap}}
+    return Plan(plan.reply, plan.steps[:cap]), record
 
 
 # (step, its 0-based index, the text written so far) -> (the writer's prompt, what it restated)
@@ -119,13 +132,16 @@ def write_steps(
 
 
 def _args(settings: Settings) -> dict[str, Any]:
-    return {
+    args = {
         "temperature": settings.llm.temperature,
         "max_tokens": settings.generate.step_max_tokens,
         "plan_max_tokens": settings.generate.plan_max_tokens,
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
+    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    return args
 
 
 def chat_for(
@@ -156,15 +172,16 @@ def plan_and_write(
     budgets: tuple[int, int],
     sees_written: bool,
     shared_plan: bool,
+    plan_steps_cap: int,
 ) -> Draft:
     """AgentWrite over `texts` (the papers, or Compress's compressed papers); `budgets`:
     the writers' and the planner's max_tokens."""
     chat = chat_for(run, temperature, *budgets, shared_plan)
     prompts = MethodPrompts(run.pack, sees_written)
     instruction = task_instruction(run.pack, texts, run.target_words)
-    plan = ask_plan(chat, prompts, instruction)
+    plan, capped = cap_plan(ask_plan(chat, prompts, instruction), plan_steps_cap, run.pack)
     text, _ = write_steps(chat, prompts, instruction, plan)
-    return Draft(text, plan=tuple(s.line for s in plan.steps))
+    return Draft(text, plan=tuple(s.line for s in plan.steps), structure=capped)
 
 
 def _variant(args: dict[str, Any]) -> str:
@@ -183,11 +200,14 @@ def agentwrite(
     plan_max_tokens: int,
     sees_written: bool,
     shared_plan: bool,
+    plan_steps_cap: int = 0,
 ) -> Writer:
     budgets = (max_tokens, plan_max_tokens)
 
     def write(run: Run) -> Draft:
         texts = [p.text for p in run.papers]
-        return plan_and_write(run, texts, temperature, budgets, sees_written, shared_plan)
+        return plan_and_write(
+            run, texts, temperature, budgets, sees_written, shared_plan, plan_steps_cap
+        )
 
     return write

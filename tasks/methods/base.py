@@ -204,6 +204,7 @@ class _Registered:
             method_args=dict(self.args),
             variant=self.variant,
             rotation=unit.rotation,
+            papers_read=tuple(p.paper_id for p in unit.ordered),
             target_words=target_words,
             backbone=llm.backbone,
             text=draft.text,

@@ -99,7 +99,7 @@ def _args(settings: Settings) -> dict[str, Any]:
     if wanted == "auto":
         ready = not _missing(settings.generate.llmlingua_model)
         wanted = "llmlingua2" if ready else "extractive"
-    return {
+    args = {
         "ratio": settings.generate.compress_ratio,
         "compressor": wanted,
         "compressor_model": _model(settings, wanted),
@@ -109,6 +109,9 @@ def _args(settings: Settings) -> dict[str, Any]:
         "sees_written": False,
         "shared_plan": settings.generate.shared_plan,
     }
+    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    return args
 
 
 def _variant(args: dict[str, Any]) -> str:
@@ -136,6 +139,7 @@ def compress(
     plan_max_tokens: int,
     sees_written: bool,
     shared_plan: bool,
+    plan_steps_cap: int = 0,
 ) -> Writer:
     budgets = (max_tokens, plan_max_tokens)
 
@@ -155,6 +159,8 @@ def compress(
 
     def write(run: Run) -> Draft:
         texts = [shrink(p.text, run.embedder) for p in run.papers]
-        return plan_and_write(run, texts, temperature, budgets, sees_written, shared_plan)
+        return plan_and_write(
+            run, texts, temperature, budgets, sees_written, shared_plan, plan_steps_cap
+        )
 
     return write

@@ -14,7 +14,15 @@ import numpy as np
 from lilo.tasks.config import RALSettings, Settings, output_values
 from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from lilo.tasks.methods._splitter import split_recursive
-from lilo.tasks.methods.agentwrite import Chat, Plan, PlanStep, ask_plan, chat_for, write_steps
+from lilo.tasks.methods.agentwrite import (
+    Chat,
+    Plan,
+    PlanStep,
+    ask_plan,
+    cap_plan,
+    chat_for,
+    write_steps,
+)
 from lilo.tasks.methods.base import Draft, Run, Writer, method
 from lilo.tasks.prompt_packs import key_requirements
 from lilo.tasks.tokens import count_gpt4o_tokens
@@ -22,27 +30,38 @@ from lilo.tasks.tokens import count_gpt4o_tokens
 __all__ = ["importance", "position_bias", "ral_writer", "select_restatements"]
 
 
-def position_bias(i: int, n: int, a: float, b: float) -> float:
-    """P(i) = b * |2i/N - 1|^a: b at the start, about b at the end, 0 in the middle."""
-    return b * abs(2 * i / n - 1) ** a
+def position_bias(i: int, n: int, a: float, b: float, formula: str = "magnitude") -> float:
+    """P(i) = b * |2(i/N - 0.5)|^a: b at the start, about b at the end, 0 in the middle.
+    `reference`: the reference's |b * (2(i/N - 0.5))^a|, NaN before the middle where a is
+    not an integer (a negative number to a fractional power); the same value otherwise."""
+    if formula == "reference":
+        with np.errstate(invalid="ignore"):
+            return float(np.fabs(b * np.power(2 * (i / n - 0.5), a)))
+    return b * abs(2 * (i / n - 0.5)) ** a
 
 
-def importance(relevance: Sequence[float], a: float, b: float) -> list[float]:
+def importance(
+    relevance: Sequence[float], a: float, b: float, formula: str = "magnitude"
+) -> list[float]:
     """I(i) = R(i) - P(i) over the N chunks, R(i) = cosine(E_i, E_step)."""
     n = len(relevance)
-    return [float(r) - position_bias(i, n, a, b) for i, r in enumerate(relevance)]
+    return [float(r) - position_bias(i, n, a, b, formula) for i, r in enumerate(relevance)]
 
 
 def select_restatements(scores: Sequence[float], k: int) -> list[int]:
     """The top-k chunk indices by importance, in ascending importance (most important last);
-    ties go to the earlier chunk."""
-    top = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[: max(k, 0)]
+    ties go to the earlier chunk. Sorted as the reference sorts (`sorted(..., reverse=True)`
+    on the scores), so a NaN score falls where the reference's sort leaves it."""
+    top = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)[: max(k, 0)]
     return top[::-1]
 
 
 def _args(settings: Settings) -> dict[str, Any]:
-    return {
-        **output_values(settings.generate.ral),
+    ral = output_values(settings.generate.ral)
+    if float(ral["a"]).is_integer():  # the formulas agree: a run's id does not depend on it
+        del ral["position_formula"]
+    args = {
+        **ral,
         # What embeds chunks and steps: a different retriever is a different method run.
         "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
         "temperature": settings.llm.temperature,
@@ -50,6 +69,9 @@ def _args(settings: Settings) -> dict[str, Any]:
         "plan_max_tokens": settings.generate.plan_max_tokens,
         "shared_plan": settings.generate.shared_plan,
     }
+    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    return args
 
 
 def _variant(args: dict[str, Any]) -> str:
@@ -88,6 +110,8 @@ def ral_writer(
     max_tokens: int,
     plan_max_tokens: int,
     shared_plan: bool,
+    position_formula: str = "magnitude",
+    plan_steps_cap: int = 0,
 ) -> Writer:
     def write(run: Run) -> Draft:
         chat = chat_for(run, temperature, max_tokens, plan_max_tokens, shared_plan)
@@ -95,6 +119,7 @@ def ral_writer(
         instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
         keys = key_requirements(instruction)
         plan = _short_plan(chat, prompts, instruction, max_plan_steps, plan_retries)
+        plan, capped = cap_plan(plan, plan_steps_cap, run.pack)
         shown = prompts.plan_text(plan.reply, [s.line for s in plan.steps])
         # The reference chunks the whole instruction (task text and papers), so a chunk's
         # position is its place in the prompt the model reads.
@@ -106,7 +131,7 @@ def ral_writer(
 
         def restate(step: PlanStep, index: int, written: str) -> tuple[str, dict[str, Any]]:
             relevance = chunk_vectors @ step_vectors[step.number - 1]
-            scores = importance(np.asarray(relevance).tolist(), a, b)
+            scores = importance(np.asarray(relevance).tolist(), a, b, position_formula)
 
             def prompt_for(chosen: list[int], begin: bool) -> str:
                 block = RESTATE_SEPARATOR.join(chunks[i] for i in chosen)
@@ -136,13 +161,18 @@ def ral_writer(
                 "step": step.number,
                 "embedder": run.embedder.label,
                 "chunks": chosen,
-                "importance": [round(scores[i], 6) for i in chosen],
+                # NaN (the reference's formula) is stored as null: JSON has no NaN
+                "importance": [
+                    None if scores[i] != scores[i] else round(scores[i], 6) for i in chosen
+                ],
                 "k": used,
             }
             return prompt, record
 
         text, restated = write_steps(chat, prompts, instruction, plan, restate)
-        return Draft(text, plan=tuple(s.line for s in plan.steps), restated=restated)
+        return Draft(
+            text, plan=tuple(s.line for s in plan.steps), restated=restated, structure=capped
+        )
 
     return write
 

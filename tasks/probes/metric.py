@@ -10,14 +10,16 @@ part of it)."""
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Iterable
+
+import regex
 
 __all__ = ["kv_correct", "normalize_answer", "qa_correct"]
 
 _PUNCTUATION = frozenset(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+# `regex`, as the authors: its word boundaries count combining marks as part of a word
+_ARTICLES = regex.compile(r"\b(a|an|the)\b")
 
 
 def normalize_answer(text: str) -> str:

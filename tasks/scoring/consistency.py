@@ -113,7 +113,8 @@ def consistency(ctx: ScoreContext) -> Scored:
     pairs = [p for p in ctx.qa if p.status == "approved" and p.sample_id == sample.sample_id]
     if not pairs:
         return Scored([])
-    order = _read_order(sample.paper_ids, generation.rotation)
+    # the order the generation recorded; generations written before it was: the sample's
+    order = list(generation.papers_read) or _read_order(sample.paper_ids, generation.rotation)
     with ThreadPoolExecutor(ctx.settings.judge.concurrency) as pool:
         judged = list(pool.map(partial(_judge, ctx, order), pairs))
     single = [j for j in judged if j["kind"] == "single"]

@@ -95,7 +95,13 @@ def load_samples(source: Source, version: str, complete: bool = False) -> list[S
     """The version's samples; `complete=True`: only those whose papers are all clean now (a
     paper a newer cleaner rejects leaves dim_papers, and the samples stage says which)."""
     return [
-        Sample(**{**r, "paper_ids": tuple(r["paper_ids"])})
+        Sample(
+            **{
+                **r,
+                "paper_ids": tuple(r["paper_ids"]),
+                "listing_order": tuple(r["listing_order"]) if r["listing_order"] else None,
+            }
+        )
         for r in rows(
             source,
             "SELECT * EXCLUDE (run_id) FROM dim_samples WHERE dataset_version = ? "

@@ -29,6 +29,7 @@ def load_generations(
                 "method_args": json.loads(r["method_args"] or "{}"),
                 "plan": tuple(json.loads(r["plan"] or "[]")),
                 "restated": tuple(json.loads(r["restated"] or "[]")),
+                "papers_read": tuple(r["papers_read"] or ()),
             }
         )
         for r in rows(

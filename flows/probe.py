@@ -1,4 +1,4 @@
-"""`lilo probe kv|mdqa` and the nightly probes (docs/design.md §17): every item x gold
+"""`lilo probe TASK` and the nightly probes (docs/design.md §17): every item x gold
 position (and the closed-book and oracle baselines) through the same LLM client as the
 summaries (cache, rate limits, ledger, the threads or Dask runner), the answers written as
 they come, then a new probe result version, its report page and the run's artifacts. What
@@ -14,7 +14,7 @@ from typing import Any
 
 from prefect import flow
 
-from lilo.flows._probe_plan import ProbeDataError, plan_probes, read_inputs, stored_prompts
+from lilo.flows._probe_plan import plan_probes, read_inputs, stored_prompts
 from lilo.flows._probe_report import publish_probe_report, this_run_curve
 from lilo.flows._progress import StageProgress
 from lilo.flows._run import recorded_run
@@ -25,14 +25,20 @@ from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient, make_client
 from lilo.tasks.parallel import fan_out
-from lilo.tasks.probes import ProbeAnswer, ProbePrompts, ProbeUnit, ask, units_for
+from lilo.tasks.probes import (
+    ProbeAnswer,
+    ProbePrompts,
+    ProbeUnit,
+    ask,
+    available_probe_tasks,
+    get_probe_task,
+    units_for,
+)
 from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Quarantine
 from lilo.warehouse.probes import materialize_probes
 
 __all__ = ["ProbeRunResult", "lilo_probes", "probe_flow"]
-
-TASKS = ("kv", "mdqa")
 
 
 @dataclass
@@ -67,16 +73,15 @@ def _ask_all(
 def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
     """Ask every item of the configured sizes at every gold position (and the baselines),
     write the answers, then materialize a probe result version with its report."""
-    if task_name not in TASKS:
-        raise ProbeDataError(f"unknown probe {task_name!r}: kv or mdqa")
+    task = get_probe_task(task_name)
     llm = make_client(settings)
     with recorded_run(settings, f"probe-{task_name}") as run:
         with timed_stage(f"probe-{task_name}", run.run_id) as report:
             embedder = Embedder(settings)
             with open_warehouse(settings) as wh:
                 prompts = ProbePrompts.choose(stored_prompts(wh))
-                inputs = read_inputs(wh, task_name, settings)
-            plans = plan_probes(inputs, task_name, settings, embedder, report)
+                inputs = read_inputs(wh, task, settings.probe)
+            plans = plan_probes(inputs, task, settings.probe, embedder, report)
             report.embeddings_made, report.embeddings_cached = embedder.computed, embedder.cached
             units = [
                 u
@@ -176,17 +181,17 @@ def lilo_probes(
     backbones: list[dict[str, Any]] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The nightly probes: each task (kv, mdqa) on each backbone, a backbone being dotted
-    `llm.*` settings over the worker's configuration (LILO_CONFIG, LILO_* variables), e.g.
-    another model at the worker's endpoint (its address and key are the worker's:
-    `run_settings`); no backbones: the configured one. Answers already asked come from the
-    cache."""
+    """The nightly probes: each task (all registered ones by default) on each backbone, a
+    backbone being dotted `llm.*` settings over the worker's configuration (LILO_CONFIG,
+    LILO_* variables), e.g. another model at the worker's endpoint (its address and key are
+    the worker's: `run_settings`); no backbones: the configured one. Answers already asked
+    come from the cache."""
     from lilo.tasks.config_loading import run_settings
 
     runs = [run_settings({**(overrides or {}), **backbone}) for backbone in backbones or [{}]]
     results = []
     for settings in runs:
-        for name in tasks or list(TASKS):
+        for name in tasks or available_probe_tasks():
             result = probe_flow(name, settings)
             results.append(
                 {

@@ -14,8 +14,9 @@ import copy
 import os
 import secrets
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 from pydantic_settings.exceptions import SettingsError
@@ -28,17 +29,22 @@ from lilo.tasks.config import (
     nest_dotted,
     walk_fields,
 )
-from lilo.tasks.errors import InputError
+from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.files import FileTooLarge, read_bounded
 
 __all__ = [
     "PROFILES",
     "ConfigError",
     "ParameterRefused",
+    "Select",
     "flow_parameters",
     "load_settings",
     "run_settings",
+    "setting_path",
 ]
+
+# A setting named through the model: `lambda s: s.generate.target_words`.
+Select = Callable[[Settings], object]
 
 
 # PLACE and SECRET values this process holds for the flows it runs in itself: a flow
@@ -121,6 +127,30 @@ class ConfigError(InputError, ValueError):
 class ParameterRefused(InputError, ValueError):
     """A run's parameters set where things are or a key (a PLACE or SECRET setting): the
     message names each, and where to set them instead."""
+
+
+class _Reads:
+    """Records the attributes read from it: the path of a `Select`."""
+
+    def __init__(self, parts: tuple[str, ...] = ()) -> None:
+        self.parts = parts
+
+    def __getattr__(self, name: str) -> _Reads:
+        return _Reads((*self.parts, name))
+
+
+def setting_path(select: Select) -> str:
+    """The dotted name of the setting `select` reads (`lambda s: s.generate.target_words`
+    -> "generate.target_words"): code names a setting through the model, so a misspelt or
+    renamed one fails type checking, and here, rather than travelling as a string."""
+    read = select(cast(Settings, _Reads()))
+    path = ".".join(read.parts) if isinstance(read, _Reads) else ""
+    if path not in _SETTING_NAMES:
+        raise LiloError(f"{path or select!r} is not a setting: select one, e.g. s.llm.model")
+    return path
+
+
+_SETTING_NAMES = frozenset(name for name, _ in walk_fields(Settings))
 
 
 def flow_parameters(settings: Settings) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from lilo.tasks.config_loading import (
     load_settings,
     run_settings,
 )
+from lilo.tasks.errors import LiloError
 
 
 def test_priority_defaults_file_environment_overrides(tmp_path, monkeypatch):
@@ -135,3 +136,17 @@ def test_a_config_file_s_errors_are_reported_in_linear_time(tmp_path):
     assert counts[1] < 2.5 * counts[0], counts
     with pytest.raises(ConfigError, match=r"lilo-600.toml:602: llm.unknown_599: Extra inputs"):
         load_settings(tmp_path / "lilo-600.toml")
+
+
+def test_code_names_a_setting_through_the_model_not_a_dotted_string():
+    """The command line's options name their settings as `lambda s: s.generate.target_words`
+    (flows/cli/_settings.py): the path is read off the model, and what is not a setting is
+    refused when named, not carried along as a string that validation rejects later."""
+    from lilo.tasks.config_loading import setting_path
+
+    assert setting_path(lambda s: s.generate.target_words) == "generate.target_words"
+    assert setting_path(lambda s: s.probe.kv_keys) == "probe.kv_keys"
+    assert setting_path(lambda s: s.data_dir) == "data_dir"
+    for wrong in (lambda s: s.generate.target_word, lambda s: s.generate, lambda s: 3):
+        with pytest.raises(LiloError, match="is not a setting"):
+            setting_path(wrong)

@@ -192,7 +192,7 @@ def test_a_clone_prompt_with_more_than_its_placeholders_is_refused(tmp_path):
     without bound is refused at import, and lilo's own prompt stands in."""
     clone = make_clone(tmp_path / "clone")
     prompts = clone / "src" / "lost_in_the_middle" / "prompts"
-    kv, qa = prompts / CLONE_PROMPTS["kv"], prompts / CLONE_PROMPTS["qa"]
+    kv, qa = prompts / CLONE_PROMPTS["kv_retrieval"], prompts / CLONE_PROMPTS["qa"]
     kv.write_text(kv.read_text() + "{key.__class__.__mro__}")
     qa.write_text(qa.read_text() + "{question:>999999999}")
     cloned = read_clone(clone)

@@ -8,32 +8,38 @@ from typing import Any
 
 from lilo.flows.cli._errors import CLIError
 from lilo.tasks.config import Settings
-from lilo.tasks.config_loading import load_settings
+from lilo.tasks.config_loading import Select, load_settings, setting_path
 
 __all__ = ["check_names", "settings_from_args"]
 
 
-def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
-    """Defaults < TOML file < LILO_* environment < command-line options."""
+# The options every command may carry, each with the setting it sets.
+_OPTIONS: tuple[tuple[str, Select], ...] = (
+    ("data_dir", lambda s: s.data_dir),
+    ("dataset", lambda s: s.dataset_version),
+    ("samples", lambda s: s.generate.samples),
+    ("review", lambda s: s.qa.review),
+    ("target_words", lambda s: s.generate.target_words),
+    ("methods", lambda s: s.generate.methods),
+    ("publish_partial", lambda s: s.publish_partial),
+    ("profile", lambda s: s.profile),
+    ("judge_repeats", lambda s: s.stats.judge_repeats),
+)
+
+
+def settings_from_args(args: argparse.Namespace, *given: tuple[Select, Any]) -> Settings:
+    """Defaults < TOML file < LILO_* environment < command-line options: the common ones,
+    `--set KEY=VALUE`, `--sweep`, then what the command `given` (setting, value)."""
     found: dict[str, Any] = {}
-    for option, key in (
-        ("data_dir", "data_dir"),
-        ("dataset", "dataset_version"),
-        ("samples", "generate.samples"),
-        ("review", "qa.review"),
-        ("target_words", "generate.target_words"),
-        ("methods", "generate.methods"),
-        ("publish_partial", "publish_partial"),
-        ("profile", "profile"),
-        ("judge_repeats", "stats.judge_repeats"),
-    ):
+    for option, select in _OPTIONS:
         if getattr(args, option, None):
-            found[key] = getattr(args, option)
+            found[setting_path(select)] = getattr(args, option)
     found.update(getattr(args, "set", None) or [])
     if getattr(args, "sweep", None):
-        found["generate.sweep"] = dict(args.sweep)
+        found[setting_path(lambda s: s.generate.sweep)] = dict(args.sweep)
+    found.update((setting_path(select), value) for select, value in given)
     config = getattr(args, "config", None)
-    return load_settings(Path(config) if config else None, {**found, **extra})
+    return load_settings(Path(config) if config else None, found)
 
 
 def check_names(settings: Settings) -> None:

@@ -12,6 +12,7 @@ from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 from lilo.flows.cli._warehouse import require_warehouse
+from lilo.tasks.config_loading import Select
 from lilo.tasks.text import counted
 
 __all__ = ["register"]
@@ -135,12 +136,12 @@ def cmd_discover(args: argparse.Namespace) -> int:
 
     if not (args.survey or args.query):
         raise CLIError("give --survey ARXIV_ID (repeatable) or --query 'arXiv query'")
-    extra: dict[str, Any] = {}
+    given: list[tuple[Select, Any]] = []
     if args.target_samples:
-        extra["samples.target_samples"] = args.target_samples
+        given.append((lambda s: s.samples.target_samples, args.target_samples))
     if args.survey:
-        extra["surveys"] = args.survey  # checked and put in their normal form
-    settings = settings_from_args(args, **extra)
+        given.append((lambda s: s.surveys, args.survey))  # checked and put in their normal form
+    settings = settings_from_args(args, *given)
     surveys = list(settings.surveys) if args.survey else None
     start_prefect_early(settings)
     with running_flows(args.debug):

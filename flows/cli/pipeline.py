@@ -15,6 +15,7 @@ from lilo.flows.cli._prefect import start_prefect_early
 from lilo.flows.cli._settings import check_names, settings_from_args
 from lilo.flows.cli._stop import stoppable
 from lilo.flows.cli._warehouse import published_results, require_warehouse
+from lilo.tasks.config_loading import Select
 
 __all__ = ["register"]
 
@@ -30,9 +31,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     local = args.local_model is not None
     # `--local-model`: a small demo (the `local-model` profile) unless a profile is named.
-    settings = settings_from_args(
-        args, **({"profile": "local-model"} if local and not args.profile else {})
+    profile: list[tuple[Select, Any]] = (
+        [(lambda s: s.profile, "local-model")] if local and not args.profile else []
     )
+    settings = settings_from_args(args, *profile)
     check_names(settings)
     start_prefect_early(settings)
     corpus_dir = settings.data_dir / ("demo-corpus-small" if local else "demo-corpus")
@@ -69,8 +71,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if args.dataset:
         return _run_dataset(args)
-    extra: dict[str, Any] = {"surveys": args.survey} if args.survey else {}
-    settings = settings_from_args(args, **extra)
+    surveys: list[tuple[Select, Any]] = [(lambda s: s.surveys, args.survey)] if args.survey else []
+    settings = settings_from_args(args, *surveys)
     if not settings.surveys:
         raise CLIError(
             "no surveys to start from: pass --survey ARXIV_ID (repeatable), set LILO_SURVEYS, "

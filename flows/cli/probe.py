@@ -1,12 +1,13 @@
-"""`lilo probe kv|mdqa`: the Lost-in-the-Middle probes on the configured backbone, and
-`lilo import lost-in-the-middle CLONE` (added to the `import` group): the authors'
-published probe data from the user's clone (docs/design.md §17)."""
+"""`lilo probe TASK`: the Lost-in-the-Middle probes (each registered task,
+tasks/probes/kinds/) on the configured backbone, and `lilo import lost-in-the-middle CLONE`
+(added to the `import` group): the authors' published probe data from the user's clone
+(docs/design.md §17)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._imports import print_import_outcome
@@ -14,6 +15,9 @@ from lilo.flows.cli._local_model import add_local_model_arg, served
 from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
+from lilo.tasks.config import ProbeSettings
+from lilo.tasks.config_loading import Select
+from lilo.tasks.probes.kinds.base import Flag
 
 __all__ = ["add_import_parser", "register"]
 
@@ -33,21 +37,12 @@ def _numbers(value: str) -> list[int]:
 def cmd_probe(args: argparse.Namespace) -> int:
     from lilo.flows.probe import probe_flow
 
-    sizes = "probe.kv_keys" if args.task == "kv" else "probe.mdqa_docs"
-    given: dict[str, Any] = {
-        sizes: args.sizes,
-        "probe.positions": args.positions,
-        "probe.examples": args.examples,
-        "probe.query_aware": args.query_aware or None,
-        "probe.source": args.source,
-    }
-    if args.task == "mdqa":
-        given |= {
-            "probe.closed_book": args.closed_book,
-            "probe.oracle": args.oracle,
-            "probe.distractors": args.distractors,
-        }
-    settings = settings_from_args(args, **{k: v for k, v in given.items() if v is not None})
+    given = [
+        (_probe_setting(key.removeprefix("probe.")), value)
+        for key, value in vars(args).items()
+        if key.startswith("probe.") and value is not None
+    ]
+    settings = settings_from_args(args, *given)
     start_prefect_early(settings)
     with served(args.local_model, settings.data_dir) as model, running_flows(args.debug):
         result = probe_flow(args.task, settings.with_overrides(model))
@@ -157,68 +152,63 @@ def add_import_parser(kinds: Any) -> None:
     imp.set_defaults(func=cmd_import_lost_in_the_middle)
 
 
+# The options of every probe task, beside the task's own (its sizes, sources, flags).
+_COMMON = (
+    Flag("positions", "--positions", "0-based gold positions (default: the paper's per size)"),
+    Flag("examples", "--examples", "examples per size (default 100)"),
+    Flag(
+        "query_aware",
+        "--query-aware",
+        "the query-aware prompt: the key or question also before the data",
+    ),
+)
+
+
+def _probe_setting(name: str) -> Select:
+    return lambda s: getattr(s.probe, name)
+
+
+def _add_setting(parser: Any, flag: Flag, choices: tuple[str, ...] = ()) -> None:
+    """`flag` as an option setting `probe.<setting>`, typed as the setting is declared."""
+    annotation = ProbeSettings.model_fields[flag.setting].annotation
+    options: dict[str, Any] = {"dest": f"probe.{flag.setting}", "help": flag.help}
+    if annotation is bool:
+        options["action"] = argparse.BooleanOptionalAction
+    elif get_origin(annotation) is Literal:
+        options["choices"] = choices or get_args(annotation)
+    else:
+        options["type"] = _numbers if get_origin(annotation) is tuple else annotation
+        options["metavar"] = flag.flag.lstrip("-").upper()
+    parser.add_argument(flag.flag, **options)
+
+
 def register(sub: Any) -> None:
+    from lilo.tasks.probes import available_probe_tasks, get_probe_task
+
     probe = sub.add_parser(
         "probe",
-        help="Lost-in-the-Middle probes: key-value retrieval, multi-document QA",
+        help="Lost-in-the-Middle probes: "
+        + ", ".join(get_probe_task(t).title for t in available_probe_tasks()),
         description="Ask the configured backbone every item with the gold item at each "
         "position (the paper's positions by default), through the same LLM client, cache "
         "and ledger as the summaries. Results: the probe_curve, probe_summary and "
         "probe_vs_summary views, and a report page per probe result version.",
     )
     kinds = probe.add_subparsers(dest="task", required=True, metavar="PROBE")
-    for task, sizes, unit, example in (
-        ("kv", "--keys", "keys per JSON object", "75,140,300"),
-        ("mdqa", "--docs", "documents per question", "10,20,30"),
-    ):
+    for name in available_probe_tasks():
+        task = get_probe_task(name)
         p = kinds.add_parser(
-            task,
-            help="key-value retrieval" if task == "kv" else "multi-document question answering",
+            name,
+            help=task.title,
             description="Sizes, positions and examples default to the `probe` settings.",
         )
-        p.add_argument(sizes, dest="sizes", type=_numbers, help=f"{unit}, e.g. {example}")
-        p.add_argument(
-            "--positions",
-            type=_numbers,
-            help="0-based gold positions (default: the paper's for each size)",
-        )
-        p.add_argument("--examples", type=int, help="examples per size (default 100)")
-        p.add_argument(
-            "--query-aware",
-            action="store_true",
-            help="the query-aware prompt: the key or question also before the data",
-        )
-        sources = (
-            ("auto", "published", "lilo")
-            if task == "kv"
-            else ("auto", "published", "nq-oracle", "warehouse")
-        )
-        p.add_argument(
-            "--source",
-            choices=sources,
-            help="the data: auto takes the imported published files when there are any, "
-            + (
-                "else lilo-made sets"
-                if task == "kv"
-                else "else the NQ oracle passages, else the warehouse's QA pairs"
-            ),
-        )
-        if task == "mdqa":
-            p.add_argument(
-                "--closed-book",
-                action=argparse.BooleanOptionalAction,
-                help="also ask each question alone (default: on)",
-            )
-            p.add_argument(
-                "--oracle",
-                action=argparse.BooleanOptionalAction,
-                help="also ask each question with its gold document alone (default: on)",
-            )
-            p.add_argument(
-                "--distractors",
-                choices=("hard", "random"),
-                help="lilo-built data: the passages most similar to the question, or random",
-            )
+        _add_setting(p, task.sizes)
+        for flag in _COMMON:
+            _add_setting(p, flag)
+        source = "the data: auto takes the imported published files when there are any, "
+        _add_setting(p, Flag("source", "--source", source + task.source_help), task.sources)
+        for flag in task.flags:
+            _add_setting(p, flag)
         add_local_model_arg(p, "asks it")
         add_common_args(p)
         p.set_defaults(func=cmd_probe)

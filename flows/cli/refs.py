@@ -11,6 +11,7 @@ from typing import Any
 
 from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._settings import settings_from_args
+from lilo.tasks.config_loading import Select
 
 __all__ = ["register"]
 
@@ -41,8 +42,10 @@ def cmd_refs(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"{path}: no such folder or archive", file=sys.stderr)
         return 2
-    extra = {"samples.title_search": False} if args.offline else {}
-    settings = settings_from_args(args, **extra)
+    offline: list[tuple[Select, Any]] = (
+        [(lambda s: s.samples.title_search, False)] if args.offline else []
+    )
+    settings = settings_from_args(args, *offline)
     try:
         survey = survey_references(path, settings)
     except Quarantined as exc:

@@ -1,19 +1,26 @@
 """Lost in the Middle's probes (Liu et al., TACL 2024): key-value retrieval and
 multi-document QA with the gold item at a chosen position (docs/design.md §17;
-docs/reference.md). Pure: the data (read from the user's clone or made by lilo), the
-prompts, the gold placement, one unit's answer and the metric."""
+docs/reference.md), each task one module of tasks/probes/kinds/. Pure: the data (read from
+the user's clone or made by lilo), the prompts, the gold placement, one unit's answer and
+the metric."""
 
 from lilo.tasks.probes.ask import MAX_NEW_TOKENS, ask, build_prompt, units_for
-from lilo.tasks.probes.build import (
-    kv_items,
-    mdqa_from_oracle,
-    mdqa_from_warehouse,
-    passages,
-    variant_of,
-)
+from lilo.tasks.probes.build import passages, variant_of
 from lilo.tasks.probes.clone import STAGE, ClonedProbes, CloneError, locate_clone, read_clone
+from lilo.tasks.probes.kinds import (
+    Flag,
+    ProbeDataError,
+    ProbeInputs,
+    ProbeTask,
+    available_probe_tasks,
+    default_positions,
+    get_probe_task,
+    probe_task,
+)
+from lilo.tasks.probes.kinds.kv import kv_items
+from lilo.tasks.probes.kinds.mdqa import mdqa_from_oracle, mdqa_from_warehouse
 from lilo.tasks.probes.metric import kv_correct, normalize_answer, qa_correct
-from lilo.tasks.probes.placement import PAPER_POSITIONS, default_positions, place_gold, place_kv
+from lilo.tasks.probes.placement import place_gold, place_kv
 from lilo.tasks.probes.prompts import (
     CLONE_PROMPTS,
     LILO_PROMPTS,
@@ -25,10 +32,16 @@ from lilo.tasks.probes.prompts import (
 from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit
 
 __all__ = [
+    "probe_task",
+    "get_probe_task",
+    "available_probe_tasks",
+    "ProbeTask",
+    "ProbeInputs",
+    "ProbeDataError",
+    "Flag",
     "CLONE_PROMPTS",
     "LILO_PROMPTS",
     "MAX_NEW_TOKENS",
-    "PAPER_POSITIONS",
     "PROMPTS_DATASET",
     "STAGE",
     "ClonedProbes",

@@ -1,14 +1,13 @@
 """One probe unit through the LLM client: the prompt built with the gold item at its
 position, asked greedily for at most 100 new tokens (as the authors ran their models),
-the reply scored."""
+the reply graded, each as its task says (tasks/probes/kinds/)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from lilo.tasks.llm import LLMClient, LLMError
-from lilo.tasks.probes.metric import kv_correct, qa_correct
-from lilo.tasks.probes.placement import place_gold, place_kv
+from lilo.tasks.probes.kinds import get_probe_task
 from lilo.tasks.probes.prompts import ProbePrompts
 from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
 
@@ -18,17 +17,7 @@ MAX_NEW_TOKENS = 100
 
 
 def build_prompt(unit: ProbeUnit, prompts: ProbePrompts) -> str:
-    item = unit.item
-    if item.task == "kv":
-        records = place_kv(item.context, item.question, unit.position or 0)
-        return prompts.kv(records, item.question, unit.query_aware)
-    if unit.setting == "closed_book":
-        return prompts.closed_book(item.question)
-    assert item.gold is not None
-    if unit.setting == "oracle":
-        return prompts.qa(item.question, [item.gold], unit.query_aware)
-    documents = place_gold(list(item.context), item.gold, unit.position or 0)
-    return prompts.qa(item.question, documents, unit.query_aware)
+    return get_probe_task(unit.item.task).prompt(unit, prompts)
 
 
 def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
@@ -55,10 +44,7 @@ def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
     except LLMError as exc:
         error = str(exc)
     else:
-        if item.task == "kv":
-            correct = kv_correct(prediction, item.answers[0])
-        else:
-            correct = qa_correct(prediction, item.answers)
+        correct = get_probe_task(item.task).grade(prediction, item)
     return ProbeAnswer(
         answer_id=answer_id,
         item_id=item.item_id,

@@ -15,8 +15,9 @@ from typing import Any
 
 from lilo.tasks.errors import InputError
 from lilo.tasks.files import LinkOutside, inside
+from lilo.tasks.probes.kinds import kv, mdqa
 from lilo.tasks.probes.prompts import read_clone_prompts
-from lilo.tasks.probes.records import Document, ProbeItem
+from lilo.tasks.probes.records import ProbeItem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["STAGE", "ClonedProbes", "CloneError", "locate_clone", "read_clone"]
@@ -69,7 +70,7 @@ def read_clone(path: Path) -> ClonedProbes:
     kv_files = sorted((root / "kv_retrieval_data").glob("kv-retrieval-*_keys.jsonl.gz"))
     for file in kv_files:
         size = int(_KV.search(file.name).group(1))  # type: ignore[union-attr]
-        _read_file(root, file, out, lambda row, n, rel, k=size: _kv_item(row, n, rel, k))
+        _read_file(root, file, out, lambda row, n, rel, k=size: kv.clone_item(row, n, rel, k))
     present = {int(_KV.search(f.name).group(1)) for f in kv_files}  # type: ignore[union-attr]
     out.absent += [
         f"kv_retrieval_data/kv-retrieval-{k}_keys.jsonl.gz"
@@ -78,7 +79,7 @@ def read_clone(path: Path) -> ClonedProbes:
     ]
     oracle = root / _ORACLE
     if oracle.is_file():
-        _read_file(root, oracle, out, _oracle_item)
+        _read_file(root, oracle, out, mdqa.oracle_item)
     else:
         out.absent.append(_ORACLE)
     for docs in (10, 20, 30):
@@ -87,7 +88,7 @@ def read_clone(path: Path) -> ClonedProbes:
         if not files:
             out.absent.append(f"qa_data/{docs}_total_documents/")
         for file in files:
-            _read_file(root, file, out, lambda row, n, rel, d=docs: _mdqa_item(row, n, rel, d))
+            _read_file(root, file, out, lambda row, n, rel, d=docs: mdqa.clone_item(row, n, rel, d))
     _merge_mdqa(out)
     return out
 
@@ -134,80 +135,6 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
             )
         )
     out.files[relative] = read
-
-
-def _text(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{what} is not a non-empty string")
-    return value
-
-
-def _kv_item(row: dict[str, Any], n: int, relative: str, size: int) -> ProbeItem:
-    records = row["ordered_kv_records"]
-    key, value = _text(row["key"], "key"), _text(row["value"], "value")
-    pairs = tuple((_text(k, "a record's key"), _text(v, "a record's value")) for k, v in records)
-    if len(pairs) != size:
-        raise ValueError(f"{len(pairs)} records where the file name says {size}")
-    if len({k for k, _ in pairs}) != len(pairs):
-        raise ValueError("duplicate keys")
-    if (key, value) not in pairs:
-        raise ValueError(f"the pair of key {key} is not among the records")
-    return ProbeItem(
-        f"liu/kv-{size}/{n}", f"liu/kv-{size}", "kv", size, n, relative, key, (value,), pairs
-    )
-
-
-def _document(ctx: dict[str, Any]) -> Document:
-    return {"title": str(ctx.get("title") or ""), "text": _text(ctx["text"], "a passage")}
-
-
-def _answers(row: dict[str, Any]) -> tuple[str, ...]:
-    answers = tuple(a for a in row["answers"] if isinstance(a, str) and a.strip())
-    if not answers:
-        raise ValueError("no gold answer")
-    return answers
-
-
-def _oracle_item(row: dict[str, Any], n: int, relative: str) -> ProbeItem:
-    question, answers = _text(row["question"], "question"), _answers(row)
-    golds = [c for c in row["ctxs"] if c.get("isgold")]
-    if len(golds) != 1:
-        raise ValueError(f"{len(golds)} gold passages, not 1")
-    return ProbeItem(
-        f"liu/nq-oracle/{n}",
-        "liu/nq-oracle",
-        "mdqa",
-        1,
-        n,
-        relative,
-        question,
-        answers,
-        (),
-        _document(golds[0]),
-    )
-
-
-def _mdqa_item(row: dict[str, Any], n: int, relative: str, docs: int) -> ProbeItem:
-    question, answers = _text(row["question"], "question"), _answers(row)
-    ctxs = row["ctxs"]
-    if len(ctxs) != docs:
-        raise ValueError(f"{len(ctxs)} documents where the folder says {docs}")
-    golds = [i for i, c in enumerate(ctxs) if c.get("isgold")]
-    if len(golds) != 1:
-        raise ValueError(f"{len(golds)} gold passages, not 1")
-    distractors = tuple(_document(c) for i, c in enumerate(ctxs) if i != golds[0])
-    return ProbeItem(
-        f"liu/mdqa-{docs}/{n}",
-        f"liu/mdqa-{docs}",
-        "mdqa",
-        docs,
-        n,
-        relative,
-        question,
-        answers,
-        distractors,
-        _document(ctxs[golds[0]]),
-    )
 
 
 def _merge_mdqa(out: ClonedProbes) -> None:

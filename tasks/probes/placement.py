@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["PAPER_POSITIONS", "default_positions", "place_gold", "place_kv"]
+__all__ = ["place_gold", "place_kv"]
 
 T = TypeVar("T")
 
@@ -32,24 +32,3 @@ def place_gold(distractors: Sequence[T], gold: T, index: int) -> list[T]:
     documents = list(distractors)
     documents.insert(index, gold)
     return documents
-
-
-# The gold positions the authors ran (0-based): KV 140 keys; MDQA 10, 20, 30 documents.
-# lilo's defaults for 75 and 300 keys follow the same spacing.
-PAPER_POSITIONS = {
-    ("kv", 75): (0, 24, 49, 74),
-    ("kv", 140): (0, 34, 69, 104, 139),
-    ("kv", 300): (0, 49, 99, 149, 199, 249, 299),
-    ("mdqa", 10): (0, 4, 9),
-    ("mdqa", 20): (0, 4, 9, 14, 19),
-    ("mdqa", 30): (0, 4, 9, 14, 19, 24, 29),
-}
-
-
-def default_positions(task: str, size: int) -> tuple[int, ...]:
-    """The paper's positions for its sizes; for any other size the first index, the last,
-    and the ends of the first three quarters (0, k/4 - 1, k/2 - 1, 3k/4 - 1, k - 1)."""
-    if (task, size) in PAPER_POSITIONS:
-        return PAPER_POSITIONS[(task, size)]
-    quarters = {max(0, round(size * q / 4) - 1) for q in (1, 2, 3)}
-    return tuple(sorted({0, size - 1} | quarters))

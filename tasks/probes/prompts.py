@@ -28,8 +28,8 @@ __all__ = [
 PROMPTS_DATASET = "lost-in-the-middle"
 # lilo's name for each template -> the file in the clone's prompts folder.
 CLONE_PROMPTS = {
-    "kv": "kv_retrieval.prompt",
-    "kv_query_aware": "kv_retrieval_with_query_aware_contextualization.prompt",
+    "kv_retrieval": "kv_retrieval.prompt",
+    "kv_retrieval_query_aware": "kv_retrieval_with_query_aware_contextualization.prompt",
     "qa": "qa.prompt",
     "qa_query_aware": "qa_with_query_aware_contextualization.prompt",
     "closed_book": "closedbook_qa.prompt",
@@ -37,20 +37,20 @@ CLONE_PROMPTS = {
 _MAX_PROMPT_BYTES = 1_000_000  # a prompt template is a few KB
 
 _PLACEHOLDERS = {
-    "kv": ("{formatted_kv_records}", "{key}"),
-    "kv_query_aware": ("{formatted_kv_records}", "{key}"),
+    "kv_retrieval": ("{formatted_kv_records}", "{key}"),
+    "kv_retrieval_query_aware": ("{formatted_kv_records}", "{key}"),
     "qa": ("{search_results}", "{question}"),
     "qa_query_aware": ("{search_results}", "{question}"),
     "closed_book": ("{question}",),
 }
 
 LILO_PROMPTS = {
-    "kv": (
+    "kv_retrieval": (
         "The JSON object below maps keys to values. Return the value that belongs to the "
         'key given after it.\n\nJSON object:\n{formatted_kv_records}\n\nKey: "{key}"\n'
         "Value:"
     ),
-    "kv_query_aware": (
+    "kv_retrieval_query_aware": (
         "The JSON object below maps keys to values. Return the value that belongs to the "
         'key given here and again after it.\n\nKey: "{key}"\n\nJSON object:\n'
         '{formatted_kv_records}\n\nKey: "{key}"\nValue:'
@@ -141,7 +141,7 @@ class ProbePrompts:
         return self.templates[name].rstrip("\n").format(**values)
 
     def kv(self, records: Sequence[tuple[str, str]], key: str, query_aware: bool) -> str:
-        name = "kv_query_aware" if query_aware else "kv"
+        name = "kv_retrieval_query_aware" if query_aware else "kv_retrieval"
         return self._render(name, formatted_kv_records=format_kv_records(records), key=key)
 
     def qa(self, question: str, documents: Sequence[Document], query_aware: bool) -> str:

@@ -8,9 +8,23 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Document", "ProbeAnswer", "ProbeItem", "ProbeUnit", "content_sha256"]
+__all__ = [
+    "Document",
+    "ProbeAnswer",
+    "ProbeItem",
+    "ProbeUnit",
+    "content_sha256",
+    "nonempty_text",
+]
 
 Document = dict[str, str]  # {"title": ..., "text": ...}
+
+
+def nonempty_text(value: Any, what: str) -> str:
+    """`value` when it is a string with more than whitespace; ValueError naming `what`."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} is not a non-empty string")
+    return value
 
 
 def content_sha256(*parts: Any) -> str:

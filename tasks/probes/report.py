@@ -12,14 +12,13 @@ from typing import Any
 import pandas as pd
 
 from lilo.tasks.formatting import Artifact, markdown_table, table_records
+from lilo.tasks.probes.kinds import get_probe_task
 from lilo.tasks.results_report import data_uri, figure_png, pyplot, render_template
 
 __all__ = ["probe_artifacts", "probe_curve_png", "render_probe_report"]
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 _MARKERS = ("o", "s", "^", "D", "v", "P")
-_TITLES = {"kv": "key-value retrieval", "mdqa": "multi-document QA"}
-_UNITS = {"kv": "keys", "mdqa": "documents"}
 _PANEL = ["task", "variant", "backbone", "query_aware", "prompts"]
 
 
@@ -47,7 +46,7 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
             line = line.sort_values("position")
             x = line["position"] + 1
             style = {"color": _COLOURS[i % len(_COLOURS)], "marker": _MARKERS[i % len(_MARKERS)]}
-            ax.plot(x, line["accuracy"], label=f"{size} {_UNITS[task]}", **style)
+            ax.plot(x, line["accuracy"], label=f"{size} {get_probe_task(task).unit}", **style)
             ax.fill_between(x, line["ci_low"], line["ci_high"], alpha=0.12, color=style["color"])
         for setting, dash, label in (
             ("closed_book", "--", "closed-book"),
@@ -64,7 +63,7 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
                     label=f"{label} ({value:.2f})",
                 )
         aware = ", query-aware" if query_aware else ""
-        ax.set_title(f"{_TITLES[task]}: {variant}{aware}\n{backbone}", fontsize=9)
+        ax.set_title(f"{get_probe_task(task).title}: {variant}{aware}\n{backbone}", fontsize=9)
         if lines["size"].nunique() == 1:  # the positions asked; several sizes: the default
             ax.set_xticks(sorted({int(p) + 1 for p in lines["position"]}))
         ax.set_xlabel("position of the gold item (1 = first)")

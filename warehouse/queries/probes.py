@@ -36,9 +36,8 @@ def load_probe_items(source: Source, probe_set: str, limit: int) -> list[ProbeIt
                 **{
                     **r,
                     "answers": tuple(r["answers"]),
-                    "context": tuple(tuple(c) for c in context)
-                    if r["task"] == "kv"
-                    else tuple(context),
+                    # JSON lists back as tuples (a key-value record), objects as dicts.
+                    "context": tuple(tuple(c) if isinstance(c, list) else c for c in context),
                     "gold": json.loads(r["gold"]) if r["gold"] else None,
                 }
             )

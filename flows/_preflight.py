@@ -10,7 +10,6 @@ import re
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import Unavailable
-from lilo.tasks.extras import require_extra
 
 __all__ = ["PreflightError", "check_endpoints", "check_extras", "check_names", "preflight"]
 
@@ -73,8 +72,9 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
 
 def check_extras(settings: Settings) -> None:
     """The optional extras the settings need are installed (MissingExtra names the one)."""
-    if settings.runner.kind == "dask":
-        require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
+    from lilo.flows._units import check_runner  # Prefect's, loaded only when a run starts
+
+    check_runner(settings)
 
 
 def preflight(settings: Settings, *, arxiv: bool = True) -> None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from prefect import Task
     from prefect_dask import DaskTaskRunner
 
-__all__ = ["run_units"]
+__all__ = ["check_runner", "run_units"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -42,6 +42,13 @@ Fan = Callable[..., Any]
 module-level function: Dask workers import it."""
 Client = Callable[..., LLMClient]
 """`make_client` or `make_judge_client`: `client(settings, log=None)`."""
+
+
+def check_runner(settings: Settings) -> None:
+    """The runner the settings name can run here: Dask needs the `dask` extra (MissingExtra
+    names it), checked before a run starts."""
+    if settings.runner.kind == "dask":
+        require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
 
 
 def run_units(
@@ -115,7 +122,7 @@ def _batch(
 def _dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
     """A started DaskTaskRunner on `runner.dask_address`, or on a LocalCluster of
     `runner.dask_workers` processes that is closed when the block ends."""
-    require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
+    check_runner(settings)
     from prefect_dask import DaskTaskRunner
 
     cfg = settings.runner

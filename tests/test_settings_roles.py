@@ -69,9 +69,16 @@ CONTEXT: dict[str, dict[str, Any]] = {
     "llm.fit_max_tokens": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
     # What stands for an endpoint's address: the offline engine has none.
     "llm.weights": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
+    # What the openai backend does with an empty reply: the offline engine never gives one.
+    "llm.empty_reply": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
+    # The two position formulas differ only for an exponent that is not a whole number.
+    "generate.ral.position_formula": {"generate.ral.a": 2.5},
 }
 # Backbone settings no method reads: each method passes its own limit (generate.*_max_tokens).
 NOT_READ_BY_METHODS = {"llm.max_tokens"}
+# The papers' order is chosen where a unit is made (flows/_load.py, tests/test_paper_order.py):
+# a generation's id holds its papers in the order it reads them.
+ORDERED_WHERE_UNITS_ARE_MADE = {"generate.paper_order"}
 
 
 def _changed(dotted: str) -> Settings:
@@ -106,7 +113,9 @@ def _generation_ids(settings: Settings) -> dict[str, str]:
 GENERATING = [
     n
     for n, r in FIELDS
-    if r is Role.OUTPUT and n.split(".")[0] in ("llm", "generate") and n not in NOT_READ_BY_METHODS
+    if r is Role.OUTPUT
+    and n.split(".")[0] in ("llm", "generate")
+    and n not in NOT_READ_BY_METHODS | ORDERED_WHERE_UNITS_ARE_MADE
 ]
 
 

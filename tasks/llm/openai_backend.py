@@ -93,8 +93,11 @@ class OpenAIBackend:
     def fingerprint(self) -> dict[str, object]:
         """Two servers may serve different weights under one model name: the address, or
         what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py);
-        `max_tokens` sent as asked, past the window, is another request than the fitted one."""
+        `max_tokens` sent as asked, past the window, is another request than the fitted one;
+        an empty reply kept (`llm.empty_reply`) is another answer than one asked again."""
         kept = {} if self.fit_max_tokens else {"max_tokens": "as asked"}
+        if self.keep_empty:
+            kept["empty_reply"] = "keep"
         served = {"weights": self.weights} if self.weights else {"base_url": self.base_url}
         return {**served, **kept}
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -25,14 +25,23 @@ from pydantic import (
     model_validator,
 )
 from pydantic.fields import FieldInfo
+from pydantic_core import InitErrorDetails, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lilo.tasks.registry import Registry
+
 __all__ = [
+    "METHOD_SECTIONS",
     "UNTAKEN",
     "ChatEndpointSettings",
+    "EmbeddingSettings",
     "EndpointSettings",
+    "GenerateSettings",
+    "LLMSettings",
     "Role",
+    "Section",
     "Settings",
+    "fields_of",
     "given_roles",
     "nest_dotted",
     "output_values",
@@ -65,11 +74,23 @@ _Name = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
 _Key = Annotated[SecretStr | None, SECRET]
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """A section of the settings; a method's own section (`generate.ral`) is one too."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ArxivSettings(_Section):
+# Each method's own section of `generate` (`generate.ral`), its model registered beside the
+# method in its file (`@method(settings=...)`, tasks/methods/base.py) and found as methods
+# are: by importing the methods' package, once, when settings are first validated.
+METHOD_SECTIONS: Registry[type[Section]] = Registry(
+    "method settings section",
+    "lilo.tasks.methods",
+    "a method registers its section with @method(..., settings=Model, section={name!r})",
+)
+
+
+class ArxivSettings(Section):
     """Where papers come from. Tests and the demo point both URLs at a loopback mirror."""
 
     api_url: Annotated[str, PLACE] = "https://export.arxiv.org/api/query"
@@ -91,7 +112,7 @@ class ArxivSettings(_Section):
     max_feed_bytes: Annotated[int, PACING] = Field(50_000_000, gt=0)
 
 
-class CleanSettings(_Section):
+class CleanSettings(Section):
     min_words: int = Field(2000, ge=1)
     max_archive_bytes: int = Field(200_000_000, gt=0)
     max_files: int = Field(5000, ge=1)
@@ -109,7 +130,7 @@ class CleanSettings(_Section):
     max_seconds: Annotated[float, PACING] = Field(120.0, gt=0.0)
 
 
-class OfflineSettings(_Section):
+class OfflineSettings(Section):
     """The deterministic offline engine (docs/design.md §9)."""
 
     # Real chat models stop long before 16k words in one reply; the engine does too.
@@ -128,7 +149,7 @@ class OfflineSettings(_Section):
     processes: Annotated[int, PACING] = Field(2, ge=0, le=64)
 
 
-class EndpointSettings(_Section):
+class EndpointSettings(Section):
     """What the llm, judge and embedding sections share: the model, where it is served,
     the key, and how often and how long a request is tried."""
 
@@ -221,7 +242,7 @@ class EmbeddingSettings(EndpointSettings):
     max_reply_bytes: Annotated[int, PACING] = Field(64_000_000, gt=0)
 
 
-class SampleSettings(_Section):
+class SampleSettings(Section):
     papers_per_sample: int = Field(3, ge=2)
     max_samples_per_paper: int = Field(1, ge=1)
     target_samples: int = Field(100, ge=1)
@@ -233,7 +254,7 @@ class SampleSettings(_Section):
     discover_max_surveys: int = Field(50, ge=1)
 
 
-class QASettings(_Section):
+class QASettings(Section):
     review: Literal["auto", "manual"] = "auto"
     single_per_paper: int = Field(2, ge=0)
     cross_per_sample: int = Field(6, ge=0)
@@ -257,81 +278,13 @@ class QASettings(_Section):
     filter_max_tokens: int = Field(512, ge=0)
 
 
-class RALSettings(_Section):
-    """RAL-Writer defaults are the paper's best (docs/design.md §7)."""
+class GenerateSettings(Section):
+    """How summaries are written, and each method's own section (`generate.ral`), whose
+    model the method registers in its file (`METHOD_SECTIONS`): a section is validated by
+    that model as it is read, an unregistered one refused as any unknown setting."""
 
-    a: float = 60.0
-    b: float = 0.3
-    k: int = Field(12, ge=0)
-    chunk_words: int = Field(1024, gt=0)
-    overlap_words: int = Field(256, ge=0)
-    max_plan_steps: int = Field(20, gt=0)
-    # How many times a too-long plan is asked for again (same prompt) before the last one
-    # is used; the reference asks without bound.
-    plan_retries: int = Field(3, ge=0)
-    # The reference lowers k while a writer prompt is at or above this many GPT-4o tokens.
-    context_limit_tokens: int = Field(110_000, gt=0)
-    # P(i) = b * |2(i/N - 0.5)|^a (`magnitude`), or the reference's |b * (2(i/N - 0.5))^a|
-    # (`reference`): NaN before the middle for a non-integer a, and sorted as the reference
-    # sorts NaN; the two agree for every integer a and b >= 0 (docs/reference.md).
-    position_formula: Literal["magnitude", "reference"] = "magnitude"
+    model_config = ConfigDict(frozen=True, extra="allow")
 
-
-class MarkovSettings(_Section):
-    """Markov-cluster (docs/design.md §15): the authors' chunking (500 words, 20 overlap), k by
-    silhouette over 5..10, the paper's top_k of 5 chunks per cluster summary."""
-
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
-    k_min: int = Field(5, ge=2)
-    k_max: int = Field(10, ge=2)
-    top_k: int = Field(5, gt=0)
-    summary_words: int = Field(150, gt=0)
-    # Exact DP is O(n^2 2^n); past this many clusters the path is the order of first
-    # appearance (recorded with the generation).
-    max_path_clusters: int = Field(16, gt=0)
-    # One reply cannot hold a 4k-16k-word text: a longer section is written in parts.
-    section_max_words: int = Field(1000, gt=0)
-    seed: int = 0
-
-
-class RapidSettings(_Section):
-    """RAPID-style (docs/design.md §15): retrieval of the top 5 chunks per attribute."""
-
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
-    top_k: int = Field(5, gt=0)
-    max_attributes: int = Field(12, gt=0)
-    # Evidence chunks shown per section, at most.
-    section_chunks: int = Field(10, gt=0)
-    # The introduction's share of the length; the rest is split over the outline's sections.
-    intro_share: float = Field(0.1, gt=0.0, lt=1.0)
-    section_max_words: int = Field(1000, gt=0)
-
-
-class LongScopeSettings(_Section):
-    """LongScope-style (docs/design.md §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
-    kernel width 3, 10 sampled sets, top_k 6, best-of-3 for 3 rounds. `preset = "quick"`
-    runs 1 layer of 2 sets, best-of-1 for 1 round (the values used are recorded)."""
-
-    preset: Literal["paper", "quick"] = "paper"
-    groups: int = Field(3, gt=0)
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
-    layers: int = Field(6, ge=0)
-    kernel_width: int = Field(3, gt=0)
-    sets: int = Field(10, gt=0)
-    top_k: int = Field(6, gt=0)
-    best_of: int = Field(3, gt=0)
-    rounds: int = Field(3, ge=0)
-    # Parents (sections with subsections) share this part of the length; leaves the rest.
-    parent_share: float = Field(0.1, ge=0.0, lt=1.0)
-    digest_words: int = Field(1200, gt=0)
-    section_max_words: int = Field(1000, gt=0)
-    seed: int = 0
-
-
-class GenerateSettings(_Section):
     # Names in the method registry (tasks/methods/); checked before a run starts.
     methods: Annotated[tuple[_Name, ...], SELECTS] = Field(
         ("single", "agentwrite", "compress", "ral_writer"), min_length=1
@@ -377,13 +330,47 @@ class GenerateSettings(_Section):
     # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
     # "Paper order in a sample"); samples with no listing recorded keep their own order.
     paper_order: Literal["sample", "listing"] = "sample"
-    ral: RALSettings = RALSettings()
-    markov: MarkovSettings = MarkovSettings()
-    rapid: RapidSettings = RapidSettings()
-    longscope: LongScopeSettings = LongScopeSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _method_sections(cls, data: Any) -> Any:
+        """Every registered method's section, validated by its model (its defaults where
+        not given); a key that is neither a setting nor a method's section is refused."""
+        if not isinstance(data, dict):
+            return data
+        data, errors = dict(data), list[InitErrorDetails]()
+        sections = method_sections()
+        for name in set(data) - set(cls.model_fields) - set(sections):
+            errors.append({"type": "extra_forbidden", "loc": (name,), "input": data[name]})
+        for name, model in sections.items():
+            given = data.get(name, {})
+            try:
+                if isinstance(given, str):  # a LILO_GENERATE__<SECTION> variable: JSON
+                    data[name] = model.model_validate_json(given)
+                elif not isinstance(given, model):
+                    data[name] = model.model_validate(given)
+            except ValidationError as exc:  # said where it is: generate.<section>.<field>
+                errors += [
+                    {"type": e["type"], "loc": (name, *e["loc"]), "input": e["input"]}
+                    | ({"ctx": e["ctx"]} if "ctx" in e else {})
+                    for e in exc.errors()
+                ]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return data
+
+    def section(self, name: str) -> Section:
+        """The method section `name` (e.g. "ral": `generate.ral`)."""
+        METHOD_SECTIONS.get(name)  # an unknown name lists the known ones
+        return cast(Section, getattr(self, name))
 
 
-class StatsSettings(_Section):
+def method_sections() -> dict[str, type[Section]]:
+    """The method sections of `generate` by name, as the methods register them."""
+    return {name: METHOD_SECTIONS.get(name) for name in METHOD_SECTIONS.names()}
+
+
+class StatsSettings(Section):
     """What a difference means (tasks/stats.py): each leaderboard cell's bootstrap interval
     over samples and each variant's paired comparison with `reference` (a variant label)."""
 
@@ -395,7 +382,7 @@ class StatsSettings(_Section):
     judge_repeats: int = Field(0, ge=0, le=20)
 
 
-class RunnerSettings(_Section):
+class RunnerSettings(Section):
     """Where the generate and score stages and the probes run their units (docs/design.md
     §12). `threads`: in the flow's process. `dask`: batches of units as Prefect tasks on a
     Dask cluster (prefect-dask's DaskTaskRunner), a LocalCluster of `dask_workers` processes when
@@ -437,7 +424,7 @@ class RunnerSettings(_Section):
         return self
 
 
-class ProbeSettings(_Section):
+class ProbeSettings(Section):
     """The Lost-in-the-Middle probes (docs/design.md §17): what `lilo probe` and the
     nightly probe deployment run when not told otherwise. Positions left empty are the
     paper's (lilo's for 75 and 300 keys): 0, a quarter, half, three quarters and the last
@@ -486,7 +473,8 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     samples: SampleSettings = SampleSettings()
     qa: QASettings = QASettings()
-    generate: GenerateSettings = GenerateSettings()
+    # Made when settings are (a default made here would find the methods, which import this).
+    generate: GenerateSettings = Field(default_factory=GenerateSettings)
     judge: JudgeSettings = JudgeSettings()
     runner: Annotated[RunnerSettings, PACING] = RunnerSettings()
     stats: StatsSettings = StatsSettings()
@@ -598,13 +586,21 @@ def walk_fields(
 ) -> Iterator[tuple[str, Role]]:
     """Every leaf setting as (dotted name, role); a marked section gives its fields its role,
     except a field marked PLACE or SECRET itself (where a PACING section's units run)."""
-    for name, field in model.model_fields.items():
+    for name, field in fields_of(model).items():
         role = _role(field, within)
         kind = field.annotation
-        if isinstance(kind, type) and issubclass(kind, _Section):
+        if isinstance(kind, type) and issubclass(kind, Section):
             yield from walk_fields(kind, f"{prefix}{name}.", role)
         else:
             yield f"{prefix}{name}", role
+
+
+def fields_of(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A model's settings by name: its fields, and for `generate` each method's section."""
+    if not issubclass(model, GenerateSettings):
+        return model.model_fields
+    sections = {n: FieldInfo.from_annotation(m) for n, m in method_sections().items()}
+    return {**model.model_fields, **sections}
 
 
 def _role(field: FieldInfo, within: Role) -> Role:
@@ -615,11 +611,11 @@ def _role(field: FieldInfo, within: Role) -> Role:
 def _unhashed(model: type[BaseModel]) -> dict[str, Any]:
     """The exclusions of a model_dump that leave only hashed settings."""
     out: dict[str, Any] = {}
-    for name, field in model.model_fields.items():
+    for name, field in fields_of(model).items():
         kind = field.annotation
         if role_of(field) not in _HASHED:
             out[name] = True
-        elif isinstance(kind, type) and issubclass(kind, _Section) and (inner := _unhashed(kind)):
+        elif isinstance(kind, type) and issubclass(kind, Section) and (inner := _unhashed(kind)):
             out[name] = inner
     return out
 
@@ -634,12 +630,12 @@ def given_roles(
     """(dotted name, role, value) of each setting in nested `given`, as `walk_fields` gives
     roles; a section given as a whole (not a dict) is each of its settings given."""
     for name, value in given.items():
-        field = model.model_fields.get(name)
+        field = fields_of(model).get(name)
         if field is None:
             continue  # not a setting: validation says so
         role = _role(field, within)
         kind = field.annotation
-        if isinstance(kind, type) and issubclass(kind, _Section):
+        if isinstance(kind, type) and issubclass(kind, Section):
             if isinstance(value, dict):
                 yield from given_roles(value, kind, f"{prefix}{name}.", role)
             else:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from lilo.tasks.config import ChatEndpointSettings, Role, Settings, walk_fields
+from lilo.tasks.config import ChatEndpointSettings, Role, Settings, fields_of, walk_fields
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, available_methods, get_method
 from lilo.tasks.prompt_packs import lilo_pack
@@ -28,8 +28,8 @@ def _field(dotted: str) -> Any:
     model: type[BaseModel] = Settings
     *parents, leaf = dotted.split(".")
     for part in parents:
-        model = model.model_fields[part].annotation  # type: ignore[assignment]
-    return model.model_fields[leaf]
+        model = fields_of(model)[part].annotation  # type: ignore[assignment]
+    return fields_of(model)[leaf]
 
 
 def _candidates(dotted: str, value: Any) -> list[Any]:

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from lilo.tasks.config import Settings
 from lilo.tasks.methods._prompts import MethodPrompts, task_instruction
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.prompt_packs import PromptPack
 
 __all__ = [
@@ -131,16 +130,16 @@ def write_steps(
     return prompts.compose(replies), tuple(records)
 
 
-def _args(settings: Settings) -> dict[str, Any]:
+def _args(s: MethodSettings[None]) -> dict[str, Any]:
     args = {
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.step_max_tokens,
-        "plan_max_tokens": settings.generate.plan_max_tokens,
+        "temperature": s.llm.temperature,
+        "max_tokens": s.generate.step_max_tokens,
+        "plan_max_tokens": s.generate.plan_max_tokens,
         "sees_written": False,
-        "shared_plan": settings.generate.shared_plan,
+        "shared_plan": s.generate.shared_plan,
     }
-    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
-        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    if s.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = s.generate.plan_steps_cap
     return args
 
 
@@ -190,7 +189,7 @@ def _variant(args: dict[str, Any]) -> str:
 
 # The writer sees the text written so far: the baseline as the paper describes it, where the
 # reference as run showed an empty <written> block (docs/reference.md).
-SEES_WRITTEN = {"sees-written": lambda settings: {"sees_written": True}}
+SEES_WRITTEN = {"sees-written": lambda s: {"sees_written": True}}
 
 
 @method("agentwrite", args=_args, variant=_variant, options=SEES_WRITTEN)

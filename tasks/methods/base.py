@@ -1,10 +1,13 @@
 """Generation methods as plug-ins (docs/design.md §7; the shape of inspect_ai's `@solver`).
 
-A method is a factory marked `@method("name", args=...)`: its keyword arguments are the
-method's parameters and it returns a `Writer` (a function of one `Run`). The registry keeps
-the name and the arguments, so every `Generation` says what made it (`method_args`) and its
-id changes whenever they do. The registry is lilo's one plug-in shape (tasks/registry.py):
-modules in `tasks/methods/` are discovered once, so adding a method is one new file.
+A method is a factory marked `@method("name", args=..., settings=...)`: its keyword
+arguments are the method's parameters and it returns a `Writer` (a function of one `Run`).
+`settings` is the method's own section of the settings (`generate.<section>`), a model in
+its file; `args` reads the parameters from that section and the few others a method reads
+(`MethodSettings`). The registry keeps the name and the arguments, so every `Generation`
+says what made it (`method_args`) and its id changes whenever they do. The registry is
+lilo's one plug-in shape (tasks/registry.py): modules in `tasks/methods/` are discovered
+once, so adding a method, its settings included, is one new file.
 """
 
 from __future__ import annotations
@@ -13,9 +16,16 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import (
+    METHOD_SECTIONS,
+    EmbeddingSettings,
+    GenerateSettings,
+    LLMSettings,
+    Section,
+    Settings,
+)
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import LiloError, UnknownName
 from lilo.tasks.llm import LLMClient
@@ -29,6 +39,7 @@ __all__ = [
     "Draft",
     "Method",
     "MethodError",
+    "MethodSettings",
     "Run",
     "Unit",
     "Writer",
@@ -223,15 +234,37 @@ class _Registered:
         return f"generate:{self.variant}:{sample.sample_id}:{target_words}:{rotation}"
 
 
+S = TypeVar("S", bound=Section | None)
+
+
+@dataclass(frozen=True)
+class MethodSettings(Generic[S]):
+    """What a method's `args` reads: its own section (`generate.<section>`; None for a
+    method without one), the generation settings, the backbone's and the embedder's."""
+
+    own: S
+    generate: GenerateSettings
+    llm: LLMSettings
+    embedding: EmbeddingSettings
+
+    @property
+    def embedder(self) -> str:
+        """What embeds chunks and steps, as a method records it: a different retriever is
+        a different method run."""
+        return f"{self.embedding.backend}:{self.embedding.model}"
+
+
+Args = Callable[[MethodSettings[Any]], dict[str, Any]]
 Variant = Callable[[dict[str, Any]], str]
 # An option named in brackets (`agentwrite[sees-written]`) -> the arguments it sets.
-Options = dict[str, Callable[[Settings], dict[str, Any]]]
+Options = dict[str, Args]
 
 
 @dataclass(frozen=True)
 class _Entry:
     build: Callable[..., Method]
-    settings_args: Callable[[Settings], dict[str, Any]]
+    settings_args: Args
+    section: str | None
     options: Options
 
 
@@ -243,16 +276,20 @@ _METHODS: Registry[_Entry] = Registry(
 def method(
     name: str,
     *,
-    args: Callable[[Settings], dict[str, Any]],
+    args: Args,
+    settings: type[Section] | None = None,
+    section: str | None = None,
     variant: Variant | None = None,
     options: Options | None = None,
 ) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
-    """Register a method factory under `name`; `args` reads its parameters from Settings
-    (the factory's typed keyword parameters, recorded as `method_args`); `variant` names
-    what the leaderboard shows for a given set of arguments (e.g. the compressor Compress
-    used), the method's name by default; `options` are the variants a run can name in
-    brackets beside the default (`--methods agentwrite,agentwrite[sees-written]`), each
-    setting some arguments."""
+    """Register a method factory under `name`; `args` reads its parameters from the
+    `MethodSettings` (the factory's typed keyword parameters, recorded as `method_args`);
+    `settings` is the model of the method's own section, set as `generate.<section>`
+    (`section`: the method's name by default) in a config file, a LILO_GENERATE__* variable
+    or `--set`; `variant` names what the leaderboard shows for a given set of arguments
+    (e.g. the compressor Compress used), the method's name by default; `options` are the
+    variants a run can name in brackets beside the default
+    (`--methods agentwrite,agentwrite[sees-written]`), each setting some arguments."""
 
     def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
         @functools.wraps(factory)
@@ -260,7 +297,10 @@ def method(
             label = variant(kwargs) if variant else name
             return _Registered(name, dict(kwargs), label, factory(**kwargs))
 
-        _METHODS.add(name, _Entry(build, args, dict(options or {})), factory.__module__)
+        key = (section or name) if settings else None
+        if settings and key:
+            METHOD_SECTIONS.add(key, settings, factory.__module__)
+        _METHODS.add(name, _Entry(build, args, key, dict(options or {})), factory.__module__)
         return build
 
     return decorate
@@ -287,10 +327,17 @@ def get_method(name: str, settings: Settings) -> Method:
     settings (recorded as method_args). An unknown name or option raises `UnknownName`."""
     base, options = _parse(name)
     entry = _METHODS.get(base)
-    args = entry.settings_args(settings)
+    gen = settings.generate
+    given = MethodSettings(
+        gen.section(entry.section) if entry.section else None,
+        gen,
+        settings.llm,
+        settings.embedding,
+    )
+    args = entry.settings_args(given)
     for option in options:
         if option not in entry.options:
             known = ", ".join(f"{base}[{o}]" for o in entry.options) or "none"
             raise UnknownName(f"method {name!r}: no option {option!r}; {base}'s are: {known}")
-        args.update(entry.options[option](settings))
+        args.update(entry.options[option](given))
     return entry.build(**args)

@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.text import split_sentences
 from lilo.tasks.tokens import count_word_tokens
 
@@ -67,11 +66,11 @@ def compress_extractive(text: str, ratio: float, embedder: Embedder) -> str:
 LINGUA = ("llmlingua", "llmlingua2")
 
 
-def _model(settings: Settings, compressor: str) -> str:
+def _model(s: MethodSettings[None], compressor: str) -> str:
     return {
-        "llmlingua": settings.generate.llmlingua_lm,
-        "llmlingua2": settings.generate.llmlingua_model,
-    }.get(compressor, settings.embedding.model)
+        "llmlingua": s.generate.llmlingua_lm,
+        "llmlingua2": s.generate.llmlingua_model,
+    }.get(compressor, s.embedding.model)
 
 
 def _missing(model: str) -> str:
@@ -94,23 +93,23 @@ def _llmlingua(compressor: str, model: str) -> Any:
     )
 
 
-def _args(settings: Settings) -> dict[str, Any]:
-    wanted = settings.generate.compressor
+def _args(s: MethodSettings[None]) -> dict[str, Any]:
+    wanted = s.generate.compressor
     if wanted == "auto":
-        ready = not _missing(settings.generate.llmlingua_model)
+        ready = not _missing(s.generate.llmlingua_model)
         wanted = "llmlingua2" if ready else "extractive"
     args = {
-        "ratio": settings.generate.compress_ratio,
+        "ratio": s.generate.compress_ratio,
         "compressor": wanted,
-        "compressor_model": _model(settings, wanted),
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.step_max_tokens,
-        "plan_max_tokens": settings.generate.plan_max_tokens,
+        "compressor_model": _model(s, wanted),
+        "temperature": s.llm.temperature,
+        "max_tokens": s.generate.step_max_tokens,
+        "plan_max_tokens": s.generate.plan_max_tokens,
         "sees_written": False,
-        "shared_plan": settings.generate.shared_plan,
+        "shared_plan": s.generate.shared_plan,
     }
-    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
-        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    if s.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = s.generate.plan_steps_cap
     return args
 
 
@@ -120,7 +119,7 @@ def _variant(args: dict[str, Any]) -> str:
 
 
 def _compressor(name: str) -> Any:
-    return lambda settings: {"compressor": name, "compressor_model": _model(settings, name)}
+    return lambda s: {"compressor": name, "compressor_model": _model(s, name)}
 
 
 OPTIONS = {

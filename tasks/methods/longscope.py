@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
-from lilo.tasks.config import Settings, output_values
+from pydantic import Field
+
+from lilo.tasks.config import Section, output_values
 from lilo.tasks.methods._convolve import sample_sets, top_k
 from lilo.tasks.methods._section_writer import Chunk, brief, budgets, evidence, prompt, word_chunks
 from lilo.tasks.methods._section_writer import write_section as _write_section
@@ -27,23 +29,45 @@ from lilo.tasks.methods._skeleton import (
     parse_skeleton,
     render,
 )
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 
-__all__ = ["QUICK", "edit_text", "judge_score", "longscope"]
+__all__ = ["LongScopeSettings", "QUICK", "edit_text", "judge_score", "longscope"]
 
 # The cheaper preset (`generate.longscope.preset = "quick"`) for quick runs.
 QUICK = {"layers": 1, "sets": 2, "best_of": 1, "rounds": 1}
 _SCORE_RE = re.compile(r'"?(structure|descriptions)"?\s*[:=]\s*(\d+(?:\.\d+)?)', re.I)
 
 
-def _args(settings: Settings) -> dict[str, Any]:
-    cfg = output_values(settings.generate.longscope)
+class LongScopeSettings(Section):
+    """LongScope-style (docs/design.md §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
+    kernel width 3, 10 sampled sets, top_k 6, best-of-3 for 3 rounds. `preset = "quick"`
+    runs 1 layer of 2 sets, best-of-1 for 1 round (the values used are recorded)."""
+
+    preset: Literal["paper", "quick"] = "paper"
+    groups: int = Field(3, gt=0)
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
+    layers: int = Field(6, ge=0)
+    kernel_width: int = Field(3, gt=0)
+    sets: int = Field(10, gt=0)
+    top_k: int = Field(6, gt=0)
+    best_of: int = Field(3, gt=0)
+    rounds: int = Field(3, ge=0)
+    # Parents (sections with subsections) share this part of the length; leaves the rest.
+    parent_share: float = Field(0.1, ge=0.0, lt=1.0)
+    digest_words: int = Field(1200, gt=0)
+    section_max_words: int = Field(1000, gt=0)
+    seed: int = 0
+
+
+def _args(s: MethodSettings[LongScopeSettings]) -> dict[str, Any]:
+    cfg = output_values(s.own)
     return {
         **cfg,
         **(QUICK if cfg["preset"] == "quick" else {}),
-        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.step_max_tokens,
+        "embedding": s.embedder,
+        "temperature": s.llm.temperature,
+        "max_tokens": s.generate.step_max_tokens,
     }
 
 
@@ -139,7 +163,7 @@ def convolve(
     return [edits[i] for i in order], [scores[i] for i in order], record
 
 
-@method("longscope", args=_args, variant=_variant)
+@method("longscope", args=_args, settings=LongScopeSettings, variant=_variant)
 def longscope(
     *,
     preset: str,

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
-from lilo.tasks.config import Settings, output_values
+from lilo.tasks.config import Section, output_values
 from lilo.tasks.methods._markov import (
     best_path,
     cluster,
@@ -27,21 +28,39 @@ from lilo.tasks.methods._section_writer import (
     word_chunks,
     write_section,
 )
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 
-__all__ = ["markov_cluster"]
+__all__ = ["MarkovSettings", "markov_cluster"]
 
 
-def _args(settings: Settings) -> dict[str, Any]:
+class MarkovSettings(Section):
+    """Markov-cluster (docs/design.md §15): the authors' chunking (500 words, 20 overlap), k by
+    silhouette over 5..10, the paper's top_k of 5 chunks per cluster summary."""
+
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
+    k_min: int = Field(5, ge=2)
+    k_max: int = Field(10, ge=2)
+    top_k: int = Field(5, gt=0)
+    summary_words: int = Field(150, gt=0)
+    # Exact DP is O(n^2 2^n); past this many clusters the path is the order of first
+    # appearance (recorded with the generation).
+    max_path_clusters: int = Field(16, gt=0)
+    # One reply cannot hold a 4k-16k-word text: a longer section is written in parts.
+    section_max_words: int = Field(1000, gt=0)
+    seed: int = 0
+
+
+def _args(s: MethodSettings[MarkovSettings]) -> dict[str, Any]:
     return {
-        **output_values(settings.generate.markov),
-        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.step_max_tokens,
+        **output_values(s.own),
+        "embedding": s.embedder,
+        "temperature": s.llm.temperature,
+        "max_tokens": s.generate.step_max_tokens,
     }
 
 
-@method("markov_cluster", args=_args)
+@method("markov_cluster", args=_args, settings=MarkovSettings, section="markov")
 def markov_cluster(
     *,
     chunk_words: int,

@@ -7,11 +7,12 @@ task's key requirements, where a long-context model attends best."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
-from lilo.tasks.config import RALSettings, Settings, output_values
+from lilo.tasks.config import Section, output_values
 from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from lilo.tasks.methods._splitter import split_recursive
 from lilo.tasks.methods.agentwrite import (
@@ -23,11 +24,31 @@ from lilo.tasks.methods.agentwrite import (
     chat_for,
     write_steps,
 )
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.prompt_packs import key_requirements
 from lilo.tasks.tokens import count_gpt4o_tokens
 
-__all__ = ["importance", "position_bias", "ral_writer", "select_restatements"]
+__all__ = ["RALSettings", "importance", "position_bias", "ral_writer", "select_restatements"]
+
+
+class RALSettings(Section):
+    """RAL-Writer defaults are the paper's best (docs/design.md §7)."""
+
+    a: float = 60.0
+    b: float = 0.3
+    k: int = Field(12, ge=0)
+    chunk_words: int = Field(1024, gt=0)
+    overlap_words: int = Field(256, ge=0)
+    max_plan_steps: int = Field(20, gt=0)
+    # How many times a too-long plan is asked for again (same prompt) before the last one
+    # is used; the reference asks without bound.
+    plan_retries: int = Field(3, ge=0)
+    # The reference lowers k while a writer prompt is at or above this many GPT-4o tokens.
+    context_limit_tokens: int = Field(110_000, gt=0)
+    # P(i) = b * |2(i/N - 0.5)|^a (`magnitude`), or the reference's |b * (2(i/N - 0.5))^a|
+    # (`reference`): NaN before the middle for a non-integer a, and sorted as the reference
+    # sorts NaN; the two agree for every integer a and b >= 0 (docs/reference.md).
+    position_formula: Literal["magnitude", "reference"] = "magnitude"
 
 
 def position_bias(i: int, n: int, a: float, b: float, formula: str = "magnitude") -> float:
@@ -56,21 +77,20 @@ def select_restatements(scores: Sequence[float], k: int) -> list[int]:
     return top[::-1]
 
 
-def _args(settings: Settings) -> dict[str, Any]:
-    ral = output_values(settings.generate.ral)
+def _args(s: MethodSettings[RALSettings]) -> dict[str, Any]:
+    ral = output_values(s.own)
     if float(ral["a"]).is_integer():  # the formulas agree: a run's id does not depend on it
         del ral["position_formula"]
     args = {
         **ral,
-        # What embeds chunks and steps: a different retriever is a different method run.
-        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.step_max_tokens,
-        "plan_max_tokens": settings.generate.plan_max_tokens,
-        "shared_plan": settings.generate.shared_plan,
+        "embedding": s.embedder,
+        "temperature": s.llm.temperature,
+        "max_tokens": s.generate.step_max_tokens,
+        "plan_max_tokens": s.generate.plan_max_tokens,
+        "shared_plan": s.generate.shared_plan,
     }
-    if settings.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
-        args["plan_steps_cap"] = settings.generate.plan_steps_cap
+    if s.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
+        args["plan_steps_cap"] = s.generate.plan_steps_cap
     return args
 
 
@@ -95,7 +115,7 @@ def _short_plan(
     return plan
 
 
-@method("ral_writer", args=_args, variant=_variant)
+@method("ral_writer", args=_args, settings=RALSettings, section="ral", variant=_variant)
 def ral_writer(
     a: float,
     b: float,

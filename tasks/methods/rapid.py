@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
-from lilo.tasks.config import Settings, output_values
+from lilo.tasks.config import Section, output_values
 from lilo.tasks.methods._section_writer import (
     abstract,
     brief,
@@ -24,21 +25,35 @@ from lilo.tasks.methods._section_writer import (
 )
 from lilo.tasks.methods._skeleton import Node, parse_skeleton, render
 from lilo.tasks.methods._toposort import topological_order
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.paper_tags import paper_blocks
 
-__all__ = ["parse_dependencies", "rapid", "structures"]
+__all__ = ["RapidSettings", "parse_dependencies", "rapid", "structures"]
 
 _SECTION_RE = re.compile(r"\\(section|subsection)\*?\{([^{}]*)\}")
 _DEPENDS_RE = re.compile(r"^\W*(\d+)\s*[:.)\-]\s*(.*)$")
 
 
-def _args(settings: Settings) -> dict[str, Any]:
+class RapidSettings(Section):
+    """RAPID-style (docs/design.md §15): retrieval of the top 5 chunks per attribute."""
+
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
+    top_k: int = Field(5, gt=0)
+    max_attributes: int = Field(12, gt=0)
+    # Evidence chunks shown per section, at most.
+    section_chunks: int = Field(10, gt=0)
+    # The introduction's share of the length; the rest is split over the outline's sections.
+    intro_share: float = Field(0.1, gt=0.0, lt=1.0)
+    section_max_words: int = Field(1000, gt=0)
+
+
+def _args(s: MethodSettings[RapidSettings]) -> dict[str, Any]:
     return {
-        **output_values(settings.generate.rapid),
-        "embedding": f"{settings.embedding.backend}:{settings.embedding.model}",
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.step_max_tokens,
+        **output_values(s.own),
+        "embedding": s.embedder,
+        "temperature": s.llm.temperature,
+        "max_tokens": s.generate.step_max_tokens,
     }
 
 
@@ -72,7 +87,7 @@ def _sections(nodes: list[Node]) -> list[tuple[Node, list[Node]]]:
     return out
 
 
-@method("rapid", args=_args)
+@method("rapid", args=_args, settings=RapidSettings)
 def rapid(
     *,
     chunk_words: int,

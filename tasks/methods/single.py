@@ -7,16 +7,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from lilo.tasks.config import Settings
 from lilo.tasks.methods._prompts import task_instruction
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 
 
-def _args(settings: Settings) -> dict[str, Any]:
-    return {
-        "temperature": settings.llm.temperature,
-        "max_tokens": settings.generate.single_max_tokens,
-    }
+def _args(s: MethodSettings[None]) -> dict[str, Any]:
+    return {"temperature": s.llm.temperature, "max_tokens": s.generate.single_max_tokens}
 
 
 @method("single", args=_args)

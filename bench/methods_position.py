@@ -86,7 +86,7 @@ def run(
         qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
     results: dict[tuple[str, int], dict[str, Any]] = {}
     for name in methods:
-        spec = get_method(name, settings)
+        spec = get_method(name, settings.generate, settings.llm, settings.embedding)
         for length in lengths:
             gen = spec.run(Unit(sample, papers, length), llm, embedder, pack)
             results[spec.variant, length] = _measure(gen, located, sample, papers, qa, settings)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import GenerateSettings, Settings
 from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.qa import is_ready, waiting_for_review
 from lilo.tasks.records import QAPair, Sample
@@ -44,29 +44,29 @@ def ready_samples(
     qa = load_qa(wh, settings.dataset_version)
     samples = load_samples(wh, settings.dataset_version, complete=True)
     ready = [
-        in_reading_order(s, settings)
+        in_reading_order(s, settings.generate)
         for s in samples
         if is_ready(qa.get(s.sample_id, []), settings)
     ]
-    return first_samples(ready, settings), qa
+    return first_samples(ready, settings.generate), qa
 
 
-def in_reading_order(sample: Sample, settings: Settings) -> Sample:
+def in_reading_order(sample: Sample, generate: GenerateSettings) -> Sample:
     """The sample with its papers in the order `generate.paper_order` reads them: `listing`
     puts them in the order recorded at import, where one was (docs/reference.md)."""
     listing = sample.listing_order
-    if settings.generate.paper_order != "listing" or not listing:
+    if generate.paper_order != "listing" or not listing:
         return sample
     if sorted(listing) != sorted(sample.paper_ids):
         return sample
     return replace(sample, paper_ids=tuple(listing))
 
 
-def first_samples(samples: list[Sample], settings: Settings) -> list[Sample]:
+def first_samples(samples: list[Sample], generate: GenerateSettings) -> list[Sample]:
     """`samples` in natural id order, the first `generate.samples` of them when that is set:
     the QA stage works on these too, so a quick look pays for no other sample's QA."""
     ordered = sorted(samples, key=lambda s: _natural(s.sample_id))
-    limit = settings.generate.samples
+    limit = generate.samples
     return ordered[:limit] if limit else ordered
 
 

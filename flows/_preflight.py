@@ -8,7 +8,7 @@ import os
 import re
 
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
-from lilo.tasks.config import Settings
+from lilo.tasks.config import RunnerSettings, Settings
 from lilo.tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_extras", "check_names", "preflight"]
@@ -32,12 +32,12 @@ def check_names(settings: Settings) -> None:
 
     def unknown_name(name: str) -> bool:
         try:
-            get_method(name, settings)
+            get_method(name, settings.generate, settings.llm, settings.embedding)
         except UnknownName:
             return True
         return False
 
-    check_extras(settings)
+    check_extras(settings.runner)
     known = available_methods()
     wanted = {"generate.methods (--methods)": list(settings.generate.methods)}
     if settings.winrate_against:
@@ -70,11 +70,11 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
         _check_openai("embedding", embedding.base_url, embedding.key())
 
 
-def check_extras(settings: Settings) -> None:
+def check_extras(runner: RunnerSettings) -> None:
     """The optional extras the settings need are installed (MissingExtra names the one)."""
     from lilo.flows._units import check_runner  # Prefect's, loaded only when a run starts
 
-    check_runner(settings)
+    check_runner(runner)
 
 
 def preflight(settings: Settings, *, arxiv: bool = True) -> None:

@@ -21,7 +21,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import RunnerSettings, Settings
 from lilo.tasks.extras import require_extra
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.llm.ledger import CallLog
@@ -44,10 +44,10 @@ Client = Callable[..., LLMClient]
 """`make_client` or `make_judge_client`: `client(settings, log=None)`."""
 
 
-def check_runner(settings: Settings) -> None:
+def check_runner(runner: RunnerSettings) -> None:
     """The runner the settings name can run here: Dask needs the `dask` extra (MissingExtra
     names it), checked before a run starts."""
-    if settings.runner.kind == "dask":
+    if runner.kind == "dask":
         require_extra("prefect_dask", "dask", 'runner.kind = "dask"')
 
 
@@ -122,7 +122,7 @@ def _batch(
 def _dask_runner(settings: Settings) -> Iterator[DaskTaskRunner]:
     """A started DaskTaskRunner on `runner.dask_address`, or on a LocalCluster of
     `runner.dask_workers` processes that is closed when the block ends."""
-    check_runner(settings)
+    check_runner(settings.runner)
     from prefect_dask import DaskTaskRunner
 
     cfg = settings.runner

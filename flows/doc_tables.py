@@ -16,7 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lilo.tasks.config import Settings, walk_fields
+from lilo.tasks.config import (
+    EmbeddingSettings,
+    GenerateSettings,
+    LLMSettings,
+    Settings,
+    walk_fields,
+)
 from lilo.tasks.methods import available_methods, get_method
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse.schema import model_statements
@@ -39,12 +45,12 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def methods_table() -> str:
     """Each registered method: the variants a run can name, its parameters at the defaults."""
-    settings = Settings.model_construct()  # the defaults, not this environment's
+    defaults = GenerateSettings(), LLMSettings(), EmbeddingSettings()  # not this environment's
     names = available_methods()
     rows = []
     for name in (n for n in names if "[" not in n):
         variants = [n for n in names if n.startswith(f"{name}[")]
-        args = get_method(name, settings).args
+        args = get_method(name, *defaults).args
         parameters = ", ".join(f"{k}={_code(v)}" for k, v in sorted(args.items()))
         rows.append([f"`{name}`", ", ".join(f"`{v}`" for v in variants) or "-", parameters])
     return _table(["method", "variants", "parameters (defaults)"], rows)

@@ -46,10 +46,10 @@ def _generate(
     """Every unit of work on one client (one endpoint limit); `on_done` gets the finished
     generations as they come. Returns the embeddings computed and served from cache."""
     embedder = Embedder(settings)
-    methods = {
-        (name, point): get_method(name, settings.with_overrides(dict(point)) if point else settings)
-        for name, point in {(name, point) for name, point, _ in work}
-    }
+    methods = {}
+    for name, point in {(name, point) for name, point, _ in work}:
+        at = settings.with_overrides(dict(point)) if point else settings
+        methods[name, point] = get_method(name, at.generate, at.llm, at.embedding)
     # Twice the endpoint's slots: a unit between two calls (planning, retrieval) leaves
     # its slot to another.
     fan_out(

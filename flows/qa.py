@@ -76,7 +76,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             papers = load_papers(wh)
             qa = load_qa(wh, settings.dataset_version)
             samples = first_samples(
-                load_samples(wh, settings.dataset_version, complete=True), settings
+                load_samples(wh, settings.dataset_version, complete=True), settings.generate
             )
             work = [
                 (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))

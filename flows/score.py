@@ -166,7 +166,8 @@ def _winrates(
     `agentwrite[sees-written]` that variant, not every AgentWrite."""
     if not settings.winrate_against:
         return 0
-    base = get_method(settings.winrate_against, settings).variant
+    s = settings
+    base = get_method(s.winrate_against, s.generate, s.llm, s.embedding).variant
     cells: dict[tuple[str, int], list[Generation]] = {}
     for g in generations:
         if g.rotation == 0:

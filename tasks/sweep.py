@@ -57,7 +57,7 @@ def method_variants(settings: Settings) -> list[tuple[str, Point, Method]]:
         except ValueError as exc:
             raise SweepError(f"sweep point {_show(point)}: {exc}") from exc
         for name in settings.generate.methods:
-            spec = get_method(name, at)
+            spec = get_method(name, at.generate, at.llm, at.embedding)
             args = json.dumps(spec.args, sort_keys=True, default=str)
             if (name, args) in found:
                 continue

@@ -221,7 +221,7 @@ def _ral_writer(tmp_path: Path, window: int) -> tuple[list[dict], dict]:
         )
         papers = _papers()
         sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1200, "command")
-        method = get_method("ral_writer", settings)
+        method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
         unit = Unit(sample, papers, 400)
         generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
         assert generation.error == "", generation.error

@@ -158,7 +158,9 @@ def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path):
     sample = Sample("s1", "v1", ids, "Topic", "survey", sum(p.words for p in papers), "command")
     llm = make_client(settings)
     unit = Unit(sample, papers, 1000)
-    generation = get_method("ral_writer", settings).run(unit, llm, Embedder(settings), lilo_pack())
+    generation = get_method("ral_writer", settings.generate, settings.llm, settings.embedding).run(
+        unit, llm, Embedder(settings), lilo_pack()
+    )
     assert generation.error == "" and generation.restated
     writes = [
         json.loads(c.request)["messages"][-1]["content"]
@@ -188,7 +190,7 @@ def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path):
 
 def test_ral_writer_k0_restates_nothing(tmp_path):
     settings = load_settings(None, {"data_dir": str(tmp_path), "generate.ral.k": 0})
-    method = get_method("ral_writer", settings)
+    method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
     assert method.variant == "ral_writer[k=0]"
     papers = _papers()
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
@@ -206,7 +208,7 @@ def test_a_run_counts_its_tokens_as_calls_return_and_leaves_the_calls_to_the_log
     papers = _papers()
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
     llm = make_client(settings, CallLog(tmp_path / "calls.jsonl"))
-    method = get_method("ral_writer", settings)
+    method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
     generation = method.run(Unit(sample, papers, 1000), llm, Embedder(settings), lilo_pack())
     calls, _ = read_calls(tmp_path / "calls.jsonl")
     assert generation.error == "" and generation.llm_calls == len(calls) > 1

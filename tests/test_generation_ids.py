@@ -18,11 +18,13 @@ def test_generation_id_changes_with_what_changes_the_output(tmp_path):
     settings = load_settings(None, {"data_dir": str(tmp_path)})
     paper = PaperText("2601.00001", "T", "text", 1, 1, "main.tex", "1.1", "src", "content-a")
     sample = Sample("s1", "v1", ("2601.00001",), "Topic", "survey", 1, "command")
-    method = get_method("ral_writer", settings)
+    method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
 
     def gid(s=settings, papers=(paper,), target=4000, name="ral_writer", rotation=0):
         unit = Unit(sample, list(papers), target, rotation)
-        return get_method(name, s).generation_id(unit, make_client(s), lilo_pack())
+        return get_method(name, s.generate, s.llm, s.embedding).generation_id(
+            unit, make_client(s), lilo_pack()
+        )
 
     base = gid()
     assert base == method.generation_id(
@@ -135,4 +137,9 @@ def test_ids_of_runs_and_generations_are_pinned(tmp_path, case):
     llm = make_client(settings)
     config_hash, ids = PINNED[case]
     assert settings.config_hash() == config_hash
-    assert {n: get_method(n, settings).generation_id(unit, llm, lilo_pack()) for n in ids} == ids
+    assert {
+        n: get_method(n, settings.generate, settings.llm, settings.embedding).generation_id(
+            unit, llm, lilo_pack()
+        )
+        for n in ids
+    } == ids

@@ -80,10 +80,12 @@ def test_convolution_keeps_top_k_of_old_and_merged_edits():
 
 
 def test_quick_preset_and_paper_defaults_are_recorded():
-    paper = get_method("longscope", load_settings(None, {}))
+    settings = load_settings(None, {})
+    paper = get_method("longscope", settings.generate, settings.llm, settings.embedding)
     assert (paper.variant, paper.args["layers"], paper.args["kernel_width"]) == ("longscope", 6, 3)
     assert (paper.args["sets"], paper.args["top_k"], paper.args["best_of"]) == (10, 6, 3)
-    quick = get_method("longscope", load_settings(None, {"generate.longscope.preset": "quick"}))
+    quick_settings = load_settings(None, {"generate.longscope.preset": "quick"})
+    quick = get_method("longscope", quick_settings.generate, settings.llm, settings.embedding)
     assert quick.variant == "longscope[quick]"
     assert {k: quick.args[k] for k in ("layers", "sets", "best_of", "rounds")} == {
         "layers": 1,

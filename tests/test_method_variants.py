@@ -39,14 +39,16 @@ def _settings(tmp_path, **overrides):
     ],
 )
 def test_bracket_options_set_arguments_and_name_the_variant(tmp_path, name, variant, args):
-    method = get_method(name, _settings(tmp_path))
+    settings = _settings(tmp_path)
+    method = get_method(name, settings.generate, settings.llm, settings.embedding)
     assert method.variant == variant
     assert {k: method.args[k] for k in args} == args
 
 
 def test_unknown_options_are_refused_before_a_run(tmp_path):
     with pytest.raises(UnknownName, match=r"no option 'fast'; agentwrite's are: agentwrite\["):
-        get_method("agentwrite[fast]", _settings(tmp_path))
+        settings = _settings(tmp_path)
+        get_method("agentwrite[fast]", settings.generate, settings.llm, settings.embedding)
     check_names(_settings(tmp_path, **{"generate.methods": ["agentwrite[sees-written]"]}))
     with pytest.raises(PreflightError, match=r"unknown method single\[x\]"):
         check_names(_settings(tmp_path, **{"generate.methods": ["single[x]"]}))
@@ -63,9 +65,9 @@ def test_a_missing_llmlingua_fails_with_what_to_install(tmp_path):
     if importlib.util.find_spec("llmlingua") is not None:
         pytest.skip("llmlingua is installed here")
     settings = _settings(tmp_path)
-    generation = get_method("compress[llmlingua]", settings).run(
-        _unit(), make_client(settings), Embedder(settings), lilo_pack()
-    )
+    generation = get_method(
+        "compress[llmlingua]", settings.generate, settings.llm, settings.embedding
+    ).run(_unit(), make_client(settings), Embedder(settings), lilo_pack())
     assert generation.variant == "compress[llmlingua]" and generation.text == ""
     assert "llmlingua package is not installed (pip install -e '.[compress]')" in generation.error
 
@@ -76,7 +78,9 @@ def _plan_keys(tmp_path, shared: bool) -> tuple[dict[str, str], int, bool]:
     keys: dict[str, str] = {}
     cached = True
     for name in ("agentwrite", "agentwrite[sees-written]", "ral_writer"):
-        generation = get_method(name, settings).run(_unit(), llm, Embedder(settings), lilo_pack())
+        generation = get_method(name, settings.generate, settings.llm, settings.embedding).run(
+            _unit(), llm, Embedder(settings), lilo_pack()
+        )
         assert generation.error == ""
         plans = [c for c in llm.take_calls() if c.purpose.endswith(":plan")]
         keys[generation.variant] = plans[0].key

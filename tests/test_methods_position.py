@@ -40,7 +40,9 @@ def results(tmp_path_factory) -> dict[str, dict]:
     sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
     out = {}
     for name in NEW:
-        gen = get_method(name, settings).run(Unit(sample, papers, 4000), llm, embedder, lilo_pack())
+        gen = get_method(name, settings.generate, settings.llm, settings.embedding).run(
+            Unit(sample, papers, 4000), llm, embedder, lilo_pack()
+        )
         assert gen.error == "", gen.error
         out[gen.variant] = {"generation": gen, "recall": recall_by_bin(gen.text, located)}
     return out

@@ -95,7 +95,7 @@ def test_llama_cpp_python_gets_the_schema_in_the_form_it_takes(tmp_path, server)
 def test_a_summary_cut_at_its_budget_is_marked(tmp_path, server):
     server.respond = lambda prompt, n: "KernelForge reaches 0.635 on Kin40k. " * 50
     settings = server.settings(tmp_path, **{"generate.single_max_tokens": 40})
-    method = get_method("single", settings)
+    method = get_method("single", settings.generate, settings.llm, settings.embedding)
     unit = Unit(SAMPLE, [PAPER_TEXT], 1000)
     generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
     assert generation.error == "" and len(generation.text.split()) == 40
@@ -105,7 +105,7 @@ def test_a_summary_cut_at_its_budget_is_marked(tmp_path, server):
 def test_the_planner_of_lilos_datasets_asks_its_own_budget(tmp_path, server):
     server.respond = lambda prompt, n: "KernelForge reaches 0.635 on Kin40k."
     settings = server.settings(tmp_path)
-    method = get_method("agentwrite", settings)
+    method = get_method("agentwrite", settings.generate, settings.llm, settings.embedding)
     unit = Unit(SAMPLE, [PAPER_TEXT], 1000)
     generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
     assert generation.error == ""
@@ -166,7 +166,7 @@ def test_a_plan_past_its_cap_writes_its_first_steps_and_says_how_many_it_had(
         server.requests.clear()
         settings = server.settings(tmp_path / f"{cap}{pack.benchmark}")
         settings = settings.with_overrides({"generate.plan_steps_cap": cap})
-        generation = get_method(name, settings).run(
+        generation = get_method(name, settings.generate, settings.llm, settings.embedding).run(
             unit, make_client(settings), Embedder(settings), pack
         )
         assert generation.error == ""

@@ -19,13 +19,15 @@ def _sample(listing: tuple[str, ...] | None) -> Sample:
 
 def test_listing_order_is_read_under_the_paper_profile_only():
     listing = Settings().with_overrides({"generate": {"paper_order": "listing"}})
-    assert in_reading_order(_sample(LISTED), listing).paper_ids == LISTED
-    assert in_reading_order(_sample(LISTED), Settings()).paper_ids == SORTED  # the default
+    assert in_reading_order(_sample(LISTED), listing.generate).paper_ids == LISTED
+    assert in_reading_order(_sample(LISTED), Settings().generate).paper_ids == SORTED  # the default
     assert load_settings(overrides={"profile": "paper"}).generate.paper_order == "listing"
 
 
 def test_a_sample_without_a_usable_listing_keeps_its_own_order():
     listing = Settings().with_overrides({"generate": {"paper_order": "listing"}})
-    assert in_reading_order(_sample(None), listing).paper_ids == SORTED  # lilo's own samples
+    assert (
+        in_reading_order(_sample(None), listing.generate).paper_ids == SORTED
+    )  # lilo's own samples
     other = ("2401.00001v1", "2409.99999v1", "2403.00003v1")  # not the sample's papers
-    assert in_reading_order(_sample(other), listing).paper_ids == SORTED
+    assert in_reading_order(_sample(other), listing.generate).paper_ids == SORTED

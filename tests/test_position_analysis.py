@@ -54,7 +54,9 @@ def _single_by_position(
     qa_settings = settings.with_overrides({"llm.offline.middle_neglect": 0.0})
     qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
     unit = Unit(sample, papers, 4000)
-    generation = get_method(method, settings).run(unit, llm, embedder, lilo_pack())
+    generation = get_method(method, settings.generate, settings.llm, settings.embedding).run(
+        unit, llm, embedder, lilo_pack()
+    )
     judge = make_judge_client(settings)
     context = ScoreContext(generation, sample, papers, qa, judge, lilo_pack(), settings)
     rows = get_scorer("consistency")(context).rows

@@ -62,7 +62,7 @@ def test_a_name_registered_by_two_modules_is_refused(tmp_path, monkeypatch):
 def test_unknown_names_are_one_error_listing_the_known_ones(tmp_path):
     settings = load_settings(None, {"data_dir": str(tmp_path)})
     with pytest.raises(UnknownName) as method_error:
-        get_method("nope", settings)
+        get_method("nope", settings.generate, settings.llm, settings.embedding)
     with pytest.raises(UnknownName) as scorer_error:
         get_scorer("nope")
     assert str(method_error.value) == (
@@ -75,7 +75,7 @@ def test_unknown_names_are_one_error_listing_the_known_ones(tmp_path):
     )
     assert isinstance(method_error.value, InputError) and method_error.value.exit_code == 2
     with pytest.raises(UnknownName, match="options go between"):
-        get_method("single[x", settings)
+        get_method("single[x", settings.generate, settings.llm, settings.embedding)
 
 
 def test_every_method_takes_typed_parameters_and_gets_them_all(tmp_path):
@@ -88,7 +88,7 @@ def test_every_method_takes_typed_parameters_and_gets_them_all(tmp_path):
         assert all(p.annotation is not p.empty for p in parameters), name
         # a parameter with a default is one a run's id leaves out while it is at its default
         # (generate.plan_steps_cap 0, the position formula for a whole-number exponent)
-        args = set(get_method(name, settings).args)
+        args = set(get_method(name, settings.generate, settings.llm, settings.embedding).args)
         assert {p.name for p in parameters if p.default is p.empty} <= args, name
         assert args <= {p.name for p in parameters}, name
 

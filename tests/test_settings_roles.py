@@ -105,7 +105,9 @@ def _generation_ids(settings: Settings) -> dict[str, str]:
     sample = Sample("s1", "v1", ("2601.00001",), "Topic", "survey", 1, "command")
     unit, client, pack = Unit(sample, [paper], 4000), make_client(settings), lilo_pack()
     return {
-        name: get_method(name, settings).generation_id(unit, client, pack)
+        name: get_method(name, settings.generate, settings.llm, settings.embedding).generation_id(
+            unit, client, pack
+        )
         for name in available_methods()
     }
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 TASKS = Path(__file__).resolve().parent.parent / "tasks"
 # Functions in tasks/ (outside the settings' own modules) with a parameter annotated
-# `Settings`: 71 before sections were passed.
-WHOLE = 37
+# `Settings`: 71 before sections were passed, 37 before a method read its own.
+WHOLE = 28
 
 
 def _taking_whole_settings() -> list[str]:

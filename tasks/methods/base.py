@@ -24,7 +24,6 @@ from lilo.tasks.config import (
     GenerateSettings,
     LLMSettings,
     Section,
-    Settings,
 )
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import LiloError, UnknownName
@@ -322,18 +321,17 @@ def _parse(name: str) -> tuple[str, list[str]]:
     return base, [o.strip() for o in rest[:-1].split(",") if o.strip()]
 
 
-def get_method(name: str, settings: Settings) -> Method:
-    """The method `name` (with bracket options, if any) with its parameters taken from
-    settings (recorded as method_args). An unknown name or option raises `UnknownName`."""
+def get_method(
+    name: str, generate: GenerateSettings, llm: LLMSettings, embedding: EmbeddingSettings
+) -> Method:
+    """The method `name` (with bracket options, if any) with its parameters taken from the
+    sections a method reads (recorded as method_args): the generation settings, its own
+    section among them (`generate.<section>`), the backbone's and the embedder's. An
+    unknown name or option raises `UnknownName`."""
     base, options = _parse(name)
     entry = _METHODS.get(base)
-    gen = settings.generate
-    given = MethodSettings(
-        gen.section(entry.section) if entry.section else None,
-        gen,
-        settings.llm,
-        settings.embedding,
-    )
+    own = generate.section(entry.section) if entry.section else None
+    given = MethodSettings(own, generate, llm, embedding)
     args = entry.settings_args(given)
     for option in options:
         if option not in entry.options:

@@ -338,12 +338,14 @@ class GenerateSettings(Section):
         not given); a key that is neither a setting nor a method's section is refused."""
         if not isinstance(data, dict):
             return data
-        data, errors = dict(data), list[InitErrorDetails]()
-        sections = method_sections()
-        for name in set(data) - set(cls.model_fields) - set(sections):
-            errors.append({"type": "extra_forbidden", "loc": (name,), "input": data[name]})
-        for name, model in sections.items():
-            given = data.get(name, {})
+        sections, errors = method_sections(), list[InitErrorDetails]()
+        data = {name: model() for name, model in sections.items()} | data
+        for name, given in data.items():
+            model = sections.get(name)
+            if model is None:
+                if name not in cls.model_fields:
+                    errors.append({"type": "extra_forbidden", "loc": (name,), "input": given})
+                continue
             try:
                 if isinstance(given, str):  # a LILO_GENERATE__<SECTION> variable: JSON
                     data[name] = model.model_validate_json(given)

@@ -145,12 +145,9 @@ def setting_path(select: Select) -> str:
     renamed one fails type checking, and here, rather than travelling as a string."""
     read = select(cast(Settings, _Reads()))
     path = ".".join(read.parts) if isinstance(read, _Reads) else ""
-    if path not in _SETTING_NAMES:
+    if path not in {name for name, _ in walk_fields(Settings)}:  # methods' sections included
         raise LiloError(f"{path or select!r} is not a setting: select one, e.g. s.llm.model")
     return path
-
-
-_SETTING_NAMES = frozenset(name for name, _ in walk_fields(Settings))
 
 
 def flow_parameters(settings: Settings) -> dict[str, Any]:
@@ -304,9 +301,11 @@ def _setting_lines(text: str) -> dict[str, int]:
 
 
 def _line_of(lines: dict[str, int], loc: tuple[int | str, ...]) -> int:
-    """The line that sets `loc`, else its section's header line, else 1."""
+    """The line that sets `loc` (a setting or a `[section]`), else its section's header
+    line, else 1."""
     keys = [str(k) for k in loc if isinstance(k, str)]
-    return lines.get(".".join(keys)) or lines.get(f"[{'.'.join(keys[:-1])}]", 1)
+    dotted = ".".join(keys)
+    return lines.get(dotted) or lines.get(f"[{dotted}]") or lines.get(f"[{'.'.join(keys[:-1])}]", 1)
 
 
 def _variable(loc: tuple[int | str, ...]) -> str:

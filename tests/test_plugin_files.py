@@ -1,7 +1,9 @@
 """A plug-in is one file (docs/contributing.md): a method and a scorer, each written as one
 file into its package's folder the way a contributor adds one, are on the leaderboard after
 a real run (the view and `lilo leaderboard`), in `lilo run --methods`, in what each
-generation records of its settings (`method_args`) and in the docs' generated tables.
+generation records of its settings (`method_args`) and in the docs' generated tables. The
+method's own settings section (`generate.lead`) is in its file too, and is set as every
+setting is: a config file, a LILO_* variable, `--set`.
 
 The files go into a temporary folder on the packages' search path (`__path__`, which the
 registry walks as it walks the package's own folder), so the working tree is never written."""
@@ -22,6 +24,8 @@ import lilo.tasks.methods as methods_package
 import lilo.tasks.scoring as scoring_package
 from lilo.flows import doc_tables
 from lilo.flows.cli import main
+from lilo.tasks.config import METHOD_SECTIONS
+from lilo.tasks.config_loading import ConfigError, load_settings
 from lilo.tasks.methods import available_methods
 from lilo.tasks.methods.base import _METHODS
 from lilo.tasks.scoring import available_scorers
@@ -33,15 +37,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from lilo.tasks.config import Settings
-from lilo.tasks.methods.base import Draft, Run, Writer, method
+from pydantic import Field
+
+from lilo.tasks.config import Section, output_values
+from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 
 
-def _args(settings: Settings) -> dict[str, Any]:
-    return {"share": 0.5}
+class LeadSettings(Section):
+    """The share of the target length taken from the papers' first words."""
+
+    share: float = Field(0.5, gt=0.0, le=1.0)
 
 
-@method("lead", args=_args)
+def _args(s: MethodSettings[LeadSettings]) -> dict[str, Any]:
+    return output_values(s.own)
+
+
+@method("lead", args=_args, settings=LeadSettings)
 def lead(share: float) -> Writer:
     def write(run: Run) -> Draft:
         words = " ".join(p.text for p in run.papers).split()
@@ -72,6 +84,8 @@ def brevity(ctx: ScoreContext) -> Scored:
 def plugins(tmp_path, monkeypatch):
     """`lead.py` in the methods' folder and `brevity.py` in the scorers', found afresh."""
     available_methods(), available_scorers()  # the shipped plug-ins, found first
+    monkeypatch.setattr(METHOD_SECTIONS, "_entries", dict(METHOD_SECTIONS._entries))
+    monkeypatch.setattr(METHOD_SECTIONS, "_discovered", False)
     added = []
     for package, registry, name, text in (
         (methods_package, _METHODS, "lead", METHOD),
@@ -112,19 +126,22 @@ def test_a_method_and_a_scorer_are_one_file_each(plugins, tmp_path, capsys, pref
     assert "known: agentwrite, compress, lead," in " ".join(capsys.readouterr().out.split())
     assert main([*run, "--methods", "laed"]) != 0
     assert "known are agentwrite, compress, lead," in capsys.readouterr().err
-    assert main([*run, "--methods", "single,lead"]) == 0
+    # Its own settings: a misspelt one refused, naming it, before anything runs.
+    assert main([*run, "--methods", "lead", "--set", "generate.lead.shar=0.4"]) != 0
+    assert "generate.lead.shar" in capsys.readouterr().err
+    assert main([*run, "--methods", "single,lead", "--set", "generate.lead.share=0.4"]) == 0
     capsys.readouterr()
 
     # The leaderboard view: a row per method, the scorer's column beside S_l, S_c, S_q.
     rows = _sql(data, "SELECT variant, s_l, s_b, overall_s_b, scored, expected FROM leaderboard")
     board = {r[0]: r[1:] for r in rows}
     assert set(board) == {"single", "lead"}
-    assert 40 < board["lead"][0] < 60  # about 500 words of 1,000
+    assert 20 < board["lead"][0] < 40  # about 400 words of 1,000 (S_l 28)
     assert board["lead"][1] == board["lead"][2] == 100.0
     assert board["lead"][3:] == (1, 1)
     # What made each summary: the method's own parameters, recorded.
     args = _sql(data, "SELECT method_args FROM fct_generations WHERE method = 'lead'")
-    assert [json.loads(a) for (a,) in args] == [{"share": 0.5}]
+    assert [json.loads(a) for (a,) in args] == [{"share": 0.4}]
 
     # `lilo leaderboard`: the method's row and the score's column.
     assert main(["leaderboard", "--data-dir", str(data), "--format", "csv"]) == 0
@@ -138,6 +155,26 @@ def test_a_method_and_a_scorer_are_one_file_each(plugins, tmp_path, capsys, pref
     catalog = (Path(__file__).resolve().parent.parent / "docs" / "catalog.md").read_text()
     tables = doc_tables.render(catalog)
     assert "| `lead` | - | share=`0.5` |" in tables
+    assert "| `generate.lead.share` | `0.5` | output |" in tables
     assert "| `brevity` | S_b | `s_b`, `overall_s_b` | brevity: 100 at or under the target |" in (
         tables
+    )
+
+
+def test_a_method_s_own_settings_are_set_as_every_setting_is(plugins, tmp_path, monkeypatch):
+    """`[generate.lead]` in a config file, LILO_GENERATE__LEAD__SHARE, an override; a key or
+    a section the method does not have is refused, saying which and where."""
+    config = tmp_path / "lilo.toml"
+    config.write_text("[generate.lead]\nshare = 0.25\n")
+    assert load_settings(config).generate.section("lead").share == 0.25
+    monkeypatch.setenv("LILO_GENERATE__LEAD__SHARE", "0.75")
+    assert load_settings(config).generate.lead.share == 0.75  # the environment beats the file
+    assert load_settings(config, {"generate.lead.share": 0.3}).generate.lead.share == 0.3
+    monkeypatch.delenv("LILO_GENERATE__LEAD__SHARE")
+    config.write_text("[generate.lead]\nshare = 2\n\n[generate.laed]\nshare = 0.5\n")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config)
+    assert str(refused.value) == (
+        f"{config}:2: generate.lead.share: Input should be less than or equal to 1; "
+        f"{config}:4: generate.laed: Extra inputs are not permitted"
     )

@@ -9,12 +9,23 @@ import json
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from lilo.tasks.config import ChatEndpointSettings, Role, Settings, fields_of, walk_fields
+from lilo.tasks.config import (
+    METHOD_SECTIONS,
+    PACING,
+    PLACE,
+    ChatEndpointSettings,
+    Role,
+    Section,
+    Settings,
+    fields_of,
+    walk_fields,
+)
+from lilo.tasks.config_loading import ParameterRefused, run_settings
 from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, available_methods, get_method
 from lilo.tasks.prompt_packs import lilo_pack
@@ -134,6 +145,32 @@ def test_the_walk_sees_every_section_and_role():
     assert {"llm.api_key", "judge.api_key", "embedding.api_key", "runner.batch_units"} <= names
     assert {r for _, r in FIELDS} == set(Role)
     assert len(GENERATING) > 40
+    assert {"generate.ral.k", "generate.markov.top_k", "generate.longscope.preset"} <= names
+
+
+def test_a_method_section_s_roles_apply_as_anywhere(monkeypatch):
+    """A method's own section (registered in its file, not declared in tasks/config.py):
+    a PACING setting of it is out of the config hash, a PLACE one refused from a run's
+    parameters, an OUTPUT one hashed."""
+
+    class Probing(Section):
+        depth: int = 1
+        speed: Annotated[int, PACING] = 2
+        folder: Annotated[str, PLACE] = "here"
+
+    monkeypatch.setattr(METHOD_SECTIONS, "_entries", dict(METHOD_SECTIONS._entries))
+    METHOD_SECTIONS.add("probing", Probing, __name__)
+    roles = dict(walk_fields(Settings))
+    assert [roles[f"generate.probing.{n}"] for n in ("depth", "speed", "folder")] == [
+        Role.OUTPUT,
+        Role.PACING,
+        Role.PLACE,
+    ]
+    base = Settings()
+    assert base.with_overrides({"generate.probing.speed": 5}).config_hash() == base.config_hash()
+    assert base.with_overrides({"generate.probing.depth": 5}).config_hash() != base.config_hash()
+    with pytest.raises(ParameterRefused, match="may not set generate.probing.folder"):
+        run_settings({"generate.probing.folder": "/elsewhere"})
 
 
 UNHASHED = [

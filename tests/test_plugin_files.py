@@ -24,10 +24,11 @@ import lilo.tasks.methods as methods_package
 import lilo.tasks.scoring as scoring_package
 from lilo.flows import doc_tables
 from lilo.flows.cli import main
-from lilo.tasks.config import METHOD_SECTIONS
+from lilo.tasks.config import METHOD_SECTIONS, Section
 from lilo.tasks.config_loading import ConfigError, load_settings
+from lilo.tasks.errors import LiloError
 from lilo.tasks.methods import available_methods
-from lilo.tasks.methods.base import _METHODS
+from lilo.tasks.methods.base import _METHODS, method
 from lilo.tasks.scoring import available_scorers
 from lilo.tasks.scoring.base import _SCORERS
 
@@ -178,3 +179,8 @@ def test_a_method_s_own_settings_are_set_as_every_setting_is(plugins, tmp_path, 
         f"{config}:2: generate.lead.share: Input should be less than or equal to 1; "
         f"{config}:4: generate.laed: Extra inputs are not permitted"
     )
+
+
+def test_a_method_section_may_not_take_a_setting_s_name():
+    with pytest.raises(LiloError, match=r"generate.samples is a setting of generation"):
+        method("clash", args=dict, settings=Section, section="samples")(lambda: None)

@@ -296,8 +296,14 @@ def method(
             label = variant(kwargs) if variant else name
             return _Registered(name, dict(kwargs), label, factory(**kwargs))
 
-        key = (section or name) if settings else None
-        if settings and key:
+        key = None
+        if settings:
+            key = section or name
+            if key in GenerateSettings.model_fields:
+                raise LiloError(
+                    f"method {name!r}: generate.{key} is a setting of generation, not a "
+                    "section: name the method's section with section=..."
+                )
             METHOD_SECTIONS.add(key, settings, factory.__module__)
         _METHODS.add(name, _Entry(build, args, key, dict(options or {})), factory.__module__)
         return build

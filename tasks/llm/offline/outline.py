@@ -11,6 +11,7 @@ from collections import Counter
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.text import split_sentences
 
@@ -25,6 +26,7 @@ def matches(prompt: str) -> bool:
     return DRAFT in prompt or EDIT in prompt
 
 
+@offline_reply("outline", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     return _edit(prompt) if EDIT in prompt else _draft(prompt)

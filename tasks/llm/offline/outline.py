@@ -36,7 +36,8 @@ def _draft(prompt: str) -> str:
     top = keywords(split_sentences(between(prompt, "intro")), 6) or ["the field"]
     counts: Counter[str] = Counter()
     for block in between(prompt, "structures").split("\n\n"):
-        counts.update({h.strip() for h in re.findall(r"^## (.+)$", block, re.M)})
+        # Once per paper, in its order (a set's order changes with the hash seed).
+        counts.update(list(dict.fromkeys(h.strip() for h in re.findall(r"^## (.+)$", block, re.M))))
     shared = [h for h, n in counts.items() if n >= 2 and not _SKIP.search(h)]
     lines = [f"# {', '.join(w.capitalize() for w in top[:3])}: a review"]
     lines.append(f"## Background on {top[0]} and {top[1] if len(top) > 1 else top[0]}")

@@ -27,10 +27,13 @@ def import_modules(package: str) -> list[ModuleType]:
 
 class Registry(Generic[T]):
     """Entries by name for the plug-ins of `package`, each a `kind` (e.g. "method") that a
-    module registers with `add`; `hint` says how to write a new one (`{name}` is filled)."""
+    module registers with `add`; `hint` says how to write a new one (`{name}` is filled).
+    The modules of the packages named in `also` may register entries too (a method's own
+    offline reply): they are imported by name, so a lower layer names a higher one's
+    package without importing it."""
 
-    def __init__(self, kind: str, package: str, hint: str) -> None:
-        self.kind, self.package, self.hint = kind, package, hint
+    def __init__(self, kind: str, package: str, hint: str, also: tuple[str, ...] = ()) -> None:
+        self.kind, self.package, self.hint, self.also = kind, package, hint, also
         self._entries: dict[str, tuple[T, str]] = {}
         self._lock = threading.RLock()
         self._discovered = False
@@ -61,5 +64,6 @@ class Registry(Generic[T]):
     def _discover(self) -> None:
         with self._lock:
             if not self._discovered:
-                import_modules(self.package)
+                for package in (self.package, *self.also):
+                    import_modules(package)
                 self._discovered = True

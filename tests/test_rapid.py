@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lilo.tasks.config import OfflineSettings
+from lilo.tasks.llm.offline import reply
 from lilo.tasks.methods._section_writer import abstract
 from lilo.tasks.methods._toposort import topological_order
 from lilo.tasks.methods.rapid import parse_dependencies, structures
@@ -31,3 +33,18 @@ def test_papers_own_structure_and_abstract():
     assert abstract(text) == "We study X."
     body = "Short.\n\n" + "word " * 25
     assert abstract(body) == ("word " * 25).strip()
+
+
+def test_the_offline_outline_draft_keeps_the_papers_order_of_shared_headings():
+    """The sections the papers share come in the order the first paper gives them, whatever
+    the interpreter's hash seed (a set of headings used to decide it, so two processes
+    drafted two outlines from one prompt)."""
+    headings = ["Method", "Data", "Training", "Evaluation", "Results", "Ablations"]
+    paper = "\n".join(f"## {h}" for h in headings)
+    prompt = (
+        "Draft the outline of the summary as Markdown headings.\n<intro>\nGraph neural "
+        f"networks learn on graphs.\n</intro>\n<structures>\n{paper}\n\n{paper}\n</structures>"
+    )
+    text = reply([{"role": "user", "content": prompt}], OfflineSettings()).text
+    shared = [line[3:].removesuffix(" across the papers") for line in text.splitlines()]
+    assert [h for h in shared if h in headings] == headings

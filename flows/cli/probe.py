@@ -1,25 +1,21 @@
 """`lilo probe TASK`: the Lost-in-the-Middle probes (each registered task,
-tasks/probes/kinds/) on the configured backbone, and `lilo import lost-in-the-middle CLONE`
-(added to the `import` group): the authors' published probe data from the user's clone
-(docs/design.md §17)."""
+tasks/probes/kinds/) on the configured backbone (docs/design.md §17). The authors' published
+probe data comes in with `lilo import lost-in-the-middle CLONE` (flows/importers/)."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from lilo.flows.cli._args import add_common_args
-from lilo.flows.cli._imports import print_import_outcome
 from lilo.flows.cli._local_model import add_local_model_arg, served
 from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
-from lilo.flows.cli._stop import stoppable
 from lilo.tasks.config import ProbeSettings
 from lilo.tasks.config_loading import Select
 from lilo.tasks.probes.kinds.base import Flag
 
-__all__ = ["add_import_parser", "register"]
+__all__ = ["register"]
 
 
 def _numbers(value: str) -> list[int]:
@@ -106,50 +102,6 @@ def _print_probe(result: Any) -> None:
     console.print(
         "Views: probe_curve, probe_summary (U depth), probe_vs_summary (in the published copy)"
     )
-
-
-@stoppable
-def cmd_import_lost_in_the_middle(args: argparse.Namespace) -> int:
-    from lilo.flows.import_probes import import_probes_flow
-    from lilo.tasks.printable import printable
-    from lilo.tasks.probes import locate_clone
-
-    path = Path(args.path)
-    locate_clone(path)  # before any flow starts: a typo costs nothing
-    settings = settings_from_args(args)
-    start_prefect_early(settings)
-    with running_flows(args.debug):
-        result = import_probes_flow(str(path), settings)
-    print(f"Lost in the Middle at {path} (run {result.run_id})")
-    for file, n in sorted(result.files.items()):
-        print(f"  {printable(file, one_line=True)}: {n} items")
-    print(f"  items: {result.items} read")
-    print(f"  prompts: {len(result.prompts)} templates ({', '.join(result.prompts) or '-'})")
-    if result.absent:
-        print(f"  absent in this clone (fine): {', '.join(result.absent)}")
-    print_import_outcome(result)
-    if result.items:
-        print("next: lilo probe kv --keys 75 --examples 20; lilo probe mdqa --docs 10,20")
-        return 0
-    print("nothing imported: no file held a valid item (see the problems above)")
-    return 1
-
-
-def add_import_parser(kinds: Any) -> None:
-    """`lilo import lost-in-the-middle CLONE`, in the `import` group."""
-    imp = kinds.add_parser(
-        "lost-in-the-middle",
-        help="Lost in the Middle's probe data: your clone of github.com/nelson-liu/"
-        "lost-in-the-middle",
-        description="CLONE is the repository's root. Whatever of kv_retrieval_data/ and "
-        "qa_data/ it holds is checked line by line and stored as probe items, its prompt "
-        "templates with them; nothing is copied into lilo. Each problem is one line naming "
-        "its file and line. Exit 0 when something was imported, 1 when nothing could be, "
-        "2 when CLONE is not a clone. A second import adds nothing.",
-    )
-    imp.add_argument("path", metavar="CLONE", help="your clone of nelson-liu/lost-in-the-middle")
-    add_common_args(imp)
-    imp.set_defaults(func=cmd_import_lost_in_the_middle)
 
 
 # The options of every probe task, beside the task's own (its sizes, sources, flags).

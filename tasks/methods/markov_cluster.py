@@ -7,12 +7,16 @@ with a share of the length proportional to its cluster's size."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 from pydantic import Field
 
-from lilo.tasks.config import Section, output_values
+from lilo.tasks.config import OfflineSettings, Section, output_values
+from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms, select
+from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.types import Message
 from lilo.tasks.methods._markov import (
     best_path,
     cluster,
@@ -29,6 +33,7 @@ from lilo.tasks.methods._section_writer import (
     write_section,
 )
 from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
+from lilo.tasks.paper_tags import parse_paper_blocks
 
 __all__ = ["MarkovSettings", "markov_cluster"]
 
@@ -146,3 +151,29 @@ def _summary(reply: str) -> tuple[str, str]:
     if lines[0].startswith("#"):
         return lines[0].lstrip("#").strip() or "Part of the papers", " ".join(lines[1:])
     return " ".join(lines[0].split()[:8]), " ".join(lines)
+
+
+# The offline engine's reply to the cluster summary (docs/design.md §9, §15): a heading from
+# the passages' most frequent content words, then the passages' sentences that best carry
+# them, within the word limit the prompt states.
+
+SUMMARY_SIGNATURE = "Summarise the common thread of the passages below"
+_WORDS_RE = re.compile(r"in at most (\d+) words")
+
+
+def _asks_summary(prompt: str) -> bool:
+    return SUMMARY_SIGNATURE in prompt
+
+
+@offline_reply("cluster_summary", matches=_asks_summary)
+def offline_summary(messages: list[Message], offline: OfflineSettings) -> str:
+    prompt = "\n".join(m["content"] for m in messages)
+    match = _WORDS_RE.search(prompt)
+    budget = int(match.group(1)) if match else 150
+    pool = [c for c in candidates(prompt, offline) if c.weight > 0]
+    top = keywords((c.text for c in pool), 4)
+    if not top:
+        top = keywords((t for _, t in parse_paper_blocks(prompt)), 4) or ["the papers"]
+    chosen = select(pool, query_terms(" ".join(top)), budget, budget)
+    heading = ", ".join(w.capitalize() for w in top[:3])
+    return f"## {heading}\n" + " ".join(c.text for c in chosen)

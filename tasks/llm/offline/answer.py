@@ -11,12 +11,12 @@ import re
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import key_tokens
 from lilo.tasks.llm.offline._reader import reader
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.text import split_sentences
 
 __all__ = ["NO_ANSWER", "matches", "respond"]
 
-PRIORITY = 1
 NO_ANSWER = "I don't know"
 
 MAX_CHARS = 200
@@ -29,6 +29,7 @@ def matches(prompt: str) -> bool:
     return "<question>" in prompt and "<gold>" not in prompt and bool(_TEXT_RE.search(prompt))
 
 
+@offline_reply("answer", matches=matches, priority=1)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     found = list(_TEXT_RE.finditer(prompt))[-1]

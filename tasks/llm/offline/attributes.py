@@ -8,6 +8,7 @@ import re
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 SIGNATURE = "List the atomic aspects the summary must cover"
@@ -19,6 +20,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
+@offline_reply("attributes", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     match = _N_RE.search(prompt)

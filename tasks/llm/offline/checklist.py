@@ -10,17 +10,17 @@ import json
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._features import checklist_items, feature_for, features, responses
 from lilo.tasks.llm.offline._overlap import tier
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 __all__ = ["matches", "respond"]
-
-PRIORITY = 1
 
 
 def matches(prompt: str) -> bool:
     return "checklist_id" in prompt and "evaluation_score" in prompt
 
 
+@offline_reply("checklist", matches=matches, priority=1)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     found = features(responses(prompt, ("response",))[0])

@@ -8,6 +8,7 @@ import re
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 SIGNATURE = "say which sections must be written before it"
@@ -20,6 +21,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
+@offline_reply("dependencies", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     found = [_LINE_RE.match(x) for x in between(prompt, "sections").splitlines()]

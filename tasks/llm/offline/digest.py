@@ -10,6 +10,7 @@ from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import leaves, read_tree
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 SIGNATURE = "Digest the paper below along the skeleton"
@@ -21,6 +22,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
+@offline_reply("digest", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     tips = leaves(read_tree(between(prompt, "skeleton")))

@@ -8,6 +8,7 @@ from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import key, read_edits
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.offline.skeleton import guide
 from lilo.tasks.llm.types import Message
 
@@ -21,6 +22,7 @@ def matches(prompt: str) -> bool:
     return PROPOSE in prompt or COMBINE in prompt
 
 
+@offline_reply("edit", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if COMBINE in prompt:

@@ -10,6 +10,7 @@ import json
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import key, read_tree
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 SIGNATURE = "Rate the skeleton below on two scales from 0 to 10"
@@ -21,6 +22,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
+@offline_reply("edit_score", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     nodes = [n for n in read_tree(between(prompt, "skeleton")) if n.level > 1]

@@ -8,11 +8,11 @@ import json
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between, overlap, tier
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 __all__ = ["matches", "respond"]
 
-PRIORITY = 1
 _SHOW_MISSING = 8
 
 
@@ -20,6 +20,7 @@ def matches(prompt: str) -> bool:
     return "<gold>" in prompt and "<predict>" in prompt
 
 
+@offline_reply("evaluate", matches=matches, priority=1)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     ratio, missing = overlap(between(prompt, "gold"), between(prompt, "predict"))

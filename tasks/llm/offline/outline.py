@@ -11,6 +11,7 @@ from collections import Counter
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.text import split_sentences
 
@@ -25,6 +26,7 @@ def matches(prompt: str) -> bool:
     return DRAFT in prompt or EDIT in prompt
 
 
+@offline_reply("outline", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     return _edit(prompt) if EDIT in prompt else _draft(prompt)
@@ -34,7 +36,8 @@ def _draft(prompt: str) -> str:
     top = keywords(split_sentences(between(prompt, "intro")), 6) or ["the field"]
     counts: Counter[str] = Counter()
     for block in between(prompt, "structures").split("\n\n"):
-        counts.update({h.strip() for h in re.findall(r"^## (.+)$", block, re.M)})
+        # Once per paper, in its order (a set's order changes with the hash seed).
+        counts.update(list(dict.fromkeys(h.strip() for h in re.findall(r"^## (.+)$", block, re.M))))
     shared = [h for h, n in counts.items() if n >= 2 and not _SKIP.search(h)]
     lines = [f"# {', '.join(w.capitalize() for w in top[:3])}: a review"]
     lines.append(f"## Background on {top[0]} and {top[1] if len(top) > 1 else top[0]}")

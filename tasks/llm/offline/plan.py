@@ -7,6 +7,7 @@ import math
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import keywords, paper_sentences, target_words
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 
@@ -21,6 +22,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt or ("<instruction>" in prompt and "<steps>" not in prompt)
 
 
+@offline_reply("plan", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     target = target_words(prompt)

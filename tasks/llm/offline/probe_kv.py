@@ -11,12 +11,9 @@ import re
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.client import Message
 from lilo.tasks.llm.offline._probe_reader import probe_reader
+from lilo.tasks.llm.offline.base import offline_reply
 
 __all__ = ["NOT_FOUND", "matches", "respond"]
-
-# After every handler of lilo's own prompts (their signatures come first), before the bare
-# task instruction.
-PRIORITY = 5
 
 NOT_FOUND = "The key is not in what I read."
 _RECORD = re.compile(r'^[{ ]"([^"\n]+)": "([^"\n]*)"[,}]$', re.M)
@@ -27,6 +24,9 @@ def matches(prompt: str) -> bool:
     return bool(_KEY.search(prompt)) and len(_RECORD.findall(prompt)) >= 2
 
 
+# After every handler of lilo's own prompts (their signatures come first), before the bare
+# task instruction.
+@offline_reply("probe_kv", matches=matches, priority=5)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     key = _KEY.findall(prompt)[-1]

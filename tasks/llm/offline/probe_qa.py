@@ -14,13 +14,10 @@ from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.client import Message
 from lilo.tasks.llm.offline._overlap import key_tokens
 from lilo.tasks.llm.offline._probe_reader import probe_reader
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.text import split_sentences
 
 __all__ = ["NO_ANSWER", "matches", "respond"]
-
-# After every handler of lilo's own prompts (their signatures come first), before the bare
-# task instruction.
-PRIORITY = 5
 
 NO_ANSWER = "I don't know."
 _MIN_SHARED = 1
@@ -34,6 +31,9 @@ def matches(prompt: str) -> bool:
     return prompt.rstrip().endswith("\nAnswer:") and bool(_QUESTION.search(prompt))
 
 
+# After every handler of lilo's own prompts (their signatures come first), before the bare
+# task instruction.
+@offline_reply("probe_qa", matches=matches, priority=5)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     question = key_tokens(_QUESTION.findall(prompt)[-1])

@@ -8,6 +8,7 @@ import json
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between, numbers
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
@@ -28,6 +29,7 @@ _YES_NO_OPENERS = frozenset(
 )
 
 
+@offline_reply("qa_filter", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
     question, answer = between(prompt, "question"), between(prompt, "answer")

@@ -12,6 +12,7 @@ from itertools import cycle
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words, split_sentences
@@ -44,6 +45,7 @@ class _Fact:
     measure: str
 
 
+@offline_reply("qa_generate", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
     wanted = int(re.search(r"Number of pairs: (\d+)", prompt).group(1))  # type: ignore[union-attr]

@@ -12,6 +12,7 @@ import re
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.text import count_words, split_sentences
 
@@ -26,6 +27,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt
 
 
+@offline_reply("section", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     heading = _field(_HEADING_RE, prompt)

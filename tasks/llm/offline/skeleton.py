@@ -11,6 +11,7 @@ from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._extract import candidates, keywords
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import Heading, apply, key, read_edits, read_tree, write
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 LOCAL = "Propose a skeleton for the summary from the passages below"
@@ -25,6 +26,7 @@ def matches(prompt: str) -> bool:
     return any(s in prompt for s in (LOCAL, MERGE, REFINE))
 
 
+@offline_reply("skeleton", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if REFINE in prompt:

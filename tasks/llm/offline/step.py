@@ -19,6 +19,7 @@ from lilo.tasks.llm.offline._extract import (
     title,
 )
 from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
@@ -36,6 +37,7 @@ def matches(prompt: str) -> bool:
     return SIGNATURE in prompt or ("<steps>" in prompt and "<step>" in prompt)
 
 
+@offline_reply("step", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     step = between(prompt, "step")

@@ -8,11 +8,11 @@ import json
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._features import checklist_items, feature_for, features, responses
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 
 __all__ = ["matches", "respond"]
 
-PRIORITY = 1
 _TIE = 0.05
 
 
@@ -20,6 +20,7 @@ def matches(prompt: str) -> bool:
     return "checklist_id" in prompt and '"winner"' in prompt
 
 
+@offline_reply("winrate", matches=matches, priority=1)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     a, b = (features(text) for text in responses(prompt, ("response_a", "response_b")))

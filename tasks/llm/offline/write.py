@@ -19,11 +19,10 @@ from lilo.tasks.llm.offline._extract import (
     target_words,
     title,
 )
+from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words
-
-PRIORITY = 9
 
 
 def matches(prompt: str) -> bool:
@@ -34,6 +33,7 @@ def matches(prompt: str) -> bool:
 _INTRO, _PAPERS, _COMMON, _RESULTS, _CONCLUSION = 0.15, 0.5, 0.1, 0.15, 0.1
 
 
+@offline_reply("write", matches=matches, priority=9)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     papers = parse_paper_blocks(prompt)

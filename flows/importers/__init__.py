@@ -1,0 +1,1 @@
+"""Dataset importers (`lilo import <name> PATH`), one module each: see base.py."""

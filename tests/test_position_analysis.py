@@ -15,7 +15,7 @@ from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.qa import generate_qa
-from lilo.tasks.records import PaperText, Sample
+from lilo.tasks.records import PaperText, QAPair, Sample
 from lilo.tasks.scoring import ScoreContext, get_scorer
 from lilo.tasks.synthetic.known_answers import cleaned_triplet as build_triplet
 
@@ -28,15 +28,11 @@ def triplet(tmp_path_factory) -> tuple[str, list[PaperText]]:
     return topic, papers
 
 
-def _single_by_position(
-    method: str, topic: str, papers: list[PaperText], tmp_path: Path, neglect: float, k: int = 12
-) -> list[float]:
-    """S_single at positions 1, 2, 3 for one method at 4k words. The model under test reads
-    with `neglect`; the judge is a separate offline reader that reads everything."""
-    settings = load_settings(
+def _settings(data_dir: Path, neglect: float, k: int = 12):
+    return load_settings(
         None,
         {
-            "data_dir": str(tmp_path),
+            "data_dir": str(data_dir),
             "llm.offline.middle_neglect": neglect,
             # Chunks small enough that the k restated ones are a focused subset of this
             # small triplet, as k = 12 chunks of 1,024 are of the paper's 50k-word inputs.
@@ -47,15 +43,21 @@ def _single_by_position(
             "judge.backend": "offline",
         },
     )
-    llm, embedder = make_client(settings), Embedder(settings)
-    ids = tuple(p.paper_id for p in papers)
-    sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
-    # QA pairs come from a reader without neglect, so every method faces the same questions.
-    qa_settings = settings.with_overrides({"llm.offline.middle_neglect": 0.0})
-    qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
+
+
+def _single_by_position(
+    method: str,
+    sample: Sample,
+    papers: list[PaperText],
+    qa: list[QAPair],
+    embedder: Embedder,
+    settings,
+) -> list[float]:
+    """S_single at positions 1, 2, 3 for one method at 4k words. The model under test reads
+    with the settings' neglect; the judge is a separate offline reader that reads everything."""
     unit = Unit(sample, papers, 4000)
     generation = get_method(method, settings.generate, settings.llm, settings.embedding).run(
-        unit, llm, embedder, lilo_pack()
+        unit, make_client(settings), embedder, lilo_pack()
     )
     judge = make_judge_client(settings)
     context = ScoreContext(generation, sample, papers, qa, judge, lilo_pack(), settings)
@@ -66,8 +68,16 @@ def _single_by_position(
 @pytest.fixture(scope="module")
 def curves(triplet, tmp_path_factory) -> dict[tuple[str, float], list[float]]:
     """S_single by position for each method, with the reader's neglect on (1.0: the very
-    middle of a long prompt is never read) and off."""
+    middle of a long prompt is never read) and off. The runs share one embedder (vectors
+    depend on the text alone, so each chunk is embedded once) and one set of QA pairs, from
+    a reader without neglect, so every method faces the same questions."""
     root = tmp_path_factory.mktemp("curves")
+    topic, papers = triplet
+    ids = tuple(p.paper_id for p in papers)
+    sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
+    qa_settings = _settings(root / "qa", 0.0)
+    embedder = Embedder(qa_settings)
+    qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
     runs = {
         "single": ("single", 12),
         "agentwrite": ("agentwrite", 12),
@@ -77,8 +87,9 @@ def curves(triplet, tmp_path_factory) -> dict[tuple[str, float], list[float]]:
     found = {}
     for neglect in (0.0, 1.0):
         for label, (method, k) in runs.items():
+            settings = _settings(root / f"{label}-{neglect}", neglect, k)
             found[label, neglect] = _single_by_position(
-                method, *triplet, root / f"{label}-{neglect}", neglect, k
+                method, sample, papers, qa, embedder, settings
             )
     return found
 

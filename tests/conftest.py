@@ -73,3 +73,16 @@ def copy_data_dir(source: Path, target: Path, *, published: bool = True) -> Path
     ignore = None if published else shutil.ignore_patterns("published")
     shutil.copytree(source, target, ignore=ignore)
     return target
+
+
+# h30y: one embedder for the session's method runs.
+@pytest.fixture(scope="session")
+def shared_embedder(tmp_path_factory):
+    """The local embedder (the default `embedding` settings) with one cache for the session:
+    a vector depends on its text and model alone, so the tests that run a method on the same
+    papers embed their chunks once. Not for a test that counts what an embedder computed."""
+    from lilo.tasks.config_loading import load_settings
+    from lilo.tasks.embeddings import Embedder
+
+    data = tmp_path_factory.mktemp("shared-embedder")
+    return Embedder(load_settings(None, {"data_dir": str(data)}))

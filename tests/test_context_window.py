@@ -203,7 +203,7 @@ def _papers() -> list[PaperText]:
     return papers
 
 
-def _ral_writer(tmp_path: Path, window: int) -> tuple[list[dict], dict]:
+def _ral_writer(tmp_path: Path, window: int, embedder: Embedder) -> tuple[list[dict], dict]:
     """RAL-Writer's last writer request and its restatement record, on a vLLM server of
     `window` tokens (a server of its own: a process asks a server about itself once)."""
     with LLMServer() as server:
@@ -223,19 +223,19 @@ def _ral_writer(tmp_path: Path, window: int) -> tuple[list[dict], dict]:
         sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1200, "command")
         method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
         unit = Unit(sample, papers, 400)
-        generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
+        generation = method.run(unit, make_client(settings), embedder, lilo_pack())
         assert generation.error == "", generation.error
         return _sent(server)[-1], generation.restated[-1]
 
 
-def test_ral_writer_lowers_k_to_the_window(tmp_path):
+def test_ral_writer_lowers_k_to_the_window(tmp_path, shared_embedder):
     """RAL-Writer's reduce-k fallback follows the endpoint's window, not only its
     110,000-token limit: the writer prompt with its whole budget fits the window."""
-    wide, at_k = _ral_writer(tmp_path, 100_000)
+    wide, at_k = _ral_writer(tmp_path, 100_000, shared_embedder)
     assert at_k["k"] == 6
     full = prompt_tokens(wide["messages"])
     window = full + 300 + MARGIN_TOKENS - 120  # about two chunks too many
-    narrow, lowered = _ral_writer(tmp_path, window)
+    narrow, lowered = _ral_writer(tmp_path, window, shared_embedder)
     assert 0 < lowered["k"] < 6
     assert prompt_tokens(narrow["messages"]) + 300 + MARGIN_TOKENS <= window
     assert narrow["max_tokens"] == 300

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from lilo.tasks.config_loading import load_settings
-from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import make_client
 from lilo.tasks.llm.ledger import CallLog, read_calls
 from lilo.tasks.methods import Unit, get_method
@@ -117,7 +116,8 @@ def test_a_non_integer_exponent_is_nan_under_the_reference_formula_and_picked_as
     )
 
 
-def _papers() -> list[PaperText]:
+def _papers(count: int = 60) -> list[PaperText]:
+    """Three papers of `count` paragraphs of about 25 words each."""
     topics = (
         "sparse gaussian processes with inducing points scale to large data",
         "stellar variability measured from photometric time series of nearby stars",
@@ -128,7 +128,7 @@ def _papers() -> list[PaperText]:
         paragraphs = [
             f"Paragraph {j} of paper {n} studies {topic}. The method reaches {j + n}.{j} "
             f"percent error on benchmark B{j} and improves over baseline number {j}."
-            for j in range(60)
+            for j in range(count)
         ]
         text = f"\\section{{Paper {n}}}\n\n" + "\n\n".join(paragraphs)
         papers.append(
@@ -139,7 +139,7 @@ def _papers() -> list[PaperText]:
     return papers
 
 
-def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path):
+def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path, shared_embedder):
     """lilo's own writer template (the benchmark's are pinned in tests/test_benchmark_run.py):
     instruction, steps, text so far, the restatement block (top-k chunks of the whole
     instruction in ascending importance, joined by `---` lines), the current step, then the
@@ -159,7 +159,7 @@ def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path):
     llm = make_client(settings)
     unit = Unit(sample, papers, 1000)
     generation = get_method("ral_writer", settings.generate, settings.llm, settings.embedding).run(
-        unit, llm, Embedder(settings), lilo_pack()
+        unit, llm, shared_embedder, lilo_pack()
     )
     assert generation.error == "" and generation.restated
     writes = [
@@ -188,28 +188,30 @@ def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path):
         assert not math.isnan(sum(record["importance"]))
 
 
-def test_ral_writer_k0_restates_nothing(tmp_path):
+def test_ral_writer_k0_restates_nothing(tmp_path, shared_embedder):
     settings = load_settings(None, {"data_dir": str(tmp_path), "generate.ral.k": 0})
     method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
     assert method.variant == "ral_writer[k=0]"
-    papers = _papers()
+    papers = _papers(15)  # two chunks of the instruction: k = 0 leaves both
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
     llm = make_client(settings)
-    generation = method.run(Unit(sample, papers, 1000), llm, Embedder(settings), lilo_pack())
+    generation = method.run(Unit(sample, papers, 1000), llm, shared_embedder, lilo_pack())
     assert generation.error == "" and all(r["k"] == 0 for r in generation.restated)
     prompts = [json.loads(c.request)["messages"][-1]["content"] for c in llm.take_calls()]
     assert not any("<restatement>" in p for p in prompts)
 
 
-def test_a_run_counts_its_tokens_as_calls_return_and_leaves_the_calls_to_the_log(tmp_path):
+def test_a_run_counts_its_tokens_as_calls_return_and_leaves_the_calls_to_the_log(
+    tmp_path, shared_embedder
+):
     """A generation's tokens and calls are its calls' sums; with a call log the client keeps
     no call (a stage's long prompts are not held until it ends)."""
     settings = load_settings(None, {"data_dir": str(tmp_path / "data"), "generate.ral.k": 0})
-    papers = _papers()
+    papers = _papers(15)  # two chunks of the instruction: k = 0 leaves both
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
     llm = make_client(settings, CallLog(tmp_path / "calls.jsonl"))
     method = get_method("ral_writer", settings.generate, settings.llm, settings.embedding)
-    generation = method.run(Unit(sample, papers, 1000), llm, Embedder(settings), lilo_pack())
+    generation = method.run(Unit(sample, papers, 1000), llm, shared_embedder, lilo_pack())
     calls, _ = read_calls(tmp_path / "calls.jsonl")
     assert generation.error == "" and generation.llm_calls == len(calls) > 1
     assert generation.tokens_in == sum(c.tokens_in for c in calls) > 0

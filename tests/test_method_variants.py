@@ -55,31 +55,31 @@ def test_unknown_options_are_refused_before_a_run(tmp_path):
 
 
 def _unit() -> Unit:
-    papers = _papers()
+    papers = _papers(15)  # a plan is drawn whatever the papers' length
     ids = tuple(p.paper_id for p in papers)
     sample = Sample("s1", "v1", ids, "Topic", "survey", sum(p.words for p in papers), "command")
     return Unit(sample, papers, 1000)
 
 
-def test_a_missing_llmlingua_fails_with_what_to_install(tmp_path):
+def test_a_missing_llmlingua_fails_with_what_to_install(tmp_path, shared_embedder):
     if importlib.util.find_spec("llmlingua") is not None:
         pytest.skip("llmlingua is installed here")
     settings = _settings(tmp_path)
     generation = get_method(
         "compress[llmlingua]", settings.generate, settings.llm, settings.embedding
-    ).run(_unit(), make_client(settings), Embedder(settings), lilo_pack())
+    ).run(_unit(), make_client(settings), shared_embedder, lilo_pack())
     assert generation.variant == "compress[llmlingua]" and generation.text == ""
     assert "llmlingua package is not installed (pip install -e '.[compress]')" in generation.error
 
 
-def _plan_keys(tmp_path, shared: bool) -> tuple[dict[str, str], int, bool]:
+def _plan_keys(tmp_path, shared: bool, embedder: Embedder) -> tuple[dict[str, str], int, bool]:
     settings = _settings(tmp_path, **{"generate.shared_plan": shared})
     llm = make_client(settings)
     keys: dict[str, str] = {}
     cached = True
     for name in ("agentwrite", "agentwrite[sees-written]", "ral_writer"):
         generation = get_method(name, settings.generate, settings.llm, settings.embedding).run(
-            _unit(), llm, Embedder(settings), lilo_pack()
+            _unit(), llm, embedder, lilo_pack()
         )
         assert generation.error == ""
         plans = [c for c in llm.take_calls() if c.purpose.endswith(":plan")]
@@ -88,10 +88,10 @@ def _plan_keys(tmp_path, shared: bool) -> tuple[dict[str, str], int, bool]:
     return keys, len(set(keys.values())), cached
 
 
-def test_each_method_draws_its_own_plan_unless_shared(tmp_path):
-    keys, distinct, cached = _plan_keys(tmp_path / "own", shared=False)
+def test_each_method_draws_its_own_plan_unless_shared(tmp_path, shared_embedder):
+    keys, distinct, cached = _plan_keys(tmp_path / "own", False, shared_embedder)
     assert distinct == 3 and not cached  # the same planner prompt, one draw per method
-    again, _, cached = _plan_keys(tmp_path / "own", shared=False)
+    again, _, cached = _plan_keys(tmp_path / "own", False, shared_embedder)
     assert again == keys and cached  # a rerun replays each method's own reply
-    _, distinct, _ = _plan_keys(tmp_path / "one-plan", shared=True)
+    _, distinct, _ = _plan_keys(tmp_path / "one-plan", True, shared_embedder)
     assert distinct == 1

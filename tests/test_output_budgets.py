@@ -92,22 +92,22 @@ def test_llama_cpp_python_gets_the_schema_in_the_form_it_takes(tmp_path, server)
     }
 
 
-def test_a_summary_cut_at_its_budget_is_marked(tmp_path, server):
+def test_a_summary_cut_at_its_budget_is_marked(tmp_path, server, shared_embedder):
     server.respond = lambda prompt, n: "KernelForge reaches 0.635 on Kin40k. " * 50
     settings = server.settings(tmp_path, **{"generate.single_max_tokens": 40})
     method = get_method("single", settings.generate, settings.llm, settings.embedding)
     unit = Unit(SAMPLE, [PAPER_TEXT], 1000)
-    generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
+    generation = method.run(unit, make_client(settings), shared_embedder, lilo_pack())
     assert generation.error == "" and len(generation.text.split()) == 40
     assert generation.structure == {"truncated": ["write"]}
 
 
-def test_the_planner_of_lilos_datasets_asks_its_own_budget(tmp_path, server):
+def test_the_planner_of_lilos_datasets_asks_its_own_budget(tmp_path, server, shared_embedder):
     server.respond = lambda prompt, n: "KernelForge reaches 0.635 on Kin40k."
     settings = server.settings(tmp_path)
     method = get_method("agentwrite", settings.generate, settings.llm, settings.embedding)
     unit = Unit(SAMPLE, [PAPER_TEXT], 1000)
-    generation = method.run(unit, make_client(settings), Embedder(settings), lilo_pack())
+    generation = method.run(unit, make_client(settings), shared_embedder, lilo_pack())
     assert generation.error == ""
     plan, *steps = server.requests
     assert plan["max_tokens"] == 4096 and [s["max_tokens"] for s in steps] == [8192]
@@ -154,7 +154,7 @@ PLAN = "\n".join(f"Paragraph {i} - KernelForge, part {i}. Word count: 200 words"
 
 @pytest.mark.parametrize("name", ["agentwrite", "ral_writer"])
 def test_a_plan_past_its_cap_writes_its_first_steps_and_says_how_many_it_had(
-    tmp_path, server, name
+    tmp_path, server, name, shared_embedder
 ):
     """`generate.plan_steps_cap` bounds a weak model's plan of hundreds of lines; 0 (the
     default) and a benchmark's plans keep every step, as the reference."""
@@ -167,7 +167,7 @@ def test_a_plan_past_its_cap_writes_its_first_steps_and_says_how_many_it_had(
         settings = server.settings(tmp_path / f"{cap}{pack.benchmark}")
         settings = settings.with_overrides({"generate.plan_steps_cap": cap})
         generation = get_method(name, settings.generate, settings.llm, settings.embedding).run(
-            unit, make_client(settings), Embedder(settings), pack
+            unit, make_client(settings), shared_embedder, pack
         )
         assert generation.error == ""
         # recorded when set; 0 (every step) leaves the ids of earlier runs as they were

@@ -22,8 +22,9 @@ SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that runs real flows in-process (it uses the Prefect harness, directly or
-    through a fixture) is `e2e`, as are those marked by hand (a `lilo` in a subprocess):
-    `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both."""
+    through a fixture) is `e2e`, as are those marked by hand (a `lilo` in a subprocess,
+    methods run and scored on the synthetic corpus): `pytest -m "not e2e"` is the fast inner
+    loop; the README's test command runs both."""
     for item in items:
         if "prefect_harness" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.e2e)

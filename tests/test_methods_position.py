@@ -19,6 +19,8 @@ from lilo.warehouse import Warehouse
 from lilo.warehouse.results import Expected, materialize_results
 
 NEW = ("markov_cluster", "rapid", "longscope")
+# Three generations on the synthetic triplet, its chunks embedded: the methods end to end.
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")

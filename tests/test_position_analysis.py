@@ -19,6 +19,9 @@ from lilo.tasks.records import PaperText, QAPair, Sample
 from lilo.tasks.scoring import ScoreContext, get_scorer
 from lilo.tasks.synthetic.known_answers import cleaned_triplet as build_triplet
 
+# Eight generations on the synthetic triplet, each scored: the methods end to end.
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def triplet(tmp_path_factory) -> tuple[str, list[PaperText]]:

@@ -87,3 +87,30 @@ def shared_embedder(tmp_path_factory):
 
     data = tmp_path_factory.mktemp("shared-embedder")
     return Embedder(load_settings(None, {"data_dir": str(data)}))
+
+
+@pytest.fixture(scope="session")
+def imported_longinoutbench(tmp_path_factory, prefect_harness) -> Path:
+    """A folder holding `clone/`, the published benchmark's structure with the templates of
+    tests/test_benchmark_run.py, and `data/`, where `lilo import longinoutbench` imported it:
+    built once for tests/test_benchmark_run.py and tests/test_sweep.py. Read it, never write
+    it: a test that runs on it takes `copy_imported_longinoutbench`."""
+    from test_benchmark_run import TEMPLATES
+    from test_import_benchmark import write_benchmark
+
+    from lilo.flows.cli import main
+
+    root = tmp_path_factory.mktemp("imported-longinoutbench")
+    clone = write_benchmark(root / "clone")
+    for name, text in TEMPLATES.items():
+        (clone / "dataset" / "prompt" / name).write_text(text)
+    data = root / "data"
+    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+    return root
+
+
+def copy_imported_longinoutbench(source: Path, target: Path) -> Path:
+    """A copy of `imported_longinoutbench` (its clone and its data folder) that a test may
+    run on; the data folder of the copy."""
+    shutil.copytree(source / "clone", target / "clone")
+    return copy_data_dir(source / "data", target / "data")

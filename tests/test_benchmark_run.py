@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import copy_imported_longinoutbench
 from test_import_benchmark import write_benchmark
 
 from lilo.flows.cli import main
@@ -55,13 +56,10 @@ TEMPLATES = {
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, prefect_harness) -> tuple[Path, int, int]:
+def run(tmp_path_factory, imported_longinoutbench) -> tuple[Path, int, int]:
+    """The imported benchmark (its clone beside it), run twice with five methods."""
     root = tmp_path_factory.mktemp("bench-run")
-    clone = write_benchmark(root / "clone")
-    for name, text in TEMPLATES.items():
-        (clone / "dataset" / "prompt" / name).write_text(text)
-    data = root / "data"
-    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+    data = copy_imported_longinoutbench(imported_longinoutbench, root)
     args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
     args += ["--target-words", "1000", "--set", "judge.backend=offline"]
     args += ["--set", "winrate_against=ral_writer"]

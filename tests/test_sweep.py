@@ -9,8 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_benchmark_run import TEMPLATES
-from test_import_benchmark import write_benchmark
+from conftest import copy_imported_longinoutbench
 
 from lilo.flows.cli import main
 from lilo.tasks.config_loading import load_settings
@@ -58,13 +57,9 @@ def test_variants_of_a_grid_and_a_sweep_the_labels_cannot_tell_apart() -> None:
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory, prefect_harness) -> Path:
-    root = tmp_path_factory.mktemp("sweep")
-    clone = write_benchmark(root / "clone")
-    for name, text in TEMPLATES.items():
-        (clone / "dataset" / "prompt" / name).write_text(text)
-    data = root / "data"
-    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+def swept(tmp_path_factory, imported_longinoutbench) -> Path:
+    """The imported benchmark run with a grid of RAL-Writer's a and b."""
+    data = copy_imported_longinoutbench(imported_longinoutbench, tmp_path_factory.mktemp("sweep"))
     args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
     args += ["--target-words", "1000", "--methods", "agentwrite,ral_writer"]
     args += ["--sweep", "generate.ral.a=20,60", "--sweep", "generate.ral.b=0.1,0.3"]

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_benchmark_run import TEMPLATES
-from test_import_benchmark import write_benchmark
+from conftest import copy_imported_longinoutbench
 
 import lilo.tasks.methods as methods_package
 import lilo.tasks.scoring as scoring_package
@@ -113,12 +112,10 @@ def _sql(data: Path, query: str) -> list[tuple]:
         con.close()
 
 
-def test_a_method_and_a_scorer_are_one_file_each(plugins, tmp_path, capsys, prefect_harness):
-    clone = write_benchmark(tmp_path / "clone")
-    for name, text in TEMPLATES.items():
-        (clone / "dataset" / "prompt" / name).write_text(text)
-    data = tmp_path / "data"
-    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
+def test_a_method_and_a_scorer_are_one_file_each(
+    plugins, tmp_path, capsys, imported_longinoutbench
+):
+    data = copy_imported_longinoutbench(imported_longinoutbench, tmp_path)
     run = ["run", "--dataset", "longinoutbench", "--samples", "1", "--data-dir", str(data)]
     run += ["--target-words", "1000", "--set", "judge.backend=offline"]
 

@@ -153,7 +153,7 @@ def test_ral_writer_prompt_order_in_lilos_writer_template(tmp_path, shared_embed
             "generate.ral.overlap_words": 20,
         },
     )
-    papers = _papers()
+    papers = _papers(30)  # over ten chunks of 120 words, as asserted below
     ids = tuple(p.paper_id for p in papers)
     sample = Sample("s1", "v1", ids, "Topic", "survey", sum(p.words for p in papers), "command")
     llm = make_client(settings)

@@ -57,6 +57,7 @@ def test_archive_text_and_warnings(
     assert [p for d in quiet_dirs for p in d.iterdir()] == []
 
 
+@pytest.mark.e2e  # `lilo clean` in a subprocess
 @pytest.mark.parametrize(
     ("content", "reason"),
     [

@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("flows", "tasks", "warehouse", "expectations")
 
@@ -40,6 +42,7 @@ def test_no_module_imports_the_folders_by_their_bare_names():
     assert found == []
 
 
+@pytest.mark.e2e  # `lilo`'s command modules loaded in a subprocess
 def test_the_command_loads_only_lilo_names(tmp_path):
     """From a folder other than the repository (where the folders are not on sys.path)."""
     code = (

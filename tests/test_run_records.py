@@ -199,6 +199,7 @@ def test_a_partial_version_replaces_the_complete_one_only_when_published_on_purp
     assert wh.scalar("SELECT count(DISTINCT version) FROM res_leaderboard") == 2
 
 
+@pytest.mark.e2e  # a lilo reader in a subprocess
 def test_a_writer_waits_for_a_reader_of_the_warehouse_and_names_it(tmp_path):
     path = tmp_path / "w.duckdb"
     Warehouse(path).close()
@@ -250,6 +251,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", str(mount)], check=False)
 
 
+@pytest.mark.e2e  # a lilo run in a subprocess on a full disk
 def test_a_run_that_failed_on_a_full_disk_is_recorded_failed_with_why(small_disk):
     data = small_disk / "data"
     done = subprocess.run([sys.executable, "-c", _FULL_DISK_RUN, str(data)],

@@ -274,6 +274,7 @@ def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(tmp_path: Path) -
             "llm.backend=openai",
             "llm.model=scripted",
             "llm.retries=0",
+            "samples.target_samples=1",  # one sample is as much as this needs
         ]
         argv = [*LILO, "demo", "--data-dir", str(tmp_path / "data"), "--target-words", "1000"]
         argv += ["--methods", "single", *(a for s in sets for a in ("--set", s))]
@@ -498,6 +499,7 @@ def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeli
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
     common = ["--data-dir", str(data), "--config", str(config)]
     argv = [*LILO, "demo", *common, "--methods", "single", "--target-words", "1000"]
+    argv += ["--set", "samples.target_samples=1"]  # one sample is as much as this needs
     run = measured(argv, env=env, timeout=600)
     assert run["rc"] == 0, run["stderr"][-2000:]
     con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)

@@ -21,11 +21,11 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    ValidationError,
     field_validator,
     model_validator,
 )
 from pydantic.fields import FieldInfo
-from pydantic_core import InitErrorDetails, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lilo.tasks.registry import Registry
@@ -338,7 +338,7 @@ class GenerateSettings(Section):
         not given); a key that is neither a setting nor a method's section is refused."""
         if not isinstance(data, dict):
             return data
-        sections, errors = method_sections(), list[InitErrorDetails]()
+        sections, errors = method_sections(), list[Any]()
         data = {name: model() for name, model in sections.items()} | data
         for name, given in data.items():
             model = sections.get(name)

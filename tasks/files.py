@@ -33,10 +33,12 @@ __all__ = [
     "LinkOutside",
     "NotLilosFolder",
     "claim_data_dir",
+    "folders_to_make",
     "inside",
     "pid_alive",
     "place",
     "read_bounded",
+    "remove_if_empty",
     "remove_stale_temp",
     "temp_dir",
     "temp_path",
@@ -233,7 +235,7 @@ def temp_dir(data_dir: Path, purpose: str) -> Iterator[str]:
     the data dir), removed when the block ends, or by the next run's sweep when this process
     is killed. The folders made for it go too, if nothing else is in them (`lilo clean PATH`
     leaves no data dir behind)."""
-    made = [path for path in (data_dir, data_dir / TMP) if not path.exists()]
+    made = folders_to_make(data_dir)
     root = _temp_root(data_dir)
     try:
         with tempfile.TemporaryDirectory(
@@ -241,9 +243,21 @@ def temp_dir(data_dir: Path, purpose: str) -> Iterator[str]:
         ) as tmp:
             yield tmp
     finally:
-        for path in reversed(made):
-            with contextlib.suppress(OSError):  # not empty: another process uses it
-                path.rmdir()
+        remove_if_empty(made)
+
+
+def folders_to_make(data_dir: Path) -> list[Path]:
+    """The folders a first temporary in `data_dir/tmp` creates (none when they exist), for
+    `remove_if_empty` once the temporary is gone."""
+    return [path for path in (data_dir, data_dir / TMP) if not path.exists()]
+
+
+def remove_if_empty(made: list[Path]) -> None:
+    """Remove the folders this process made (`folders_to_make`), deepest first, each only
+    while nothing is in it: a command that ends before writing leaves no data dir behind."""
+    for path in reversed(made):
+        with contextlib.suppress(OSError):  # not empty: lilo wrote there, or another process
+            path.rmdir()
 
 
 def remove_stale_temp(data_dir: Path) -> list[Path]:

@@ -76,7 +76,40 @@ def copy_data_dir(source: Path, target: Path, *, published: bool = True) -> Path
     return target
 
 
-# h30y: one embedder for the session's method runs.
+# -- h30u: the two-method demo, built once per test run ----------------------------------
+
+REPORT_DEMO = ["--methods", "single,ral_writer", "--target-words", "1000,2000"]
+"""`lilo demo` with two methods at two lengths: a leaderboard, a paired comparison and
+judged summaries to report, show and review."""
+
+
+@pytest.fixture(scope="session")
+def report_demo(tmp_path_factory, prefect_harness) -> Path:
+    """The data folder of one in-process `lilo demo` with REPORT_DEMO, for tests/test_report.py
+    and tests/test_grade_review.py. Read it, never write it: a test that runs commands on it
+    takes a `copy_data_dir` of it; its run's artifacts are those of `pipeline_run_id(it)`."""
+    from lilo.flows.cli import main
+
+    data = tmp_path_factory.mktemp("report-demo") / "data"
+    assert main(["demo", *REPORT_DEMO, "--data-dir", str(data)]) == 0
+    return data
+
+
+def pipeline_run_id(data: Path) -> str:
+    """The Prefect flow run of the data folder's only pipeline run (its artifacts' run)."""
+    import duckdb
+
+    con = duckdb.connect(str(data / "lilo.duckdb"), read_only=True)
+    try:
+        (run_id,) = con.execute("SELECT run_id FROM runs WHERE flow = 'lilo-pipeline'").fetchone()
+    finally:
+        con.close()
+    return run_id
+
+
+# -- h30y: one embedder for the method runs, one imported benchmark -------------------------
+
+
 @pytest.fixture(scope="session")
 def shared_embedder(tmp_path_factory):
     """The local embedder (the default `embedding` settings) with one cache for the session:

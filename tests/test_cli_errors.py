@@ -322,6 +322,30 @@ def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys, monkeypatc
     assert not data.exists()
 
 
+@pytest.mark.e2e
+def test_a_run_that_fails_at_once_leaves_no_data_dir_for_prefect_s_temporary_server(tmp_path):
+    """As a user runs it: no Prefect API configured, so lilo starts its temporary server,
+    whose log is a temporary in the new data dir; the folders made for it go with it."""
+    import os
+    import subprocess
+
+    api = f"http://127.0.0.1:{_closed_port()}/api/query"
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    done = subprocess.run(
+        [sys.executable, "-m", "lilo.flows.cli", *SURVEY, "--set", f"arxiv.api_url={api}"]
+        + ["--data-dir", str(data)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"arXiv at {api} is unreachable" in done.stderr
+    assert not data.exists(), sorted(p.name for p in data.rglob("*"))
+
+
 def test_an_unreachable_llm_fails_a_dataset_run_and_leaves_the_warehouse(warehouse, capsys):
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     before = _counts(warehouse)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from artifacts import latest_artifacts
 
 from lilo.flows.cli import main
 from lilo.flows.discover import discover_flow
@@ -46,15 +47,12 @@ def _query(settings: Settings, sql: str) -> list[tuple[object, ...]]:
         con.close()
 
 
-def _artifact(key: str) -> object:
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-
-    with get_client(sync_client=True) as client:
-        found = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key]))
-        )
-    return found[0] if found else None
+def _artifact(settings: Settings, key: str) -> object:
+    """The artifact `key` of the first discover run in the warehouse (the session's other
+    runs make artifacts with the same keys)."""
+    run_id = _query(settings, "SELECT run_id FROM runs WHERE flow = 'discover' ORDER BY started_at")
+    found = latest_artifacts(key, flow_run=run_id[0][0])
+    return found.get(key)
 
 
 def test_discover_from_a_query_builds_a_numbered_immutable_version(
@@ -79,10 +77,10 @@ def test_discover_from_a_query_builds_a_numbered_immutable_version(
         0
     ] == ("v1", 1, 3)
 
-    report = _artifact("dataset-v1-stats")
+    report = _artifact(settings, "dataset-v1-stats")
     assert report is not None and "3 samples, 9 papers, 1 survey." in report.data
     assert "| eprint | 16 |" in report.data
-    table = _artifact("dataset-v1-surveys")
+    table = _artifact(settings, "dataset-v1-surveys")
     assert table is not None and SURVEY_ID in str(table.data)
     assert "![input words per sample](data:image/png;base64," in report.data
 

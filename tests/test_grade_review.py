@@ -4,6 +4,7 @@ reviewed file's grades validated, agreement and weighted kappa per judge by hand
 from __future__ import annotations
 
 import pytest
+from conftest import copy_data_dir
 from pydantic import ValidationError
 
 from lilo.tasks.config import Settings
@@ -77,16 +78,10 @@ def test_agreement_and_kappa_per_judge_by_hand() -> None:
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory, prefect_harness):
-    """A demo run whose summaries the judge graded."""
-    from lilo.flows.cli import main
-
-    data = tmp_path_factory.mktemp("grades") / "data"
-    assert (
-        main(["demo", "--methods", "single", "--target-words", "1000", "--data-dir", str(data)])
-        == 0
-    )
-    return data
+def judged(tmp_path_factory, report_demo):
+    """A copy of the session's demo run (tests/conftest.py), whose summaries the judge
+    graded: the reviews are written to it."""
+    return copy_data_dir(report_demo, tmp_path_factory.mktemp("grades") / "data")
 
 
 def _reviews(data) -> list[tuple]:

@@ -48,7 +48,9 @@ def test_a_started_server_answers_and_a_configured_one_is_used(
     waited = "lilo: starting Prefect's temporary server"
     assert all(line.startswith(waited) for line in done.stderr.splitlines()), done.stderr
 
-    # A configured server is used: nothing is started.
+    # A configured server is used: nothing is started (first, the one an earlier command of
+    # this test process may have started, with no API configured, is stopped).
+    _server.stop()
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
     _server.start(tmp_path / "data")
     assert _server._PROCESS is None and _server.wait() == ""

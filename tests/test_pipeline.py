@@ -74,6 +74,8 @@ def demo(tmp_path_factory, prefect_harness):
                 "arxiv.api_url": mirror.api_url,
                 "arxiv.eprint_url": mirror.eprint_url,
                 "arxiv.delay_s": 0.0,
+                # Every stage, method and length on one sample: all the tests below need.
+                "samples.target_samples": 1,
             }
         )
         first = lilo_pipeline(

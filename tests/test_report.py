@@ -15,10 +15,11 @@ import duckdb
 import pandas as pd
 import pytest
 from artifacts import latest_artifacts, read_artifacts
+from conftest import REPORT_DEMO, copy_data_dir, pipeline_run_id
 
 from lilo.flows.cli import main
 
-DEMO = ["--methods", "single,ral_writer", "--target-words", "1000,2000"]
+DEMO = REPORT_DEMO  # the session's demo (tests/conftest.py)
 
 
 class _Tables(HTMLParser):
@@ -87,10 +88,16 @@ def _assert_table_is_view(page: _Tables, table: str, view: pd.DataFrame) -> None
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, prefect_harness) -> Path:
-    data = tmp_path_factory.mktemp("report") / "data"
-    assert main(["demo", *DEMO, "--data-dir", str(data)]) == 0
-    return data
+def demo(tmp_path_factory, report_demo) -> Path:
+    """A copy of the session's `lilo demo` with DEMO (tests/conftest.py): `lilo report`
+    writes its page."""
+    return copy_data_dir(report_demo, tmp_path_factory.mktemp("report") / "data")
+
+
+@pytest.fixture(scope="module")
+def run_id(report_demo) -> str:
+    """The demo's pipeline flow run: the artifacts its materialize stage made."""
+    return pipeline_run_id(report_demo)
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +198,7 @@ def test_the_page_is_self_contained(report):
     assert all(src.startswith("data:image/png;base64,") for src in page.images)
 
 
-def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
+def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report, run_id):
 
     assert report.exists() and report.stat().st_size > 10_000
     wanted = {
@@ -204,14 +211,16 @@ def test_materialize_wrote_the_report_and_the_run_artifacts(demo, report):
         "failures",
         "run-summary",
     }
-    assert {a.key for a in read_artifacts(*wanted)} == wanted
+    assert {a.key for a in read_artifacts(*wanted, flow_run=run_id)} == wanted
 
 
-def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(demo, report):
+def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(
+    demo, report, run_id, report_demo
+):
 
     header = _page(report).tables["leaderboard-view"][0]
     assert {"dataset_version", "overall_s_l", "overall_s_c", "overall_s_q"} <= set(header)
-    latest = latest_artifacts("leaderboard", "results")
+    latest = latest_artifacts("leaderboard", "results", flow_run=run_id)
     board, results = str(latest["leaderboard"].data), str(latest["results"].data)
     assert "overall_s_c" in board and '"dataset_version": "v1"' in board
     # Scores first, what they were measured with after: nothing to scroll to for a score.
@@ -226,8 +235,10 @@ def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(demo, r
     assert "| Overall |" in results.replace("|  | Overall |", "| Overall |")
     assert "Leaderboard: dataset v1, result version 1" in results
     # The report is a file on the worker: the summary names the machine and how to open it.
-    summary = str(latest_artifacts("run-summary")["run-summary"].data)
-    assert f"`{socket.gethostname()}`: `{report}`" in summary and "Open it in a browser" in summary
+    summary = str(latest_artifacts("run-summary", flow_run=run_id)["run-summary"].data)
+    written = report_demo / report.relative_to(demo.resolve())  # the demo's, not this copy's
+    assert written.exists()
+    assert f"`{socket.gethostname()}`: `{written}`" in summary and "Open it in a browser" in summary
 
 
 def test_an_unknown_version_is_one_line_and_exit_1(demo, capsys):
@@ -341,7 +352,7 @@ def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
     assert "sample nosuchsample has no summaries in result version" in capsys.readouterr().err
 
 
-def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(demo, report):
+def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(demo, report, run_id):
     """Each score's interval beside it (the view's `_low`/`_high`), and under the table
     single minus ral_writer paired by sample, as `res_paired` holds it."""
 
@@ -367,7 +378,7 @@ def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(de
         d, pv, within = by[(length, names[score])]
         assert (diff, noise) == (f"{d:+.1f}", "yes" if within else "no")
         assert p == ("<0.001" if pv < 0.001 else f"{pv:.3f}")
-    latest = latest_artifacts("leaderboard", "results")
+    latest = latest_artifacts("leaderboard", "results", flow_run=run_id)
     assert '"s_c_low"' in str(latest["leaderboard"].data)
     results = str(latest["results"].data)
     assert "Paired with ral_writer" in results and "| within noise |" in results

@@ -24,9 +24,13 @@ from lilo.warehouse import Warehouse
 pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
 
 LILO = [sys.executable, "-m", "lilo.flows.cli"]
-# The four methods at two short lengths: a generate stage long enough to stop in its middle,
-# and a resume that reruns it, without the default demo's 16,000-word summaries.
-SMALL_DEMO = ["--target-words", "1000,2000"]
+# One sample, two methods: a generate stage long enough to stop in its middle (AgentWrite
+# writes the 16,000 words in 80 steps of 200, one after the other), and a resume whose
+# rest of generate, score and publish are those of two summaries.
+SMALL_DEMO = [
+    *("--methods", "single,agentwrite", "--target-words", "16000"),
+    *("--set", "samples.target_samples=1", "--set", "llm.offline.plan_step_words=200"),
+]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -109,6 +113,24 @@ def _record(data: Path) -> tuple[int, int, int, dict[str, float], dict[str, int]
     return made, ledger, ledger_rows, json.loads(seconds), json.loads(rows), written
 
 
+def _sent(data: Path, stage: str) -> int:
+    """The requests a running stage has sent (its `.sent` log's lines)."""
+    return sum(len(log.read_bytes().splitlines()) for log in data.glob(f"runs/*/{stage}.sent"))
+
+
+def _generate_calls_after_the_stop(data: Path) -> tuple[int, int]:
+    """The generate calls the completed run made, and the replies both runs made."""
+    con = duckdb.connect(str(data / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(
+            "SELECT count(*) FILTER (WHERE r.status = 'completed'), "
+            "count(*) - count(DISTINCT c.key) FROM fct_llm_calls c JOIN runs r USING (run_id) "
+            "WHERE c.stage = 'generate' AND NOT c.cached AND c.replied"
+        ).fetchall()[0]
+    finally:
+        con.close()
+
+
 def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None:
     data = tmp_path / "data"
     demo = subprocess.Popen(
@@ -122,11 +144,10 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(demo.stdout or []), daemon=True)
     reader.start()
-    # Mid-generate: the stage's first requests are sent.
-    _wait_for(lambda: any(data.glob("runs/*/generate.sent")) or demo.poll() is not None,
+    # Mid-generate: the stage's first requests are sent (a summary, a plan and its first step).
+    _wait_for(lambda: _sent(data, "generate") >= 3 or demo.poll() is not None,
               600, "the generate stage")  # fmt: skip
     assert demo.poll() is None, "".join(output)
-    time.sleep(1.0)
     _, seconds, helpers = _stop(demo, signal.SIGINT, group=True)
     reader.join(5)
     text = "".join(output)
@@ -157,6 +178,9 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
     # The requests in flight at the stop, folded by this start, count in the record too.
     made, ledger, *_ = _record(data)
     assert made == ledger
+    # The stop left generate work to do, and what it had made is served from the cache.
+    resumed, twice = _generate_calls_after_the_stop(data)
+    assert resumed > 0 and twice == 0
 
 
 def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(

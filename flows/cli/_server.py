@@ -35,6 +35,7 @@ _SERVE = (
 _PROCESS: subprocess.Popen[bytes] | None = None
 _URL = ""
 _LOG: Path | None = None
+_MADE: list[Path] = []  # the folders made for its log, removed with it if left empty
 _QUIET_S = 5.0  # a start longer than this is said on stderr
 
 
@@ -51,8 +52,9 @@ def start(data_dir: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    from lilo.tasks.files import temp_path
+    from lilo.tasks.files import folders_to_make, temp_path
 
+    _MADE[:] = folders_to_make(data_dir)
     _LOG = temp_path(data_dir, "prefect-server")
     log = open(_LOG, "xb")  # noqa: SIM115  # the server's output until it stops
     _PROCESS = subprocess.Popen(
@@ -150,10 +152,14 @@ def wait() -> str:
 
 
 def stop(*, keep_log: bool = False) -> None:
-    """SIGTERM to the server, not waited for; its log removed unless `keep_log`."""
+    """SIGTERM to the server, not waited for; its log removed unless `keep_log`, and the
+    folders made for it if nothing else is in them (a run that failed before writing)."""
     global _PROCESS, _URL, _LOG
     if _PROCESS is not None and _PROCESS.poll() is None:
         _PROCESS.terminate()
     if _LOG is not None and not keep_log:
+        from lilo.tasks.files import remove_if_empty
+
         _LOG.unlink(missing_ok=True)
+        remove_if_empty(_MADE)
     _PROCESS, _URL, _LOG = None, "", None

@@ -167,6 +167,18 @@ def _length_label(n: int) -> str:
     return f"{n // 1000}k words" if n >= 1000 and n % 1000 == 0 else f"{n} words"
 
 
+def _length_axis(ax: Any, targets: list[Any], *, xlabel: str = "", ylabel: str = "") -> None:
+    """The required lengths on a log x-axis, one labelled tick each (1k, 2k, ...), on a grid."""
+    ax.set_xscale("log")
+    ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
+    ax.minorticks_off()
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+
+
 @_drawn_once(_frame_key)
 def position_curve_png(curve: pd.DataFrame) -> bytes:
     return figure_png(position_curve_figure(curve))
@@ -226,12 +238,7 @@ def lengths_figure(lengths: pd.DataFrame) -> Any:
             linewidth=1,
             label="required" if i == 0 else None,
         )
-    ax.set_xscale("log")
-    ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
-    ax.minorticks_off()
-    ax.set_xlabel("required length")
-    ax.set_ylabel("generated words")
-    ax.grid(alpha=0.3)
+    _length_axis(ax, targets, xlabel="required length", ylabel="generated words")
     _legend(fig, [ax])
     return fig
 
@@ -252,12 +259,7 @@ def consistency_figure(leaderboard: pd.DataFrame) -> Any:
     for variant, group in scored.groupby("variant"):
         x = group["target_words"] * (1 + offsets[str(variant)])
         ax.plot(x, group["s_c"], label=variant, **styles[str(variant)])
-    ax.set_xscale("log")
-    ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
-    ax.minorticks_off()
-    ax.set_xlabel("required length")
-    ax.set_ylabel("S_c (x100)")
-    ax.grid(alpha=0.3)
+    _length_axis(ax, targets, xlabel="required length", ylabel="S_c (x100)")
     _legend(fig, [ax])
     return fig
 
@@ -281,11 +283,8 @@ def cost_figure(cost: pd.DataFrame) -> Any:
         for method, group in cost.groupby("method"):
             x = group["target_words"] * (1 + offsets[str(method)])
             ax.plot(x, group[column], label=method, **styles[str(method)])
-        ax.set_xscale("log")
-        ax.set_xticks(targets, [_length_label(int(t)) for t in targets])
-        ax.minorticks_off()
+        _length_axis(ax, targets)
         ax.set_title(title)
-        ax.grid(alpha=0.3)
     _legend(fig, axes)
     return fig
 

@@ -126,8 +126,9 @@ def shared_embedder(tmp_path_factory):
 def imported_longinoutbench(tmp_path_factory, prefect_harness) -> Path:
     """A folder holding `clone/`, the published benchmark's structure with the templates of
     tests/test_benchmark_run.py, and `data/`, where `lilo import longinoutbench` imported it:
-    built once for tests/test_benchmark_run.py and tests/test_sweep.py. Read it, never write
-    it: a test that runs on it takes `copy_imported_longinoutbench`."""
+    built once for tests/test_benchmark_run.py, tests/test_sweep.py and
+    tests/test_plugin_files.py. Read it, never write it: a test that runs on it takes
+    `copy_imported_longinoutbench`."""
     from test_benchmark_run import TEMPLATES
     from test_import_benchmark import write_benchmark
 

@@ -85,7 +85,7 @@ def _hand_over_finished(
 ) -> NoReturn:
     """An interrupt while `fan_out` waits: the units that finished (those gathered for the
     next hand-over and those queued since) still go to `on_done`, so a stop never loses
-    finished work; then the interrupt goes on."""
+    finished work; then the interrupt goes on (an error in `on_done` gives way to it)."""
     while True:
         try:
             done.append(finished.get_nowait())

@@ -76,9 +76,18 @@ class StageWriter:
         # at once; the call log stays for the next start, which adds the requests still in
         # flight (flows/_crash_recovery.py).
         try:
-            self._write(final=False, wait_s=0.0)
+            written = self._write(final=False, wait_s=0.0)
         except Exception as error:
             log.warning("%s: finished work stays for the next start: %s", self.report.stage, error)
+            return
+        if not written and self._rows:
+            log.warning(
+                "%s: %d finished rows not written (the warehouse is busy): the next start takes "
+                "their replies from the call log into the cache, so the next run remakes them "
+                "with no new LLM call",
+                self.report.stage,
+                sum(len(rows) for rows in self._rows.values()),
+            )
 
     def flush(self, *, final: bool = False) -> None:
         """Count the calls logged since the last flush; write them and the queued rows when

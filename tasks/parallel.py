@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from lilo.tasks.lifetime import end_with_parent, interrupt_signal, raise_if_stopping, stop
 
@@ -45,8 +45,9 @@ def fan_out(
     `every_s` of the first come together), so the caller writes results as units finish
     without sharing its connection with the threads. An exception in `fn` propagates once
     the running ones end. Each unit reports its end on a queue: waiting costs the same
-    with ten thousand units as with ten. An interrupt (Ctrl-C, SIGTERM) stops the run: no
-    queued unit starts and the running ones are not waited for (tasks/lifetime.py)."""
+    with ten thousand units as with ten. An interrupt (Ctrl-C, SIGTERM) stops the run: the
+    units that finished still go to `on_done`, no queued unit starts and the running ones
+    are not waited for (tasks/lifetime.py)."""
     if not items:
         return
     finished: queue.SimpleQueue[Future[R]] = queue.SimpleQueue()
@@ -60,15 +61,42 @@ def fan_out(
             future.add_done_callback(finished.put)
         left = len(futures)
         while left:
-            done = [finished.get()]
-            deadline = time.monotonic() + every_s
-            while len(done) < left and (wait := deadline - time.monotonic()) > 0:
-                try:
-                    done.append(finished.get(timeout=wait))
-                except queue.Empty:
-                    break
+            done: list[Future[R]] = []
+            try:
+                done.append(finished.get())
+                deadline = time.monotonic() + every_s
+                while len(done) < left and (wait := deadline - time.monotonic()) > 0:
+                    try:
+                        done.append(finished.get(timeout=wait))
+                    except queue.Empty:
+                        break
+            except BaseException as interrupt:
+                _hand_over_finished(done, finished, futures, on_done, interrupt)
             left -= len(done)
             on_done([(futures[f], f.result()) for f in done])
+
+
+def _hand_over_finished(
+    done: list[Future[R]],
+    finished: queue.SimpleQueue[Future[R]],
+    futures: dict[Future[R], T],
+    on_done: Callable[[list[tuple[T, R]]], None],
+    interrupt: BaseException,
+) -> NoReturn:
+    """An interrupt while `fan_out` waits: the units that finished (those gathered for the
+    next hand-over and those queued since) still go to `on_done`, so a stop never loses
+    finished work; then the interrupt goes on (an error in `on_done` gives way to it)."""
+    while True:
+        try:
+            done.append(finished.get_nowait())
+        except queue.Empty:
+            break
+    ready = [(futures[f], f.result()) for f in done if not f.cancelled() and not f.exception()]
+    try:
+        if ready:
+            on_done(ready)
+    finally:
+        raise interrupt
 
 
 def map_processes(

@@ -19,6 +19,7 @@ import duckdb
 import pytest
 from llm_server import LLMServer, kernel_samples, seed_samples
 
+from lilo.tasks.llm.ledger import read_calls
 from lilo.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
@@ -113,9 +114,14 @@ def _record(data: Path) -> tuple[int, int, int, dict[str, float], dict[str, int]
     return made, ledger, ledger_rows, json.loads(seconds), json.loads(rows), written
 
 
-def _sent(data: Path, stage: str) -> int:
-    """The requests a running stage has sent (its `.sent` log's lines)."""
-    return sum(len(log.read_bytes().splitlines()) for log in data.glob(f"runs/*/{stage}.sent"))
+def _answered(data: Path, stage: str, purpose: str) -> bool:
+    """Whether a running stage's call log holds a reply to a call whose purpose holds
+    `purpose`."""
+    return any(
+        purpose in call.purpose
+        for log in data.glob(f"runs/*/{stage}.jsonl")
+        for call in read_calls(log)[0]
+    )
 
 
 def _generate_calls_after_the_stop(data: Path) -> tuple[int, int]:
@@ -144,8 +150,8 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
     output: list[str] = []
     reader = threading.Thread(target=lambda: output.extend(demo.stdout or []), daemon=True)
     reader.start()
-    # Mid-generate: the stage's first requests are sent (a summary, a plan and its first step).
-    _wait_for(lambda: _sent(data, "generate") >= 3 or demo.poll() is not None,
+    # Mid-generate: `single`'s one call answered, AgentWrite's 80 steps under way.
+    _wait_for(lambda: _answered(data, "generate", ":single:") or demo.poll() is not None,
               600, "the generate stage")  # fmt: skip
     assert demo.poll() is None, "".join(output)
     _, seconds, helpers = _stop(demo, signal.SIGINT, group=True)
@@ -164,6 +170,7 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
     made, ledger, ledger_rows, seconds, rows, written = _record(data)
     assert made == ledger and rows["fct_llm_calls"] == ledger_rows
     assert seconds["generate"] > 0 and rows.get("fct_generations", 0) == written
+    assert written >= 1, "the summary finished before the stop was not written"
 
     # The next run resumes: what was finished is not made again, and it completes.
     again = subprocess.run(
@@ -265,6 +272,38 @@ def test_the_first_signal_stops_the_run_and_a_second_ctrl_c_ends_it_at_once() ->
                               text=True, timeout=60)  # fmt: skip
         assert done.stdout == f"stopped {code}\nno new call\n", done.stderr
         assert done.returncode == 130 and time.monotonic() - started < 5
+
+
+_FINISHED_BEFORE_THE_STOP = """
+import os, signal, threading, time
+from lilo.tasks import lifetime
+from lilo.tasks.parallel import fan_out
+lifetime.stop_on_signals()
+handed, fast_one = [], threading.Event()
+def unit(n):
+    if n:
+        time.sleep(10)  # still running at the stop
+    fast_one.set()
+    return n
+def ctrl_c():  # while the fan-out waits (up to 1 s) for more units to go with the first
+    fast_one.wait()
+    time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=ctrl_c).start()
+try:
+    fan_out(unit, [0, 1], workers=2, on_done=handed.extend)
+except lifetime.Interrupted:
+    print("stopped", handed, flush=True)
+os._exit(0)
+"""
+
+
+def test_a_unit_finished_before_the_stop_is_handed_over() -> None:
+    """The fan-out hands finished units over in groups, waiting up to a second for more
+    after the first: a Ctrl-C in that second still hands over the unit that finished."""
+    done = subprocess.run([sys.executable, "-c", _FINISHED_BEFORE_THE_STOP],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.stdout == "stopped [(0, 0)]\n", done.stderr
 
 
 _BROKEN_BY_THE_STOP = """

@@ -31,6 +31,7 @@ print(log.exists())
 """
 
 
+@pytest.mark.e2e  # Prefect's temporary server started by lilo in a subprocess
 def test_a_started_server_answers_and_a_configured_one_is_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -56,6 +57,7 @@ def test_a_started_server_answers_and_a_configured_one_is_used(
     assert _server._PROCESS is None and _server.wait() == ""
 
 
+@pytest.mark.e2e  # Prefect's temporary server started by lilo in a subprocess
 def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env["PREFECT_HOME"] = str(tmp_path / "prefect")

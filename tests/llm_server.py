@@ -262,7 +262,9 @@ class LLMServer(ThreadingHTTPServer):
         return Settings(data_dir=data_dir).with_overrides({"llm": llm, **overrides})
 
     def __enter__(self) -> LLMServer:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        # The loop looks for shutdown() every poll_interval: 0.5 s by default, which every
+        # test using a server waited through at its end.
+        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -79,7 +79,7 @@ class _Listener(ThreadingHTTPServer):
         self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def __enter__(self) -> _Listener:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

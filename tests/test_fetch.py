@@ -253,7 +253,7 @@ class _CutShort(BaseHTTPRequestHandler):
 
 def test_cut_short_download_is_retried_not_kept(tmp_path: Path) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _CutShort)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         settings = _settings(tmp_path, f"http://127.0.0.1:{server.server_address[1]}")

@@ -304,7 +304,7 @@ def _arxiv_server(
     scheme = "http"
     if wrap is not None:
         server.socket, scheme = wrap(server.socket), "https"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     base = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     arxiv = {"api_url": f"{base}/api/query", "eprint_url": f"{base}/e-print/"}
     arxiv |= {"retries": 0, "delay_s": 0.0, "timeout_s": 2.0}

@@ -20,14 +20,51 @@ PAPERS = CORPUS / "papers"
 SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 
 
+SHARED_BUILDS = {
+    "report_demo": ("test_report.py", "test_grade_review.py"),
+    "manual_review_demo": ("test_review.py", "test_browser.py"),
+    "imported_longinoutbench": ("test_benchmark_run.py", "test_sweep.py", "test_plugin_files.py"),
+    "local_llm": ("test_real_model.py",),
+}
+"""The session fixtures that build something slow (a demo, an import, a model server), and
+the test modules using each: under pytest-xdist those modules run on one worker, which
+builds it once. A module using one and missing here is refused when the tests are collected."""
+
+WORKER_GROUP = {module: modules[0] for modules in SHARED_BUILDS.values() for module in modules}
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that runs real flows in-process (it uses the Prefect harness, directly or
     through a fixture) is `e2e`, as are those marked by hand (a `lilo` in a subprocess,
     methods run and scored on the synthetic corpus): `pytest -m "not e2e"` is the fast inner
-    loop; the README's test command runs both."""
+    loop; the README's test command runs both. `e2e` tests come first, so that under
+    pytest-xdist the slow ones start early and the quick ones fill both workers at the end."""
     for item in items:
-        if "prefect_harness" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "prefect_harness" in fixtures:
             item.add_marker(pytest.mark.e2e)
+        module = item.path.name
+        for name, modules in SHARED_BUILDS.items():
+            if name in fixtures and module not in modules:
+                raise pytest.UsageError(
+                    f"{module} uses the session build {name}: add it to SHARED_BUILDS in "
+                    "tests/conftest.py, so that it runs on the worker that builds it"
+                )
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist hands out whole test modules (their module fixtures are built once), in
+    the order collected, and the modules sharing a build in SHARED_BUILDS as one."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            return WORKER_GROUP.get(module.rsplit("/", 1)[-1], module)
+
+    return ByModule(config, log)
 
 
 @pytest.fixture(scope="session")

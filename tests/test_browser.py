@@ -76,7 +76,7 @@ def shots(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prefect_env(tmp_path_factory) -> dict[str, str]:
     """The environment of a Prefect server with its UI, and of the processes using it."""
     home = tmp_path_factory.mktemp("prefect-ui")
@@ -90,13 +90,16 @@ def prefect_env(tmp_path_factory) -> dict[str, str]:
         "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_UI_URL": f"http://127.0.0.1:{port}",
         "PREFECT_LOGGING_LEVEL": "INFO",  # the review run's lines, as a deployment sends them
+        "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",  # as the deployments set it
         "LILO_UI_PORT": str(port),
     }
 
 
-@pytest.fixture(scope="module")
-def ui(prefect_env, tmp_path_factory) -> Iterator[str]:
-    """`prefect server start` on a free loopback port, PREFECT_HOME in a temporary folder."""
+@pytest.fixture(scope="session")
+def ui_server(prefect_env, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """`prefect server start` on a free loopback port, PREFECT_HOME in a temporary folder,
+    and its log. Session-scoped so that it is started before the session's demo is built
+    (pytest sets up wider scopes first) and starts while that runs; `ui` stops it."""
     log = tmp_path_factory.mktemp("prefect-log") / "server.log"
     port = prefect_env["LILO_UI_PORT"]
     with log.open("wb") as out:
@@ -108,6 +111,22 @@ def ui(prefect_env, tmp_path_factory) -> Iterator[str]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+    try:
+        yield server, log
+    finally:
+        _stop(server)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def ui(ui_server, prefect_env) -> Iterator[str]:
+    """The UI's address once the server answers; the server stops with this module."""
+    server, log = ui_server
     base = prefect_env["PREFECT_UI_URL"]
     try:
         deadline = time.monotonic() + SERVER_START_S
@@ -117,11 +136,31 @@ def ui(prefect_env, tmp_path_factory) -> Iterator[str]:
                     break
             assert server.poll() is None, log.read_text(errors="replace")[-2000:]
             assert time.monotonic() < deadline, "the Prefect server did not start"
-            time.sleep(1)
+            time.sleep(0.5)
         yield base
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        _stop(server)
+
+
+@pytest.fixture(scope="module")
+def pipeline_demo(ui, prefect_env, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """`lilo demo` against the UI's server, the pipeline run that
+    test_the_pipeline_run_page_shows_each_artifact_once opens. The review test asks for it
+    first, so it runs while that test waits on the browser. The process and its output."""
+    demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
+    small = ["--target-words", "1000", "--set", "samples.target_samples=1"]  # all it needs
+    folder = tmp_path_factory.mktemp("pipeline-demo")
+    with (folder / "output.txt").open("w") as out:  # read by the test: a pipe could fill up
+        process = subprocess.Popen(
+            [*demo, *small, "--data-dir", str(folder / "data")],
+            cwd=REPO, env=prefect_env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        yield process, folder / "output.txt"
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +209,11 @@ def _paused_run(api: str, timeout_s: float = 300) -> str:
     raise AssertionError("the review flow never paused for its form")
 
 
-def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, shots):
+def test_review_form_filled_in_the_prefect_ui(
+    ui_server, data, ui, pipeline_demo, prefect_env, browser, shots
+):
+    """`ui_server` first: it starts while the session's demo is built. `pipeline_demo` runs
+    while this test waits on the browser."""
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     overrides = {
         "qa.review_poll_s": 1,
@@ -322,15 +365,12 @@ def test_report_page_in_chromium(data, browser, shots):
     assert errors == []
 
 
-def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, browser, shots, tmp_path):
+def test_the_pipeline_run_page_shows_each_artifact_once(
+    ui, pipeline_demo, prefect_env, browser, shots
+):
     """The run an operator opens, the pipeline's own, holds the results, each key once."""
-    demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
-    small = ["--target-words", "1000", "--set", "samples.target_samples=1"]  # all it needs
-    done = subprocess.run(
-        [*demo, *small, "--data-dir", str(tmp_path / "data")],
-        cwd=REPO, env=prefect_env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    process, output = pipeline_demo
+    assert process.wait(timeout=900) == 0, output.read_text(errors="replace")[-4000:]
     (run,) = httpx.post(
         f"{prefect_env['PREFECT_API_URL']}/flow_runs/filter",
         json={"flows": {"name": {"any_": ["lilo-pipeline"]}}},

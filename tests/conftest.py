@@ -54,6 +54,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown with -p no:xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """pytest-xdist hands out whole test modules (their module fixtures are built once), in
     the order collected, and the modules sharing a build in SHARED_BUILDS as one."""

@@ -76,7 +76,7 @@ def shots(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def prefect_env(tmp_path_factory) -> dict[str, str]:
     """The environment of a Prefect server with its UI, and of the processes using it."""
     home = tmp_path_factory.mktemp("prefect-ui")
@@ -95,11 +95,9 @@ def prefect_env(tmp_path_factory) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="session")
-def ui_server(prefect_env, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
-    """`prefect server start` on a free loopback port, PREFECT_HOME in a temporary folder,
-    and its log. Session-scoped so that it is started before the session's demo is built
-    (pytest sets up wider scopes first) and starts while that runs; `ui` stops it."""
+@pytest.fixture(scope="module")
+def ui(prefect_env, tmp_path_factory) -> Iterator[str]:
+    """`prefect server start` on a free loopback port, PREFECT_HOME in a temporary folder."""
     log = tmp_path_factory.mktemp("prefect-log") / "server.log"
     port = prefect_env["LILO_UI_PORT"]
     with log.open("wb") as out:
@@ -111,22 +109,6 @@ def ui_server(prefect_env, tmp_path_factory) -> Iterator[tuple[subprocess.Popen,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    try:
-        yield server, log
-    finally:
-        _stop(server)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def ui(ui_server, prefect_env) -> Iterator[str]:
-    """The UI's address once the server answers; the server stops with this module."""
-    server, log = ui_server
     base = prefect_env["PREFECT_UI_URL"]
     try:
         deadline = time.monotonic() + SERVER_START_S
@@ -136,31 +118,11 @@ def ui(ui_server, prefect_env) -> Iterator[str]:
                     break
             assert server.poll() is None, log.read_text(errors="replace")[-2000:]
             assert time.monotonic() < deadline, "the Prefect server did not start"
-            time.sleep(0.5)
+            time.sleep(1)
         yield base
     finally:
-        _stop(server)
-
-
-@pytest.fixture(scope="module")
-def pipeline_demo(ui, prefect_env, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
-    """`lilo demo` against the UI's server, the pipeline run that
-    test_the_pipeline_run_page_shows_each_artifact_once opens. The review test asks for it
-    first, so it runs while that test waits on the browser. The process and its output."""
-    demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
-    small = ["--target-words", "1000", "--set", "samples.target_samples=1"]  # all it needs
-    folder = tmp_path_factory.mktemp("pipeline-demo")
-    with (folder / "output.txt").open("w") as out:  # read by the test: a pipe could fill up
-        process = subprocess.Popen(
-            [*demo, *small, "--data-dir", str(folder / "data")],
-            cwd=REPO, env=prefect_env, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        yield process, folder / "output.txt"
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -209,11 +171,7 @@ def _paused_run(api: str, timeout_s: float = 300) -> str:
     raise AssertionError("the review flow never paused for its form")
 
 
-def test_review_form_filled_in_the_prefect_ui(
-    ui_server, data, ui, pipeline_demo, prefect_env, browser, shots
-):
-    """`ui_server` first: it starts while the session's demo is built. `pipeline_demo` runs
-    while this test waits on the browser."""
+def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, shots):
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     overrides = {
         "qa.review_poll_s": 1,
@@ -268,6 +226,13 @@ def test_review_form_filled_in_the_prefect_ui(
         question.fill("Edited: " + question.input_value())
         page.screenshot(path=str(shots / "review-form.png"))
         modal.get_by_role("button", name="Submit").click()
+        # Submitted: the form closes (a form it refuses stays open, saying why).
+        try:
+            modal.wait_for(state="hidden", timeout=120_000)
+        except Exception as error:  # playwright's TimeoutError
+            page.screenshot(path=str(shots / "review-form-not-submitted.png"), full_page=True)
+            text = modal.inner_text()[-2000:]
+            raise AssertionError(f"the form did not close: {text}") from error
         out, _ = review.communicate(timeout=300)
     finally:
         if review.poll() is None:
@@ -365,12 +330,15 @@ def test_report_page_in_chromium(data, browser, shots):
     assert errors == []
 
 
-def test_the_pipeline_run_page_shows_each_artifact_once(
-    ui, pipeline_demo, prefect_env, browser, shots
-):
+def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, browser, shots, tmp_path):
     """The run an operator opens, the pipeline's own, holds the results, each key once."""
-    process, output = pipeline_demo
-    assert process.wait(timeout=900) == 0, output.read_text(errors="replace")[-4000:]
+    demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
+    small = ["--target-words", "1000", "--set", "samples.target_samples=1"]  # all it needs
+    done = subprocess.run(
+        [*demo, *small, "--data-dir", str(tmp_path / "data")],
+        cwd=REPO, env=prefect_env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (run,) = httpx.post(
         f"{prefect_env['PREFECT_API_URL']}/flow_runs/filter",
         json={"flows": {"name": {"any_": ["lilo-pipeline"]}}},

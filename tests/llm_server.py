@@ -65,6 +65,7 @@ __all__ = [
     "Refusal",
     "bag_of_words",
     "prompt_tokens",
+    "serve_in_background",
 ]
 
 FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
@@ -213,6 +214,12 @@ def _context_error(model: Model, prompt: int, budget: int | None) -> dict[str, A
     return {"message": message, "type": "invalid_request_error", "param": "messages"}
 
 
+def serve_in_background(server: ThreadingHTTPServer) -> None:
+    """`server` answering on a daemon thread until its `shutdown()`, which the loop looks for
+    every 20 ms: at the default 0.5 s, every test using a server waited through it at its end."""
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+
+
 class LLMServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -262,9 +269,7 @@ class LLMServer(ThreadingHTTPServer):
         return Settings(data_dir=data_dir).with_overrides({"llm": llm, **overrides})
 
     def __enter__(self) -> LLMServer:
-        # The loop looks for shutdown() every poll_interval: 0.5 s by default, which every
-        # test using a server waited through at its end.
-        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
+        serve_in_background(self)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
+from llm_server import serve_in_background
 from prefect import Flow
 from prefect.flows import load_flow_from_entrypoint
 from prefect.server.schemas.schedules import CronSchedule as ServerCronSchedule
@@ -79,7 +79,7 @@ class _Listener(ThreadingHTTPServer):
         self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def __enter__(self) -> _Listener:
-        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
+        serve_in_background(self)
         return self
 
     def __exit__(self, *exc: object) -> None:

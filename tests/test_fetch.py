@@ -8,7 +8,6 @@ import gzip
 import io
 import itertools
 import tarfile
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from conftest import PAPERS
+from llm_server import serve_in_background
 
 from lilo.flows._preflight import check_endpoints
 from lilo.tasks.clean import clean_paper
@@ -253,8 +253,7 @@ class _CutShort(BaseHTTPRequestHandler):
 
 def test_cut_short_download_is_retried_not_kept(tmp_path: Path) -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _CutShort)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
+    serve_in_background(server)
     try:
         settings = _settings(tmp_path, f"http://127.0.0.1:{server.server_address[1]}")
         [raw], failures = fetch_eprints(["2401.00001"], settings)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from llm_server import LLMServer, kernel_samples, seed_samples
+from llm_server import LLMServer, kernel_samples, seed_samples, serve_in_background
 
 from lilo.flows._run import recorded_run
 from lilo.flows.generate import generate_flow
@@ -304,7 +304,7 @@ def _arxiv_server(
     scheme = "http"
     if wrap is not None:
         server.socket, scheme = wrap(server.socket), "https"
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    serve_in_background(server)
     base = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     arxiv = {"api_url": f"{base}/api/query", "eprint_url": f"{base}/e-print/"}
     arxiv |= {"retries": 0, "delay_s": 0.0, "timeout_s": 2.0}

@@ -114,7 +114,7 @@ def copy_data_dir(source: Path, target: Path, *, published: bool = True) -> Path
     return target
 
 
-# -- h30u: the two-method demo, built once per test run ----------------------------------
+# -- the two-method demo, built once per test run -----------------------------------------
 
 REPORT_DEMO = ["--methods", "single,ral_writer", "--target-words", "1000,2000"]
 """`lilo demo` with two methods at two lengths: a leaderboard, a paired comparison and
@@ -145,7 +145,7 @@ def pipeline_run_id(data: Path) -> str:
     return run_id
 
 
-# -- h30y: one embedder for the method runs, one imported benchmark -------------------------
+# -- one embedder for the method runs, one imported benchmark ------------------------------
 
 
 @pytest.fixture(scope="session")

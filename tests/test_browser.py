@@ -31,10 +31,13 @@ from lilo.flows.cli import main
 
 CHROMIUM = Path(os.environ.get("LILO_CHROMIUM", "/usr/bin/chromium"))
 # No network, no first-run or background work: the machine may have no internet at all.
+# No emulated GPU: without --disable-software-rasterizer, a headless Chromium draws every
+# frame through SwiftShader in a GPU process (86 s of CPU in one run of this file).
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
+    "--disable-software-rasterizer",
     "--disable-quic",
     "--no-first-run",
     "--disable-background-networking",
@@ -135,6 +138,21 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
+@pytest.fixture
+def new_page(browser) -> Iterator[Any]:
+    """Opens pages in the module's Chromium, each closed when the test ends: a page left open
+    (the Prefect UI polls and redraws) keeps Chromium's software GPU process busy."""
+    opened: list[Any] = []
+
+    def open_page(**kwargs: Any) -> Any:
+        opened.append(browser.new_page(**kwargs))
+        return opened[-1]
+
+    yield open_page
+    for page in opened:
+        page.close()
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory, manual_review_demo) -> Path:
     """A copy of `lilo demo --review manual` (tests/conftest.py): pairs wait for a
@@ -171,7 +189,7 @@ def _paused_run(api: str, timeout_s: float = 300) -> str:
     raise AssertionError("the review flow never paused for its form")
 
 
-def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, shots):
+def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, new_page, shots):
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
     overrides = {
         "qa.review_poll_s": 1,
@@ -195,8 +213,8 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
     )
     try:
         run_id = _paused_run(prefect_env["PREFECT_API_URL"])
-        _same_form_in_the_v2_ui(browser, ui, run_id, shots)
-        page = browser.new_page(viewport={"width": 1280, "height": 2400})
+        _same_form_in_the_v2_ui(new_page, ui, run_id, shots)
+        page = new_page(viewport={"width": 1280, "height": 2400})
         page.goto(f"{ui}/runs/flow-run/{run_id}", wait_until="networkidle", timeout=120_000)
         page.get_by_role("button", name="Resume").first.click()
         _field(page, "Your name").locator("textarea, input").first.fill("carla")
@@ -233,6 +251,7 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
             page.screenshot(path=str(shots / "review-form-not-submitted.png"), full_page=True)
             text = modal.inner_text()[-2000:]
             raise AssertionError(f"the form did not close: {text}") from error
+        page.close()
         out, _ = review.communicate(timeout=300)
     finally:
         if review.poll() is None:
@@ -265,9 +284,9 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, browser, sh
     assert sum(m.startswith("qa-review: edit ") for m in messages) == 1
 
 
-def _same_form_in_the_v2_ui(browser: Any, ui: str, run_id: str, shots: Path) -> None:
+def _same_form_in_the_v2_ui(new_page: Any, ui: str, run_id: str, shots: Path) -> None:
     """The V2 UI shows the same form: the context beside each decision, the text in full."""
-    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page = new_page(viewport={"width": 1280, "height": 2000})
     page.goto(f"{ui}/v2/runs/flow-run/{run_id}", wait_until="load", timeout=120_000)
     page.locator("button[aria-haspopup=menu]").first.click(timeout=120_000)
     page.get_by_role("menuitem", name="Resume").first.click()
@@ -288,7 +307,7 @@ def _pair_titles(page: Any) -> list[str]:
     ]
 
 
-def test_report_page_in_chromium(data, browser, shots):
+def test_report_page_in_chromium(data, new_page, shots):
     samples = [r[0] for r in _sql(data, "SELECT sample_id FROM dim_samples ORDER BY 1")]
     common = ["--data-dir", str(data), "--reviewer", "dee"]
     assert main(["review", "approve", "--sample", samples[-1], *common]) == 0
@@ -297,7 +316,7 @@ def test_report_page_in_chromium(data, browser, shots):
     with contextlib.redirect_stdout(out):
         assert main(["report", "--data-dir", str(data)]) == 0
     report = Path(out.getvalue().strip())
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -330,7 +349,7 @@ def test_report_page_in_chromium(data, browser, shots):
     assert errors == []
 
 
-def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, browser, shots, tmp_path):
+def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, new_page, shots, tmp_path):
     """The run an operator opens, the pipeline's own, holds the results, each key once."""
     demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
     small = ["--target-words", "1000", "--set", "samples.target_samples=1"]  # all it needs
@@ -344,7 +363,7 @@ def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, browser
         json={"flows": {"name": {"any_": ["lilo-pipeline"]}}},
         timeout=30,
     ).json()
-    page = browser.new_page(viewport={"width": 1400, "height": 1500})
+    page = new_page(viewport={"width": 1400, "height": 1500})
     page.goto(f"{ui}/runs/flow-run/{run['id']}", wait_until="networkidle", timeout=120_000)
     page.get_by_text("Artifacts", exact=True).first.click()
     page.get_by_text("run-summary", exact=True).wait_for(timeout=60_000)

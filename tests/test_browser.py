@@ -46,7 +46,7 @@ CHROMIUM_ARGS = [
 ]
 REPO = Path(__file__).resolve().parent.parent
 DEMO = MANUAL_REVIEW_DEMO  # the session's demo (tests/conftest.py), run again by the tests
-SERVER_START_S = 600  # a cold `prefect server start` migrates its database first
+SERVER_START_S = 600  # `prefect server start` builds its UI on start; slow on a loaded machine
 
 pytestmark = [
     pytest.mark.skipif(
@@ -80,9 +80,9 @@ def shots(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def prefect_env(tmp_path_factory) -> dict[str, str]:
+def prefect_env(tmp_path_factory, used_prefect_home) -> dict[str, str]:
     """The environment of a Prefect server with its UI, and of the processes using it."""
-    home = tmp_path_factory.mktemp("prefect-ui")
+    home = used_prefect_home(tmp_path_factory.mktemp("prefect-ui") / "home")
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
     return {

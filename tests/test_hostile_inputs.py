@@ -257,12 +257,14 @@ def _rows_holding(db: Path, needle: str) -> list[str]:
 
 
 @pytest.mark.e2e  # a `lilo demo` in a subprocess
-def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(tmp_path: Path) -> None:
+def test_an_endpoint_that_echoes_the_api_key_leaves_it_nowhere(
+    tmp_path: Path, used_prefect_home
+) -> None:
     """A demo run against an endpoint answering every request `400 Incorrect API key
     provided: Bearer sk-...`: no file lilo or Prefect wrote, no table, no output holds it."""
     env = {
         **os.environ,
-        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_HOME": str(used_prefect_home(tmp_path / "prefect")),
         "LILO_LLM__API_KEY": KEY,
         "LILO_JUDGE__API_KEY": KEY,
     }
@@ -486,7 +488,7 @@ HOSTILE_NAME = "o'brien; --\"x"
 
 @pytest.mark.e2e  # a `lilo demo` in a subprocess
 def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeline(
-    tmp_path: Path,
+    tmp_path: Path, used_prefect_home
 ) -> None:
     """The data dir, the config file and the dataset version hold SQL's quotes, statement
     separators and comment markers: the demo runs and publishes, nothing runs as SQL."""
@@ -496,7 +498,7 @@ def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeli
     version = "v1';DROP-TABLE-dim_papers;--\"x"
     root.mkdir()
     config.write_text(f"dataset_version = {json.dumps(version)}\n")
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+    env = {**os.environ, "PREFECT_HOME": str(used_prefect_home(tmp_path / "prefect"))}
     common = ["--data-dir", str(data), "--config", str(config)]
     argv = [*LILO, "demo", *common, "--methods", "single", "--target-words", "1000"]
     argv += ["--set", "samples.target_samples=1"]  # one sample is as much as this needs

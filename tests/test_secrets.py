@@ -68,8 +68,8 @@ def _duckdb_hits(path: Path) -> list[str]:
         con.close()
 
 
-def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path):
-    home, data = tmp_path / "prefect", tmp_path / "data"
+def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path, used_prefect_home):
+    home, data = used_prefect_home(tmp_path / "prefect"), tmp_path / "data"
     with LLMServer() as server:
         server.faults = Faults(rate=0.2, seed=5, kinds=("500", "truncated", "empty"))
         config = tmp_path / "lilo.toml"  # outside the folders searched: it holds a key

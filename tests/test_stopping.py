@@ -34,9 +34,9 @@ SMALL_DEMO = [
 ]
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+def _env(prefect_home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
-    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    env["PREFECT_HOME"] = str(prefect_home)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent.parent), *sys.path])
     return env
 
@@ -137,11 +137,11 @@ def _generate_calls_after_the_stop(data: Path) -> tuple[int, int]:
         con.close()
 
 
-def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path, used_prefect_home) -> None:
+    data, home = tmp_path / "data", used_prefect_home(tmp_path / "prefect")
     demo = subprocess.Popen(
         [*LILO, "demo", *SMALL_DEMO, "--data-dir", str(data)],
-        env=_env(tmp_path),
+        env=_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -175,7 +175,7 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
     # The next run resumes: what was finished is not made again, and it completes.
     again = subprocess.run(
         [*LILO, "demo", *SMALL_DEMO, "--data-dir", str(data)],
-        env=_env(tmp_path),
+        env=_env(home),
         capture_output=True,
         text=True,
         timeout=900,
@@ -191,9 +191,9 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path) -> None
 
 
 def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
-    tmp_path: Path,
+    tmp_path: Path, used_prefect_home
 ) -> None:
-    data = tmp_path / "data"
+    data, home = tmp_path / "data", used_prefect_home(tmp_path / "prefect")
     arrivals: list[float] = []
     with LLMServer() as server:
 
@@ -223,7 +223,7 @@ def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
              "--set", f"embedding.base_url={server.base_url}",
              "--set", "embedding.api_key=sk-test", "--set", "embedding.model=bag",
              "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
-            env=_env(tmp_path),
+            env=_env(home),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -54,9 +54,9 @@ def _model(prompt: str, n: int) -> str | Refusal:
     return f"KernelForge0 obtains a test RMSE of 0.635 on Kin40k.{ATTACK} It is fast. " * 5
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+def _env(prefect_home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "LILO_"))}
-    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    env["PREFECT_HOME"] = str(prefect_home)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent.parent), *sys.path])
     return env
 
@@ -81,10 +81,10 @@ def _seed(settings) -> None:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def run(tmp_path_factory, used_prefect_home) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """`lilo run --dataset v1` as a terminal user starts it, output to pipes."""
     tmp = tmp_path_factory.mktemp("terminal")
-    data = tmp / "data"
+    data, home = tmp / "data", used_prefect_home(tmp / "prefect")
     with LLMServer() as server:
         server.respond = _model
         _seed(server.settings(data))
@@ -97,7 +97,7 @@ def run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
              "--set", "embedding.api_key=sk-test", "--set", "embedding.model=bag",
              "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0",
              "--set", "runner.progress_every_s=0.5"],
-            env=_env(tmp), capture_output=True, text=True, timeout=900,
+            env=_env(home), capture_output=True, text=True, timeout=900,
         )  # fmt: skip
     return data, done
 

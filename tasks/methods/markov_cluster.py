@@ -14,8 +14,8 @@ import numpy as np
 from pydantic import Field
 
 from lilo.tasks.config import OfflineSettings, Section, output_values
-from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms, select
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import candidates, keywords, query_terms, select
 from lilo.tasks.llm.types import Message
 from lilo.tasks.methods._markov import (
     best_path,

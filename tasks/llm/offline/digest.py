@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import leaves, read_tree
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.types import Message
 
 SIGNATURE = "Digest the paper below along the skeleton"

@@ -5,10 +5,10 @@ a combination keeps the distinct operations of the edits shown, at most three.""
 from __future__ import annotations
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import candidates, keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import key, read_edits
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import candidates, keywords, query_terms
 from lilo.tasks.llm.offline.skeleton import guide
 from lilo.tasks.llm.types import Message
 

@@ -9,9 +9,9 @@ import re
 from collections import Counter
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import keywords, query_terms
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import keywords, query_terms
 from lilo.tasks.llm.types import Message
 from lilo.tasks.text import split_sentences
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import keywords, paper_sentences, target_words
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import keywords, paper_sentences, target_words
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import candidates, paragraphs, query_terms, select
 from lilo.tasks.llm.types import Message
 from lilo.tasks.text import count_words, split_sentences
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import candidates, keywords
 from lilo.tasks.llm.offline._overlap import between
 from lilo.tasks.llm.offline._tree import Heading, apply, key, read_edits, read_tree, write
 from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import candidates, keywords
 from lilo.tasks.llm.types import Message
 
 LOCAL = "Propose a skeleton for the summary from the passages below"

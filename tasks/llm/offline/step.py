@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import (
+from lilo.tasks.llm.offline._overlap import between
+from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import (
     candidates,
     comparison_table,
     focus_papers,
@@ -18,8 +20,6 @@ from lilo.tasks.llm.offline._extract import (
     target_words,
     title,
 )
-from lilo.tasks.llm.offline._overlap import between
-from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words

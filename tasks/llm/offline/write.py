@@ -7,7 +7,8 @@ before 8k-16k words: that is why Single scores low on length for long targets.""
 from __future__ import annotations
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._extract import (
+from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.offline.extract import (
     candidates,
     comparison_table,
     keywords,
@@ -19,7 +20,6 @@ from lilo.tasks.llm.offline._extract import (
     target_words,
     title,
 )
-from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 from lilo.tasks.text import count_words

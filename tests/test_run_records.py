@@ -7,8 +7,10 @@ published on purpose; a writer that finds the file held names who holds it."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -150,6 +152,52 @@ def test_a_stopped_stage_counts_in_its_run_s_record_which_adds_up_with_the_ledge
     with Warehouse(settings.db_path) as wh:
         assert wh.con.execute(ledger, [run.run_id]).fetchall() == [(3, 20)]  # k2 in flight
         assert wh.con.execute(record, [run.run_id]).fetchall()[0][1] == 3
+
+
+@contextlib.contextmanager
+def _read_by_another_process(path):
+    """Another process holds `path` open read-only (an analyst's session) until the block ends."""
+    reader = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
+         "print('open', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "open\n"
+        yield
+    finally:
+        reader.communicate(timeout=30)  # its stdin closed: it ends, the file is free
+
+
+@pytest.mark.e2e  # a reader of the warehouse in a subprocess
+def test_a_stop_while_the_warehouse_is_read_says_what_waits_and_loses_no_call(tmp_path, caplog):
+    """A stage stopped (Ctrl-C, a failure) while another process reads the warehouse cannot
+    write what finished: it says so, and its call log stays, so the next start adds the
+    call to the ledger (its reply to the cache: the next run remakes the row, no new call)."""
+    settings = Settings(data_dir=tmp_path)
+    Warehouse(settings.db_path).close()
+    with caplog.at_level(logging.WARNING, logger="lilo"), pytest.raises(RuntimeError):
+        with recorded_run(settings, "stopped") as run:
+            with timed_stage("generate", run.run_id) as report:
+                with _read_by_another_process(settings.db_path):
+                    with StageWriter(report, settings, every_s=3600.0) as writer:
+                        writer.log.sent("k0", "openai", "m", "p")
+                        call = LLMCall("k0", "openai", "m", "p", 10, 20, 0.1, False, "{}", "r")
+                        writer.log.append(call)
+                        held = Quarantine("item", "generate", "llm_error", "LLMError: down")
+                        writer.queue_rows("quarantine", [held], ("item_id", "stage"), update=True)
+                        raise RuntimeError("stopped")
+    assert "generate: 1 finished rows not written (the warehouse is busy)" in caplog.text
+    assert call_log_path(tmp_path, run.run_id, "generate").exists()  # for the next start
+    with Warehouse(settings.db_path) as wh:
+        assert wh.count("quarantine") == 0 and wh.count("fct_llm_calls") == 0
+    with recorded_run(settings, "next"):
+        pass
+    with Warehouse(settings.db_path) as wh:
+        ledger = "SELECT key, tokens_in FROM fct_llm_calls WHERE run_id = ?"
+        assert wh.con.execute(ledger, [run.run_id]).fetchall() == [("k0", 10)]
+        assert wh.count("llm_cache") == 1
 
 
 def test_a_growing_call_log_is_read_in_steps_from_where_the_last_read_stopped(tmp_path):

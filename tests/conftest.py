@@ -100,10 +100,12 @@ def used_prefect_home(tmp_path_factory) -> Callable[[Path], Path]:
             env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
             env.update(PREFECT_HOME=str(building), PREFECT_SERVER_ANALYTICS_ENABLED="false")
             prefect = Path(sys.executable).parent / "prefect"
-            subprocess.run(
+            done = subprocess.run(
                 [prefect, "server", "database", "upgrade", "--yes"],
-                env=env, check=True, capture_output=True, timeout=600,
+                env=env, capture_output=True, text=True, timeout=600,
             )  # fmt: skip
+            if done.returncode != 0:
+                pytest.fail(f"`prefect server database upgrade` failed: {done.stderr[-2000:]}")
             building.rename(migrated)
 
     def copy(folder: Path) -> Path:

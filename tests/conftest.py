@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
+from unittest import mock
 
 import pytest
 
@@ -71,42 +75,92 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return ByModule(config, log)
 
 
-@pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[None]:
-    """A temporary Prefect API (SQLite in a temp folder) for the whole session."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Starts migrating the test run's Prefect database (`migrated_prefect_home`) on a
+    thread of the process that starts the run, while pytest-xdist's workers start and
+    collect: the workers' Prefect servers need it first thing. Not in a worker, and not in
+    a run whose `-m` leaves out the e2e tests (the fast loop starts no Prefect server)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not _may_run_e2e(config.option.markexpr):
+        return
+    root = config._tmp_path_factory.getbasetemp()  # noqa: SLF001 (the tmp_path_factory)
+    lock = _locked(root)  # taken now: a worker asking for the database waits for it
+    threading.Thread(target=_migrate, args=(root, lock), name="prefect-migration").start()
 
-    with prefect_test_harness(server_startup_timeout=120):
-        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-            yield
+
+def _may_run_e2e(markexpr: str) -> bool:
+    """Whether `-m markexpr` selects a test marked `e2e` (and nothing else)."""
+    from _pytest.mark.expression import Expression
+
+    return not markexpr or Expression.compile(markexpr).evaluate(lambda name, **_: name == "e2e")
+
+
+def _locked(root: Path) -> IO[str]:
+    lock = (root / "migrated-prefect-home.lock").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
+
+
+def _migrate(root: Path, lock: IO[str]) -> str | None:
+    """Makes `root/migrated-prefect-home` unless it is there, then lets go of `lock`; the
+    error when `prefect server database upgrade` failed."""
+    try:
+        if (root / "migrated-prefect-home").exists():
+            return None
+        building = root / "migrated-prefect-home.building"
+        shutil.rmtree(building, ignore_errors=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        env.update(PREFECT_HOME=str(building), PREFECT_SERVER_ANALYTICS_ENABLED="false")
+        prefect = Path(sys.executable).parent / "prefect"
+        done = subprocess.run(
+            [prefect, "server", "database", "upgrade", "--yes"],
+            env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if done.returncode != 0:
+            return f"`prefect server database upgrade` failed: {done.stderr[-2000:]}"
+        building.rename(root / "migrated-prefect-home")
+        return None
+    finally:
+        lock.close()
+
+
+def migrated_prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PREFECT_HOME whose database Prefect has migrated, made once per test run and shared
+    by pytest-xdist's workers (started by `pytest_sessionstart`; made here where it failed
+    there, or in a run it did not start). Read it, never write it: take a copy."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    error = _migrate(root, _locked(root))
+    if error:
+        pytest.fail(error)
+    return root / "migrated-prefect-home"
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory) -> Iterator[None]:
+    """A temporary Prefect API for the whole session, Prefect's own test harness, on a copy
+    of the migrated database: the harness would migrate a new one, 6 s of CPU more in each
+    worker (it names its folder with `mkdtemp`, so that gives it the copy's)."""
+    import prefect.testing.utilities as harness
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    folder = tmp_path_factory.mktemp("prefect-harness")
+    shutil.copy(migrated_prefect_home(tmp_path_factory) / "prefect.db", folder / "prefect-test.db")
+    with contextlib.ExitStack() as stack:
+        with mock.patch.object(harness, "mkdtemp", return_value=str(folder)):
+            stack.enter_context(harness.prefect_test_harness(server_startup_timeout=120))
+        stack.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+        yield
 
 
 @pytest.fixture(scope="session")
 def used_prefect_home(tmp_path_factory) -> Callable[[Path], Path]:
     """`used_prefect_home(folder)` makes `folder` a PREFECT_HOME whose database Prefect has
     migrated already, as a user's is after the first run, and returns it: the temporary
-    server a `lilo` subprocess starts on it answers after 4 s of CPU instead of 10. The
-    database is migrated once per test run (pytest-xdist's workers share it, one migrating
-    while the others wait). tests/test_helper_processes.py starts one on a new home."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    migrated = root / "migrated-prefect-home"
-    with (root / "migrated-prefect-home.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not migrated.exists():
-            building = root / "migrated-prefect-home.building"
-            shutil.rmtree(building, ignore_errors=True)
-            env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-            env.update(PREFECT_HOME=str(building), PREFECT_SERVER_ANALYTICS_ENABLED="false")
-            prefect = Path(sys.executable).parent / "prefect"
-            done = subprocess.run(
-                [prefect, "server", "database", "upgrade", "--yes"],
-                env=env, capture_output=True, text=True, timeout=600,
-            )  # fmt: skip
-            if done.returncode != 0:
-                pytest.fail(f"`prefect server database upgrade` failed: {done.stderr[-2000:]}")
-            building.rename(migrated)
+    server a `lilo` subprocess starts on it answers after 4 s of CPU instead of 10.
+    tests/test_helper_processes.py starts one on a new home."""
+    migrated = migrated_prefect_home(tmp_path_factory)
 
     def copy(folder: Path) -> Path:
         shutil.copytree(migrated, folder)

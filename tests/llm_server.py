@@ -10,12 +10,13 @@ OpenAI's API sends.
 
 `Faults` makes it a misbehaving endpoint: a share of chat requests gets one of `FAULTS`
 (429 with Retry-After, 500, 503, a stall past the client's timeout, a dropped connection,
-JSON cut short, empty content, an HTML page), chosen by a seeded hash of the request and
-how many times that same request came before, so a run's faults do not depend on the order
-its threads send them. `answered` counts the chat requests answered with a completion.
-A request's `response_format` (structured output) is recorded with it; with
-`rejects_response_format` set the server refuses it with a 400, as endpoints without
-structured output do.
+JSON cut short, empty content, an HTML page; and, when named in `kinds`, `key_echo`: the 400
+OpenAI sends for a wrong key, the request's Authorization header in its message), chosen by a
+seeded hash of the request and how many times that same request came before, so a run's
+faults do not depend on the order its threads send them. `answered` counts the chat
+requests answered with a completion. A request's `response_format` (structured output) is
+recorded with it; with `rejects_response_format` set the server refuses it with a 400, as
+endpoints without structured output do.
 
 `Model` makes it a server with a context window, which it names or not as `kind` does:
 vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
@@ -414,6 +415,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif kind == "drop":
             self.close_connection = True
             self.connection.shutdown(2)  # socket.SHUT_RDWR: no status line at all
+        elif kind == "key_echo":
+            auth = self.headers.get("Authorization")
+            self._send(400, {"error": {"message": f"Incorrect API key provided: {auth}"}})
         elif kind == "content_type":
             self._send_bytes(200, b"<html><body>Bad gateway</body></html>", "text/html")
         else:

@@ -1,7 +1,8 @@
 """API keys never leave lilo's memory except towards their endpoint: a demo-sized run with
-keys from the environment and from a config file, against the loopback endpoint with faults,
-then a failing `--debug` run; no file lilo or Prefect wrote (data dir, PREFECT_HOME) and
-neither output stream holds any key."""
+keys from the environment and from a config file, against the loopback endpoint with faults
+(some of them the 400 that echoes the key sent, as OpenAI's does for a wrong key), then a
+failing `--debug` run; no file lilo or Prefect wrote (data dir, PREFECT_HOME), no DuckDB
+table and neither output stream holds any key, and the echoed error is recorded redacted."""
 
 from __future__ import annotations
 
@@ -57,12 +58,14 @@ def _duckdb_hits(path: Path) -> list[str]:
     try:
         columns = con.execute(
             "SELECT table_name, column_name FROM information_schema.columns "
-            "WHERE data_type = 'VARCHAR' AND table_schema = 'main'"
+            "WHERE table_schema = 'main' AND "
+            "(data_type = 'VARCHAR' OR data_type LIKE '%[]' OR data_type = 'JSON')"
         ).fetchall()
         found = []
         for table, column in columns:
             for key in ALL:
-                query = f'SELECT count(*) FROM "{table}" WHERE contains("{column}", ?)'
+                text = f'CAST("{column}" AS VARCHAR)'
+                query = f'SELECT count(*) FROM "{table}" WHERE contains({text}, ?)'
                 if con.execute(query, [key]).fetchone()[0]:
                     found.append(f"{path}:{table}.{column}: {key}")
         return found
@@ -73,7 +76,7 @@ def _duckdb_hits(path: Path) -> list[str]:
 def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path, used_prefect_home):
     home, data = used_prefect_home(tmp_path / "prefect"), tmp_path / "data"
     with LLMServer() as server:
-        server.faults = Faults(rate=0.2, seed=5, kinds=("500", "truncated", "empty"))
+        server.faults = Faults(rate=0.2, seed=5, kinds=("500", "truncated", "empty", "key_echo"))
         config = tmp_path / "lilo.toml"  # outside the folders searched: it holds a key
         config.write_text(
             f'[llm]\nbackend = "openai"\nbase_url = "{server.base_url}"\nmodel = "scripted"\n'
@@ -84,6 +87,7 @@ def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path, used_prefect_home):
         common = ["--data-dir", str(data), "--config", str(config)]
         demo = _lilo(["demo", *common, "--methods", "single", "--target-words", "300"], home)
         sent = {r["auth"] for r in server.requests}
+        echoed = server.faults.counts["key_echo"]
     # a run that fails, with its traceback shown
     config.write_text(config.read_text().replace(server.base_url, "http://127.0.0.1:9/v1"))
     failing = _lilo(["--debug", "run", *common, "--survey", "2301.00001"], home)
@@ -94,11 +98,27 @@ def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path, used_prefect_home):
     outputs = [demo.stdout, demo.stderr, failing.stdout, failing.stderr]
     assert [k for k in ALL for text in outputs if k in text] == []
     assert any(data.rglob("*.duckdb"))
+    recorded = _echoed_errors(data / "lilo.duckdb")
+    assert echoed, "no request drew the key_echo fault: change the Faults seed"
+    assert recorded  # the endpoint's echo of the key, recorded redacted
     with contextlib.closing(sqlite3.connect(home / "prefect.db")) as db:  # the runs' server's
         assert db.execute("SELECT count(*) FROM flow_run").fetchone()[0] > 0
     written = [p for p in [*data.rglob("*"), *home.rglob("*")] if p.is_file()]
     hits = _hits(data) + _hits(home)
     print(
-        f"\n{len(written)} files searched ({len(ALL)} keys, output streams too): {len(hits)} hits"
+        f"\n{len(written)} files searched ({len(ALL)} keys, output streams too): {len(hits)} hits;"
+        f" the key echoed {echoed} times, {len(recorded)} failures recorded redacted"
     )
     assert hits == []
+
+
+def _echoed_errors(db: Path) -> list[str]:
+    """The failures recorded with the endpoint's echo of the key, redacted."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT detail FROM quarantine UNION ALL SELECT error FROM fct_generations"
+        ).fetchall()
+    finally:
+        con.close()
+    return [r[0] for r in rows if r[0] and "Incorrect API key provided: Bearer [redacted]" in r[0]]

@@ -80,9 +80,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Starts migrating the test run's Prefect database (`migrated_prefect_home`) on a
     thread of the process that starts the run, while pytest-xdist's workers start and
     collect: the workers' Prefect servers need it first thing. Not in a worker, and not in
-    a run whose `-m` leaves out the e2e tests (the fast loop starts no Prefect server)."""
+    a run whose `-m` leaves out the e2e tests (the fast loop starts no Prefect server), nor
+    one that only collects."""
     config = session.config
-    if hasattr(config, "workerinput") or not _may_run_e2e(config.option.markexpr):
+    if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    if not _may_run_e2e(config.option.markexpr):
         return
     root = config._tmp_path_factory.getbasetemp()  # noqa: SLF001 (the tmp_path_factory)
     lock = _locked(root)  # taken now: a worker asking for the database waits for it

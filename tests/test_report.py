@@ -388,6 +388,8 @@ def test_a_result_folder_that_is_a_link_is_not_written_through(demo, tmp_path, c
     """Someone replaced a result version's folder by a link, and the reproduction's page by
     a link to a file of theirs: the report is refused with one line, the page replaces its
     link; nothing outside the data dir is written."""
+    from prefect import flow
+
     from lilo.flows.reproduce import write_paper_page
     from lilo.tasks.config import Settings
 
@@ -409,7 +411,9 @@ def test_a_result_folder_that_is_a_link_is_not_written_through(demo, tmp_path, c
         "dir; remove it (lilo makes the folder again)\n"
     )
     lengths = tuple(int(n) for n in DEMO[-1].split(","))
-    assert write_paper_page(Settings(data_dir=data), lengths, pd.DataFrame()) == page
+    # In a flow, as `reproduce_ral_writer` calls it: its figures are that run's artifacts.
+    write = flow(name="paper-page")(write_paper_page)
+    assert write(Settings(data_dir=data), lengths, pd.DataFrame()) == page
     assert not page.is_symlink() and page.read_text().startswith("<!doctype html>")
     assert sorted(p.name for p in elsewhere.iterdir()) == ["notes.txt"]
     assert (elsewhere / "notes.txt").read_text() == "mine"

@@ -79,11 +79,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Starts migrating the test run's Prefect database (`migrated_prefect_home`) on a
     thread of the process that starts the run, while pytest-xdist's workers start and
-    collect: the workers' Prefect servers need it first thing. Not in a worker, and not in
-    a run whose `-m` leaves out the e2e tests (the fast loop starts no Prefect server), nor
-    one that only collects."""
+    collect: the workers' Prefect servers need it first thing. Only for a run of a folder
+    (the README's command runs `tests/`) whose `-m` keeps the e2e tests: not in a worker,
+    not in the fast loop (it starts no Prefect server), not in a run that only collects,
+    and not in a run of named files, which migrates when a test first needs it (a file
+    with no Prefect server in it pays nothing)."""
     config = session.config
     if hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    here = config.invocation_params.dir
+    if not any((here / arg.split("::")[0]).is_dir() for arg in config.args):
         return
     if not _may_run_e2e(config.option.markexpr):
         return

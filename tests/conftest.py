@@ -98,10 +98,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _may_run_e2e(markexpr: str) -> bool:
-    """Whether `-m markexpr` selects a test marked `e2e` (and nothing else)."""
-    from _pytest.mark.expression import Expression
+    """Whether `-m markexpr` selects a test marked `e2e` (and nothing else). Parsed as pytest
+    parses `-m`: a malformed one is the usage error pytest itself gives."""
+    from _pytest.mark import _parse_expression
 
-    return not markexpr or Expression.compile(markexpr).evaluate(lambda name, **_: name == "e2e")
+    if not markexpr:
+        return True
+    expression = _parse_expression(markexpr, "Wrong expression passed to '-m'")
+    return expression.evaluate(lambda name, **_: name == "e2e")
 
 
 def _locked(root: Path) -> IO[str]:

@@ -283,6 +283,24 @@ def imported_longinoutbench(tmp_path_factory, prefect_harness) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def loopback_embeddings() -> Iterator[str]:
+    """Points the module's lilo at a loopback server's bag-of-words vectors (the `openai`
+    embedding backend, tests/llm_server.py) through the environment, and returns its URL.
+    For a module that runs methods on an imported benchmark and checks nothing its vectors
+    decide: 40 s of CPU less for tests/test_benchmark_run.py and tests/test_sweep.py (a
+    256-word-piece window of the local model costs 0.1 s, importing it 7 s). A demo keeps
+    the local model: its QA stage drops near-duplicate questions by their vectors, and
+    bag-of-words vectors call most of them duplicates."""
+    from llm_server import LLMServer
+
+    with LLMServer() as server, pytest.MonkeyPatch.context() as env:
+        for key, value in (("BACKEND", "openai"), ("BASE_URL", server.base_url),
+                           ("API_KEY", "sk-test"), ("MODEL", "bag")):  # fmt: skip
+            env.setenv(f"LILO_EMBEDDING__{key}", value)
+        yield server.base_url
+
+
 def copy_imported_longinoutbench(source: Path, target: Path) -> Path:
     """A copy of `imported_longinoutbench` (its clone and its data folder) that a test may
     run on; the data folder of the copy."""

@@ -20,6 +20,9 @@ from test_import_benchmark import write_benchmark
 
 from lilo.flows.cli import main
 
+# The methods embed through the loopback server: what this module checks no vector decides.
+pytestmark = pytest.mark.usefixtures("loopback_embeddings")
+
 RULES = "```rules\n- Title, introduction, each paper, comparison, conclusion.\n- Own words.\n```"
 TEMPLATES = {
     "survey_gen.jinja": (

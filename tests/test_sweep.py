@@ -15,6 +15,9 @@ from lilo.flows.cli import main
 from lilo.tasks.config_loading import load_settings
 from lilo.tasks.sweep import SweepError, method_variants, parse_sweep, sweep_points
 
+# The methods embed through the loopback server: what this module checks no vector decides.
+pytestmark = pytest.mark.usefixtures("loopback_embeddings")
+
 
 def test_parse_and_points() -> None:
     assert parse_sweep("generate.ral.k=4, 8,12") == ("generate.ral.k", [4, 8, 12])

@@ -218,9 +218,13 @@ def copy_data_dir(source: Path, target: Path, *, published: bool = True) -> Path
 
 # -- the two-method demo, built once per test run -----------------------------------------
 
-REPORT_DEMO = ["--methods", "single,ral_writer", "--target-words", "1000,2000"]
-"""`lilo demo` with two methods at two lengths: a leaderboard, a paired comparison and
-judged summaries to report, show and review."""
+REPORT_SAMPLES, REPORT_LENGTHS = 2, (1000, 2000)
+REPORT_DEMO = [
+    *("--methods", "single,ral_writer", "--target-words", ",".join(map(str, REPORT_LENGTHS))),
+    *("--set", f"samples.target_samples={REPORT_SAMPLES}"),
+]
+"""`lilo demo` with two methods at two lengths on two samples (the fewest a paired comparison
+pairs): a leaderboard, a paired comparison and judged summaries to report, show and review."""
 
 
 @pytest.fixture(scope="session")

@@ -15,11 +15,9 @@ import duckdb
 import pandas as pd
 import pytest
 from artifacts import latest_artifacts, read_artifacts
-from conftest import REPORT_DEMO, copy_data_dir, pipeline_run_id
+from conftest import REPORT_LENGTHS, REPORT_SAMPLES, copy_data_dir, pipeline_run_id
 
 from lilo.flows.cli import main
-
-DEMO = REPORT_DEMO  # the session's demo (tests/conftest.py)
 
 
 class _Tables(HTMLParser):
@@ -89,7 +87,7 @@ def _assert_table_is_view(page: _Tables, table: str, view: pd.DataFrame) -> None
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory, report_demo) -> Path:
-    """A copy of the session's `lilo demo` with DEMO (tests/conftest.py): `lilo report`
+    """A copy of the session's `lilo demo` with REPORT_DEMO (tests/conftest.py): `lilo report`
     writes its page."""
     return copy_data_dir(report_demo, tmp_path_factory.mktemp("report") / "data")
 
@@ -134,7 +132,8 @@ def test_the_page_sits_next_to_the_versions_parquet(report, views, demo):
 def test_the_page_states_what_the_version_holds(report):
     """The version's scope, what its run asked for, under the title."""
     assert re.search(
-        r'<p class="meta" id="scope">Scope: 3 of 3 samples of dataset \S+; methods single, '
+        rf'<p class="meta" id="scope">Scope: {REPORT_SAMPLES} of {REPORT_SAMPLES} samples of '
+        r"dataset \S+; methods single, "
         r"ral_writer; lengths 1k, 2k; backbone offline:\S+; judge offline:\S+</p>",
         report.read_text(encoding="utf-8"),
     )
@@ -305,9 +304,12 @@ def test_each_leaderboard_number_leads_to_every_answer(report, views, demo):
         expected = [
             s for s in summaries if (s["method"], s["target_words"]) == (method, int(words))
         ]
-        assert header[:3] == ["sample", "backbone", "words"] and len(rows) == len(expected) == 3
+        assert (
+            header[:3] == ["sample", "backbone", "words"]
+            and len(rows) == len(expected) == REPORT_SAMPLES
+        )
         to_samples = [link for link in _links(cell) if "#" in link]
-        assert len(to_samples) == 3
+        assert len(to_samples) == REPORT_SAMPLES
         for link in to_samples:
             page_path, anchor = (cell.parent / link).resolve().as_posix().split("#")
             sample_page = Path(page_path)
@@ -410,10 +412,9 @@ def test_a_result_folder_that_is_a_link_is_not_written_through(demo, tmp_path, c
         f"lilo: {folder} is a link or a file, not a folder: lilo writes only inside its data "
         "dir; remove it (lilo makes the folder again)\n"
     )
-    lengths = tuple(int(n) for n in DEMO[-1].split(","))
     # In a flow, as `reproduce_ral_writer` calls it: its figures are that run's artifacts.
     write = flow(name="paper-page")(write_paper_page)
-    assert write(Settings(data_dir=data), lengths, pd.DataFrame()) == page
+    assert write(Settings(data_dir=data), REPORT_LENGTHS, pd.DataFrame()) == page
     assert not page.is_symlink() and page.read_text().startswith("<!doctype html>")
     assert sorted(p.name for p in elsewhere.iterdir()) == ["notes.txt"]
     assert (elsewhere / "notes.txt").read_text() == "mine"

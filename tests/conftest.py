@@ -11,10 +11,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 from unittest import mock
 
 import pytest
+
+if TYPE_CHECKING:
+    from llm_server import LLMServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -288,9 +291,10 @@ def imported_longinoutbench(tmp_path_factory, prefect_harness) -> Path:
 
 
 @pytest.fixture(scope="module")
-def loopback_embeddings() -> Iterator[str]:
+def loopback_embeddings() -> Iterator[LLMServer]:
     """Points the module's lilo at a loopback server's bag-of-words vectors (the `openai`
-    embedding backend, tests/llm_server.py) through the environment, and returns its URL.
+    embedding backend, tests/llm_server.py) through the environment, and returns the server
+    (its `requests` are the embedding requests it answered).
     For a module that runs methods on an imported benchmark and checks nothing its vectors
     decide: 40 s of CPU less for tests/test_benchmark_run.py and tests/test_sweep.py (a
     256-word-piece window of the local model costs 0.1 s, importing it 7 s). A demo keeps
@@ -302,7 +306,7 @@ def loopback_embeddings() -> Iterator[str]:
         for key, value in (("BACKEND", "openai"), ("BASE_URL", server.base_url),
                            ("API_KEY", "sk-test"), ("MODEL", "bag")):  # fmt: skip
             env.setenv(f"LILO_EMBEDDING__{key}", value)
-        yield server.base_url
+        yield server
 
 
 def copy_imported_longinoutbench(source: Path, target: Path) -> Path:

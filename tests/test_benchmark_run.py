@@ -59,8 +59,11 @@ TEMPLATES = {
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, imported_longinoutbench) -> tuple[Path, int, int]:
-    """The imported benchmark (its clone beside it), run twice with five methods."""
+def run(
+    tmp_path_factory, imported_longinoutbench, loopback_embeddings
+) -> tuple[Path, int, int, tuple[int, int]]:
+    """The imported benchmark (its clone beside it), run twice with five methods: its data
+    folder, the two exit codes and the embedding requests each run sent."""
     root = tmp_path_factory.mktemp("bench-run")
     data = copy_imported_longinoutbench(imported_longinoutbench, root)
     args = ["run", "--dataset", "longinoutbench", "--samples", "2", "--data-dir", str(data)]
@@ -68,8 +71,9 @@ def run(tmp_path_factory, imported_longinoutbench) -> tuple[Path, int, int]:
     args += ["--set", "winrate_against=ral_writer"]
     args += ["--methods", "single,agentwrite,compress,ral_writer,agentwrite[sees-written]"]
     first = main(args)
+    asked = len(loopback_embeddings.requests)
     second = main(args)
-    return data, first, second
+    return data, first, second, (asked, len(loopback_embeddings.requests) - asked)
 
 
 def _sql(data: Path, query: str, file: str = "published/lilo.duckdb") -> list[tuple]:
@@ -81,7 +85,7 @@ def _sql(data: Path, query: str, file: str = "published/lilo.duckdb") -> list[tu
 
 
 def test_run_on_the_imported_version_renders_its_prompts(run):
-    data, first, _ = run
+    data, first, *_ = run
     assert first == 0
     # Full prompts stay in the warehouse; the published copy leaves them out.
     requests = [
@@ -121,10 +125,11 @@ def test_leaderboard_names_the_judge_and_counts_each_cell(run):
 
 
 def test_a_second_run_makes_no_calls(run):
-    data, _, second = run
+    data, _, second, (embedded, embedded_again) = run
     assert second == 0
     latest = _sql(data, "SELECT llm_calls_made FROM runs ORDER BY started_at DESC LIMIT 1")
     assert latest == [(0,)]
+    assert embedded > 0 and embedded_again == 0  # nor for a vector: they are cached too
 
 
 def _writer_prompts(data: Path, method: str) -> list[str]:

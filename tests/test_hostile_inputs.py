@@ -1,9 +1,9 @@
 """Hostile inputs, built here as an attacker would: LaTeX that fans out, grows quadratically
 or explodes through macros; quotes in every path and name; a method's error that echoes the
 API key (an endpoint that echoes it: tests/test_secrets.py); leftovers after a kill;
-host-file probes; unbounded readers. A case that could hang or
-exhaust memory runs in a child process whose time and peak memory are bounded (the peak is
-RUSAGE_CHILDREN of a waiting wrapper: the work's own process tree only)."""
+host-file probes; unbounded readers. A case that could hang or exhaust memory runs in a child
+process whose time and peak memory are bounded (the peak is RUSAGE_CHILDREN of a waiting
+wrapper: the work's own process tree only)."""
 
 from __future__ import annotations
 

@@ -63,11 +63,12 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
         _check_arxiv(settings)
     llm, judge, embedding = settings.llm, settings.judge, settings.embedding
     if llm.backend == "openai":
-        _check_openai("llm", llm.base_url or os.environ.get("OPENAI_BASE_URL"), llm.key())
+        base_url = llm.base_url or os.environ.get("OPENAI_BASE_URL")
+        _check_openai("llm", base_url, llm.key(), instead="offline")
     if judge.backend == "openai":
-        _check_openai("judge", judge.base_url, judge.key())
+        _check_openai("judge", judge.base_url, judge.key(), instead="offline")
     if embedding.backend == "openai" and embedding.base_url:
-        _check_openai("embedding", embedding.base_url, embedding.key())
+        _check_openai("embedding", embedding.base_url, embedding.key(), instead="local")
 
 
 def check_extras(runner: RunnerSettings) -> None:
@@ -101,9 +102,10 @@ def _check_arxiv(settings: Settings) -> None:
         ) from exc
 
 
-def _check_openai(section: str, base_url: str | None, key: str | None) -> None:
+def _check_openai(section: str, base_url: str | None, key: str | None, *, instead: str) -> None:
     """`models.list()`: a server without that route still answers (404), which is enough;
-    a refused connection, a timeout or a rejected key is not."""
+    a refused connection, a timeout or a rejected key is not. `instead` is the section's
+    backend that needs no server, which an unreachable one's message offers."""
     import openai
 
     variable = f"LILO_{section.upper()}"
@@ -122,7 +124,7 @@ def _check_openai(section: str, base_url: str | None, key: str | None) -> None:
     except openai.APIConnectionError as exc:
         raise PreflightError(
             f"{section} endpoint {where} is unreachable ({_reason(exc)}): start the server, "
-            f"fix {variable}__BASE_URL, or use {variable}__BACKEND=offline"
+            f"fix {variable}__BASE_URL, or use {variable}__BACKEND={instead}"
         ) from exc
     except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
         raise PreflightError(

@@ -346,12 +346,20 @@ def test_a_run_that_fails_at_once_leaves_no_data_dir_for_prefect_s_temporary_ser
     assert not data.exists(), sorted(p.name for p in data.rglob("*"))
 
 
-def test_an_unreachable_llm_fails_a_dataset_run_and_leaves_the_warehouse(warehouse, capsys):
+@pytest.mark.parametrize(("section", "instead"), [("llm", "offline"), ("embedding", "local")])
+def test_an_unreachable_endpoint_fails_a_dataset_run_and_leaves_the_warehouse(
+    warehouse, capsys, section, instead
+):
+    """The message offers the section's backend that needs no server, a value it takes."""
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     before = _counts(warehouse)
     argv = ["run", "--dataset", "v1", "--data-dir", str(warehouse)]
-    assert main([*argv, "--set", "llm.backend=openai", "--set", f"llm.base_url={url}"]) == 1
-    assert f"llm endpoint {url}/ is unreachable" in _error(capsys)
+    sets = [f"{section}.backend=openai", f"{section}.base_url={url}"]
+    assert main([*argv, *(a for s in sets for a in ("--set", s))]) == 1
+    error = _error(capsys)
+    assert f"{section} endpoint {url}/ is unreachable" in error
+    assert f"or use LILO_{section.upper()}__BACKEND={instead}" in error
+    assert getattr(Settings().with_overrides({f"{section}.backend": instead}), section).backend
     assert _counts(warehouse) == before
 
 

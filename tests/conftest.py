@@ -249,11 +249,17 @@ pairs): a leaderboard, a paired comparison and judged summaries to report, show 
 def report_demo(tmp_path_factory, prefect_harness) -> Path:
     """The data folder of one in-process `lilo demo` with REPORT_DEMO, for tests/test_report.py
     and tests/test_grade_review.py. Read it, never write it: a test that runs commands on it
-    takes a `copy_data_dir` of it; its run's artifacts are those of `pipeline_run_id(it)`."""
+    takes a `copy_data_dir` of it; its run's artifacts are those of `pipeline_run_id(it)`.
+    Its vectors are a loopback server's bag of words (tests/llm_server.py): those tests check
+    the report, `show` and the grades against the warehouse's own views, whatever the vectors
+    (27 s of CPU less than the local model's)."""
+    from llm_server import LLMServer
+
     from lilo.flows.cli import main
 
     data = tmp_path_factory.mktemp("report-demo") / "data"
-    assert main(["demo", *REPORT_DEMO, "--data-dir", str(data)]) == 0
+    with LLMServer() as server, mock.patch.dict(os.environ, server.embedding_env()):
+        assert main(["demo", *REPORT_DEMO, "--data-dir", str(data)]) == 0
     return data
 
 
@@ -312,15 +318,10 @@ def loopback_embeddings() -> Iterator[LLMServer]:
     (its `requests` are the embedding requests it answered).
     For a module that runs methods on an imported benchmark and checks nothing its vectors
     decide: 40 s of CPU less for tests/test_benchmark_run.py and tests/test_sweep.py (a
-    256-word-piece window of the local model costs 0.1 s, importing it 7 s). A demo keeps
-    the local model: its QA stage drops near-duplicate questions by their vectors, and
-    bag-of-words vectors call most of them duplicates."""
+    256-word-piece window of the local model costs 0.1 s, importing it 7 s)."""
     from llm_server import LLMServer
 
-    with LLMServer() as server, pytest.MonkeyPatch.context() as env:
-        for key, value in (("BACKEND", "openai"), ("BASE_URL", server.base_url),
-                           ("API_KEY", "sk-test"), ("MODEL", "bag")):  # fmt: skip
-            env.setenv(f"LILO_EMBEDDING__{key}", value)
+    with LLMServer() as server, mock.patch.dict(os.environ, server.embedding_env()):
         yield server
 
 

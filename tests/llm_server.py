@@ -71,14 +71,22 @@ __all__ = [
 
 FAULTS = ("429", "500", "503", "stall", "drop", "truncated", "empty", "content_type")
 
-EMBEDDING_DIM = 64
+EMBEDDING_DIM = 256
+_FUNCTION_WORDS = frozenset(
+    "a an and are as at be by did do does for from how in is it of on or that the this to was "
+    "were what which with".split()
+)
 
 
 def bag_of_words(text: str) -> list[float]:
     """A deterministic vector: each lower-case word adds 3 at a slot chosen by its hash (not
-    1, so that a client that forgets to normalise is caught)."""
+    1, so that a client that forgets to normalise is caught). Function words count only in a
+    text that has nothing else, so that two questions one name apart ("What RMSE is reported
+    for KernelForge?", "... for WarpGP?") are not near-duplicates (cosine 0.8, the QA stage's
+    threshold is 0.9), as they are not for a sentence model."""
+    words = re.findall(r"\w+", text.lower())
     vector = [0.0] * EMBEDDING_DIM
-    for word in re.findall(r"\w+", text.lower()):
+    for word in [w for w in words if w not in _FUNCTION_WORDS] or words:
         vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % EMBEDDING_DIM] += 3.0
     return vector
 
@@ -268,6 +276,12 @@ class LLMServer(ThreadingHTTPServer):
         llm = {"backend": "openai", "model": "scripted", "api_key": "sk-test", "retries": 0}
         llm["base_url"] = self.base_url
         return Settings(data_dir=data_dir).with_overrides({"llm": llm, **overrides})
+
+    def embedding_env(self) -> dict[str, str]:
+        """The environment that points lilo's embeddings (the `openai` backend) here."""
+        values = {"BACKEND": "openai", "BASE_URL": self.base_url, "API_KEY": "sk-test",
+                  "MODEL": "bag"}  # fmt: skip
+        return {f"LILO_EMBEDDING__{key}": value for key, value in values.items()}
 
     def __enter__(self) -> LLMServer:
         serve_in_background(self)

@@ -81,9 +81,10 @@ _FUNCTION_WORDS = frozenset(
 def bag_of_words(text: str) -> list[float]:
     """A deterministic vector: each lower-case word adds 3 at a slot chosen by its hash (not
     1, so that a client that forgets to normalise is caught). Function words count only in a
-    text that has nothing else, so that two questions one name apart ("What RMSE is reported
-    for KernelForge?", "... for WarpGP?") are not near-duplicates (cosine 0.8, the QA stage's
-    threshold is 0.9), as they are not for a sentence model."""
+    text that has nothing else, so that two of the offline engine's questions one name apart
+    ("What test is reported for RMSE in connection with KernelForge?", "... with SpectraMix?")
+    are not near-duplicates (cosine 0.8; the QA stage's threshold is 0.9), as they are not
+    for the local model."""
     words = re.findall(r"\w+", text.lower())
     vector = [0.0] * EMBEDDING_DIM
     for word in [w for w in words if w not in _FUNCTION_WORDS] or words:

@@ -171,13 +171,25 @@ def migrated_prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def prefect_harness(tmp_path_factory) -> Iterator[None]:
     """A temporary Prefect API for the whole session, Prefect's own test harness, on a copy
     of the migrated database: the harness would migrate a new one, 6 s of CPU more in each
-    worker (it names its folder with `mkdtemp`, so that gives it the copy's)."""
+    worker (it names its folder with `mkdtemp`, so that gives it the copy's). What Prefect
+    keeps beside it (the block registration's memo, failed runs' pickled exceptions) goes to
+    that folder too, not to the PREFECT_HOME of whoever runs the tests."""
     import prefect.testing.utilities as harness
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.settings import (
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        PREFECT_LOCAL_STORAGE_PATH,
+        PREFECT_MEMO_STORE_PATH,
+        temporary_settings,
+    )
 
     folder = tmp_path_factory.mktemp("prefect-harness")
-    shutil.copy(migrated_prefect_home(tmp_path_factory) / "prefect.db", folder / "prefect-test.db")
+    home = migrated_prefect_home(tmp_path_factory)
+    shutil.copy(home / "prefect.db", folder / "prefect-test.db")
+    shutil.copy(home / "memo_store.toml", folder / "memo_store.toml")
+    beside = {PREFECT_MEMO_STORE_PATH: folder / "memo_store.toml",
+              PREFECT_LOCAL_STORAGE_PATH: folder / "storage"}  # fmt: skip
     with contextlib.ExitStack() as stack:
+        stack.enter_context(temporary_settings(updates=beside))
         with mock.patch.object(harness, "mkdtemp", return_value=str(folder)):
             stack.enter_context(harness.prefect_test_harness(server_startup_timeout=120))
         stack.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))

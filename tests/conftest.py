@@ -122,10 +122,14 @@ def _locked(root: Path) -> IO[str]:
     return lock
 
 
-# Prefect's own temporary server, started on a new home and stopped once it answers.
+# Prefect's own temporary server, started on a new home and stopped once it answers. Not
+# `with SubprocessASGIServer()`: entering it starts the server with Prefect's 20 s timeout,
+# which a new home's migration overruns on a loaded machine.
 _FIRST_START = (
     "from prefect.server.api.server import SubprocessASGIServer\n"
-    "with SubprocessASGIServer() as server: server.start(timeout=600)"
+    "server = SubprocessASGIServer()\n"
+    "try:\n    server.start(timeout=600)\n"
+    "finally:\n    server.stop()"
 )
 
 

@@ -26,6 +26,7 @@ import duckdb
 import httpx
 import pytest
 from conftest import MANUAL_REVIEW_DEMO, copy_data_dir
+from llm_server import LLMServer
 
 from lilo.flows.cli import main
 
@@ -350,13 +351,17 @@ def test_report_page_in_chromium(data, new_page, shots):
 
 
 def test_the_pipeline_run_page_shows_each_artifact_once(ui, prefect_env, new_page, shots, tmp_path):
-    """The run an operator opens, the pipeline's own, holds the results, each key once."""
+    """The run an operator opens, the pipeline's own, holds the results, each key once.
+    Its vectors are a loopback server's bag of words: which artifacts there are does not
+    depend on them."""
     demo = [Path(sys.executable).parent / "lilo", "demo", "--methods", "single"]
     small = ["--target-words", "1000", "--set", "samples.target_samples=1"]  # all it needs
-    done = subprocess.run(
-        [*demo, *small, "--data-dir", str(tmp_path / "data")],
-        cwd=REPO, env=prefect_env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+    with LLMServer() as embeddings:
+        done = subprocess.run(
+            [*demo, *small, "--data-dir", str(tmp_path / "data")],
+            cwd=REPO, env={**prefect_env, **embeddings.embedding_env()},
+            capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (run,) = httpx.post(
         f"{prefect_env['PREFECT_API_URL']}/flow_runs/filter",

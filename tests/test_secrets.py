@@ -1,8 +1,9 @@
 """API keys never leave lilo's memory except towards their endpoint: a demo-sized run with
-keys from the environment and from a config file, against the loopback endpoint with faults
-(some of them the 400 that echoes the key sent, as OpenAI's does for a wrong key), then a
-failing `--debug` run; no file lilo or Prefect wrote (data dir, PREFECT_HOME), no DuckDB
-table and neither output stream holds any key, and the echoed error is recorded redacted."""
+keys from the environment and from a config file, against the loopback endpoint (chat, with
+faults: some of them the 400 that echoes the key sent, as OpenAI's does for a wrong key; and
+embeddings), then a failing `--debug` run; no file lilo or Prefect wrote (data dir,
+PREFECT_HOME), no DuckDB table and neither output stream holds any key, and the echoed error
+is recorded redacted."""
 
 from __future__ import annotations
 
@@ -83,17 +84,21 @@ def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path, used_prefect_home):
             f'api_key = "{FILE_KEY}"\nretries = 0\n'
             f'[judge]\nbackend = "openai"\nbase_url = "{server.base_url}"\nmodel = "grader"\n'
             f"retries = 0\n"
+            f'[embedding]\nbackend = "openai"\nbase_url = "{server.base_url}"\nmodel = "bag"\n'
         )
         common = ["--data-dir", str(data), "--config", str(config)]
         demo = _lilo(["demo", *common, "--methods", "single", "--target-words", "300"], home)
-        sent = {r["auth"] for r in server.requests}
+        sent = {(r["path"].rsplit("/", 1)[-1], r["auth"]) for r in server.requests}
         echoed = server.faults.counts["key_echo"]
     # a run that fails, with its traceback shown
     config.write_text(config.read_text().replace(server.base_url, "http://127.0.0.1:9/v1"))
     failing = _lilo(["--debug", "run", *common, "--survey", "2301.00001"], home)
 
     assert demo.returncode in (0, 1), demo.stderr[-2000:]
-    assert f"Bearer {FILE_KEY}" in sent  # the key reached its endpoint, and only it
+    # each key reached its endpoint, and only it
+    embedding_key = f"Bearer {KEYS['LILO_EMBEDDING__API_KEY']}"
+    assert {key for path, key in sent if path == "embeddings"} == {embedding_key}
+    assert f"Bearer {FILE_KEY}" in {key for path, key in sent if path == "completions"}
     assert failing.returncode != 0 and "Traceback" in failing.stderr
     outputs = [demo.stdout, demo.stderr, failing.stdout, failing.stderr]
     assert [k for k in ALL for text in outputs if k in text] == []

@@ -128,7 +128,11 @@ def _generate_calls_after_the_stop(data: Path) -> tuple[int, int]:
         con.close()
 
 
-def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path, used_prefect_home) -> None:
+def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(
+    tmp_path: Path, used_prefect_home, loopback_embeddings
+) -> None:
+    """Both runs embed through the loopback server (`_env` passes the fixture's settings
+    on): the stop and the resume are the same whatever the vectors."""
     data, home = tmp_path / "data", used_prefect_home(tmp_path / "prefect")
     demo = subprocess.Popen(
         [*LILO, "demo", *SMALL_DEMO, "--data-dir", str(data)],
@@ -184,7 +188,7 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(tmp_path: Path, used_pr
 
 
 def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
-    tmp_path: Path, used_prefect_home
+    tmp_path: Path, used_prefect_home, loopback_embeddings
 ) -> None:
     data, home = tmp_path / "data", used_prefect_home(tmp_path / "prefect")
     arrivals: list[float] = []
@@ -212,9 +216,7 @@ def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
              "--methods", "single,agentwrite", "--target-words", "400",
              "--set", "llm.backend=openai", "--set", "llm.model=scripted",
              "--set", f"llm.base_url={server.base_url}", "--set", "llm.api_key=sk-test",
-             "--set", "llm.concurrency=2", "--set", "embedding.backend=openai",
-             "--set", f"embedding.base_url={server.base_url}",
-             "--set", "embedding.api_key=sk-test", "--set", "embedding.model=bag",
+             "--set", "llm.concurrency=2",
              "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
             env=_env(home),
             stdout=subprocess.PIPE,

@@ -46,28 +46,31 @@ def quiet_prefect() -> None:
     logging.getLogger("lilo").setLevel(logging.INFO)
 
 
-def start_prefect_early(settings: Settings) -> None:
+def start_prefect_early(settings: Settings, *, embeds: bool = True) -> None:
     """Start Prefect's temporary API server now, for a command that will run flows and has
     no PREFECT_API_URL: its start runs while the command prepares (flows/cli/_server.py);
     `running_flows` waits for it. On a new warehouse every stage has work, so the libraries
     the clean and samples stages load (Great Expectations, the local embedding model: about
-    4 s) load meanwhile on a thread; a warehouse with results may need neither. A data
-    dir that is not lilo's is refused first, before anything is written there."""
+    4 s) load meanwhile on a thread; a warehouse with results may need neither, and a
+    command that validates papers but `embeds` nothing (an import) never loads the model.
+    A data dir that is not lilo's is refused first, before anything is written there."""
     from lilo.flows.cli._server import start
     from lilo.tasks.files import claim_data_dir
 
     claim_data_dir(settings.data_dir)
     start(settings.data_dir)
     if not settings.db_path.exists():
-        threading.Thread(target=_warm_up, args=(settings,), name="warm-up", daemon=True).start()
+        warm = threading.Thread(target=_warm_up, args=(settings, embeds), name="warm-up")
+        warm.daemon = True
+        warm.start()
 
 
-def _warm_up(settings: Settings) -> None:
+def _warm_up(settings: Settings, embeds: bool) -> None:
     """Loads what a first run needs; a failure here is the stage's to report, later."""
     with contextlib.suppress(Exception):
         import great_expectations  # noqa: F401
 
-        if settings.embedding.backend == "local":
+        if embeds and settings.embedding.backend == "local":
             from lilo.tasks.embeddings import Embedder
 
             Embedder(settings).label  # noqa: B018 (loads the model)

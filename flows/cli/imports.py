@@ -24,7 +24,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     options = {o.name: getattr(args, o.name) for o in importer.options}
     importer.check(path, options)  # before any flow starts: a typo costs nothing
     settings = settings_from_args(args)
-    start_prefect_early(settings)
+    start_prefect_early(settings, embeds=False)  # papers validated, nothing embedded
     with running_flows(args.debug):
         outcome = importer.run(path, settings, options)
     return importer.report(outcome, path)

@@ -49,12 +49,20 @@ WORKER_GROUP = {module: modules[0] for modules in SHARED_BUILDS.values() for mod
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that runs real flows in-process (it uses the Prefect harness, directly or
-    through a fixture) is `e2e`, as are those marked by hand (a `lilo` in a subprocess,
-    methods run and scored on the synthetic corpus): `pytest -m "not e2e"` is the fast inner
-    loop; the README's test command runs both. `e2e` tests come first, so that under
-    pytest-xdist the slow ones start early and the quick ones fill both workers at the end."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real_model tier runs only when `-m` names it (`pytest -m real_model`): any other
+    run deselects it, the fast inner loop too (a `-m` of pyproject's addopts would be
+    replaced by the loop's own). Every test that runs real flows in-process (it uses the
+    Prefect harness, directly or through a fixture) is `e2e`, as are those marked by hand (a
+    `lilo` in a subprocess, methods run and scored on the synthetic corpus):
+    `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both.
+    `e2e` tests come first, so that under pytest-xdist the slow ones start early and the
+    quick ones fill both workers at the end."""
+    if "real_model" not in (config.option.markexpr or ""):
+        tier = [item for item in items if item.get_closest_marker("real_model")]
+        if tier:
+            config.hook.pytest_deselected(items=tier)
+            items[:] = [item for item in items if not item.get_closest_marker("real_model")]
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "prefect_harness" in fixtures:

@@ -13,6 +13,9 @@ own deadline.
 
 from __future__ import annotations
 
+import functools
+import os
+import ssl
 import threading
 import time
 import zlib
@@ -269,6 +272,18 @@ class _Client(httpx2.Client):
 def bounded_client(bounds: Bounds, **options: Any) -> httpx2.Client:
     """An `httpx2.Client` (`options` as its own; redirects followed) whose every request ends
     within `bounds.timeout_s` and reads at most `bounds.max_bytes`: a longer one raises
-    httpx2's timeout errors, a larger reply `ReplyRefused`."""
+    httpx2's timeout errors, a larger reply `ReplyRefused`. It verifies TLS as httpx2 does by
+    default, with one context per process and CA source (`_verifying`)."""
     options.setdefault("follow_redirects", True)
+    if "verify" not in options and "trust_env" not in options:
+        env = os.environ
+        options["verify"] = _verifying(env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR"))
     return _Client(bounds, timeout=bounds.timeout_s, **options)
+
+
+@functools.cache
+def _verifying(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """httpx2's default verifying context for these `SSL_CERT_FILE`/`SSL_CERT_DIR` values (it
+    reads them itself), made once: loading the CA bundle takes about 30 ms, which each new
+    client paid again. A context is safe to share between clients and threads."""
+    return httpx2.create_ssl_context()

@@ -28,7 +28,7 @@ import numpy as np
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.cache import DiskCache, cache_key
 from lilo.tasks.config import EmbeddingSettings, Settings
-from lilo.tasks.errors import LiloError
+from lilo.tasks.errors import LiloError, with_cause
 from lilo.tasks.redact import configured_secrets, redact
 
 __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
@@ -229,7 +229,9 @@ class _OpenAI:
             except ReplyRefused as exc:
                 raise EmbeddingError(f"{self.label} failed: {exc}") from None
             except openai.APIError as exc:
-                why = redact(str(exc), [*configured_secrets(), *filter(None, [self._api_key])])
+                why = redact(
+                    with_cause(exc), [*configured_secrets(), *filter(None, [self._api_key])]
+                )
                 raise EmbeddingError(
                     f"{self.label} failed: {why}. Check that the server is up and serves "
                     "LILO_EMBEDDING__MODEL; a text over the model's input limit needs the "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-__all__ = ["InputError", "LiloError", "Unavailable", "UnknownName"]
+__all__ = ["InputError", "LiloError", "Unavailable", "UnknownName", "with_cause"]
 
 
 class LiloError(Exception):
@@ -33,3 +33,13 @@ class Unavailable(LiloError):
 
 class UnknownName(InputError):
     """A name no registry (tasks/registry.py) holds; the message lists the known ones."""
+
+
+def with_cause(exc: BaseException) -> str:
+    """`str(exc)`, and its cause's words where it says only that it could not connect (the
+    openai client's "Connection error."): a refused certificate or connection says which."""
+    text = str(exc)
+    cause = exc.__cause__
+    if cause is not None and text.rstrip(".").endswith("Connection error") and str(cause):
+        return f"{text.rstrip('.')}: {cause}"
+    return text

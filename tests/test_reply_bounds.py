@@ -415,6 +415,35 @@ def test_e_prints_over_tls_are_verified_and_bounded_too(tmp_path, monkeypatch):
         assert raw.format == "tex.gz"
 
 
+def test_chat_and_embeddings_over_tls_are_verified(tmp_path, monkeypatch):
+    """The openai client's transport verifies TLS as httpx2 does, its context made once per
+    CA source: an authority no one trusts is refused, saying so, one named by SSL_CERT_FILE
+    trusted. A process keeps one client per endpoint, so each case has its own server."""
+    cert, key = _self_signed(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    refused = "Connection error: .*CERTIFICATE_VERIFY_FAILED"
+    for trusted in (False, True):
+        if trusted:
+            monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        with LLMServer() as server:
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+            base_url = server.base_url.replace("http://", "https://")
+            data = tmp_path / str(trusted)
+            chat = make_client(_chat_settings(data, server, **{"llm.base_url": base_url}))
+            embedder = _embedder(data, server, base_url=base_url)
+            if not trusted:
+                with pytest.raises(LLMError, match=refused):
+                    chat.chat(HELLO, purpose="t")
+                with pytest.raises(EmbeddingError, match=refused):
+                    embedder.embed(["a text"])
+                assert server.requests == []
+            else:
+                assert chat.chat(HELLO, purpose="t") == "echo: hello"
+                assert embedder.embed(["a text"]).shape[0] == 1
+                assert len(server.requests) == 2
+
+
 def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):
     cache = DiskCache(tmp_path / "cache", tmp_path)
     cache.put_bytes("ab" * 32, b"x" * 100)

@@ -23,6 +23,7 @@ from typing import Any
 
 from lilo.tasks.cache import DiskCache, cache_key, canonical_json
 from lilo.tasks.config import ChatEndpointSettings, Settings
+from lilo.tasks.errors import with_cause
 from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
@@ -225,7 +226,7 @@ class LLMClient:
             except Exception as exc:  # the backend already retried what is retryable
                 # The endpoint's words are untrusted (some echo the key): redacted, and the
                 # original left out of the chain that tracebacks and logs print.
-                why = redact(str(exc), configured_secrets(self.settings))
+                why = redact(with_cause(exc), configured_secrets(self.settings))
                 # The kind survives the redaction: a rejected response_format has a fallback.
                 kind = next(
                     (k for k in (ResponseFormatUnsupported, ContextExceeded) if isinstance(exc, k)),

@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import PAPERS
+from llm_server import LLMServer
 
 from lilo.flows._load import load_papers
 from lilo.flows._run import recorded_run
@@ -422,7 +423,9 @@ def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeli
     tmp_path: Path, used_prefect_home
 ) -> None:
     """The data dir, the config file and the dataset version hold SQL's quotes, statement
-    separators and comment markers: the demo runs and publishes, nothing runs as SQL."""
+    separators and comment markers: the demo runs and publishes, nothing runs as SQL. The
+    vectors, cached under that data dir, come from a loopback server: the local model reads
+    nothing from these paths, and a new process loading it costs 10 s of CPU."""
     root = tmp_path / HOSTILE_NAME
     data = root / f"data {HOSTILE_NAME}"
     config = root / f"c{HOSTILE_NAME}.toml"
@@ -433,7 +436,9 @@ def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeli
     common = ["--data-dir", str(data), "--config", str(config)]
     argv = [*LILO, "demo", *common, "--methods", "single", "--target-words", "1000"]
     argv += ["--set", "samples.target_samples=1"]  # one sample is as much as this needs
-    run = measured(argv, env=env, timeout=600)
+    with LLMServer() as embeddings:
+        run = measured(argv, env={**env, **embeddings.embedding_env()}, timeout=600)
+    assert embeddings.requests, "no vector came from the loopback server"
     assert run["rc"] == 0, run["stderr"][-2000:]
     con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)
     try:

@@ -397,11 +397,16 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-def test_e_prints_over_tls_are_verified_and_bounded_too(tmp_path, monkeypatch):
-    cert, key = _self_signed(tmp_path)
+def _tls(folder: Path) -> tuple[Path, Callable[[Any], Any]]:
+    """A self-signed authority's certificate, and what wraps a server's socket in TLS with it."""
+    cert, key = _self_signed(folder)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    wrap = lambda sock: context.wrap_socket(sock, server_side=True)  # noqa: E731
+    return cert, lambda sock: context.wrap_socket(sock, server_side=True)
+
+
+def test_e_prints_over_tls_are_verified_and_bounded_too(tmp_path, monkeypatch):
+    cert, wrap = _tls(tmp_path)
     with _arxiv_server(tmp_path / "data", wrap) as server:
         settings = server.settings
         [failure] = fetch_eprints(["2401.00001"], settings)[1]  # an authority no one trusts
@@ -415,33 +420,37 @@ def test_e_prints_over_tls_are_verified_and_bounded_too(tmp_path, monkeypatch):
         assert raw.format == "tex.gz"
 
 
+@contextmanager
+def _llm_over_tls(wrap: Callable[[Any], Any]) -> Iterator[tuple[LLMServer, str]]:
+    """An `LLMServer` serving over TLS (`wrap`), and its https base URL."""
+    server = LLMServer()
+    server.socket = wrap(server.socket)
+    with server:
+        yield server, server.base_url.replace("http://", "https://")
+
+
 def test_chat_and_embeddings_over_tls_are_verified(tmp_path, monkeypatch):
     """The openai client's transport verifies TLS as httpx2 does, its context made once per
     CA source: an authority no one trusts is refused, saying so, one named by SSL_CERT_FILE
     trusted. A process keeps one client per endpoint, so each case has its own server."""
-    cert, key = _self_signed(tmp_path)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
+    cert, wrap = _tls(tmp_path)
     refused = "Connection error: .*CERTIFICATE_VERIFY_FAILED"
-    for trusted in (False, True):
-        if trusted:
-            monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-        with LLMServer() as server:
-            server.socket = context.wrap_socket(server.socket, server_side=True)
-            base_url = server.base_url.replace("http://", "https://")
-            data = tmp_path / str(trusted)
-            chat = make_client(_chat_settings(data, server, **{"llm.base_url": base_url}))
-            embedder = _embedder(data, server, base_url=base_url)
-            if not trusted:
-                with pytest.raises(LLMError, match=refused):
-                    chat.chat(HELLO, purpose="t")
-                with pytest.raises(EmbeddingError, match=refused):
-                    embedder.embed(["a text"])
-                assert server.requests == []
-            else:
-                assert chat.chat(HELLO, purpose="t") == "echo: hello"
-                assert embedder.embed(["a text"]).shape[0] == 1
-                assert len(server.requests) == 2
+    with _llm_over_tls(wrap) as (server, base_url):
+        data = tmp_path / "untrusted"
+        with pytest.raises(LLMError, match=refused):
+            make_client(_chat_settings(data, server, **{"llm.base_url": base_url})).chat(
+                HELLO, purpose="t"
+            )
+        with pytest.raises(EmbeddingError, match=refused):
+            _embedder(data, server, base_url=base_url).embed(["a text"])
+        assert server.requests == []
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with _llm_over_tls(wrap) as (server, base_url):
+        data = tmp_path / "trusted"
+        chat = make_client(_chat_settings(data, server, **{"llm.base_url": base_url}))
+        assert chat.chat(HELLO, purpose="t") == "echo: hello"
+        assert _embedder(data, server, base_url=base_url).embed(["a text"]).shape[0] == 1
+        assert len(server.requests) == 2
 
 
 def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):

@@ -27,7 +27,7 @@ from typing import Any
 import httpcore2
 import httpx2
 
-from lilo.tasks.errors import LiloError
+from lilo.tasks.errors import InputError, LiloError
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -285,5 +285,16 @@ def bounded_client(bounds: Bounds, **options: Any) -> httpx2.Client:
 def _verifying(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """httpx2's default verifying context for these `SSL_CERT_FILE`/`SSL_CERT_DIR` values (it
     reads them itself), made once: loading the CA bundle takes about 30 ms, which each new
-    client paid again. A context is safe to share between clients and threads."""
-    return httpx2.create_ssl_context()
+    client paid again. A context is safe to share between clients and threads. Certificates
+    that do not load are an InputError naming the variable, not an unnamed OSError."""
+    try:
+        return httpx2.create_ssl_context()
+    except OSError as exc:  # ssl.SSLError too
+        if not (cert_file or cert_dir):
+            raise  # the system's own certificates: nothing the user set to name
+        # httpx2 reads SSL_CERT_FILE first, SSL_CERT_DIR only without it.
+        source = f"SSL_CERT_FILE={cert_file}" if cert_file else f"SSL_CERT_DIR={cert_dir}"
+        raise InputError(
+            f"TLS: cannot load the certificates of {source}: {exc}; point it at a PEM "
+            "bundle of CA certificates, or unset it"
+        ) from None

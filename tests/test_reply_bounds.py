@@ -32,6 +32,7 @@ from lilo.tasks.bounded_http import ReplyRefused
 from lilo.tasks.cache import DiskCache
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder, EmbeddingError
+from lilo.tasks.errors import InputError
 from lilo.tasks.fetch import fetch_eprints, fetch_metadata
 from lilo.tasks.fetch._http import FetchError
 from lilo.tasks.llm import LLMError, make_client
@@ -451,6 +452,17 @@ def test_chat_and_embeddings_over_tls_are_verified(tmp_path, monkeypatch):
         assert chat.chat(HELLO, purpose="t") == "echo: hello"
         assert _embedder(data, server, base_url=base_url).embed(["a text"]).shape[0] == 1
         assert len(server.requests) == 2
+
+
+def test_certificates_that_do_not_load_are_an_input_error_naming_the_variable(
+    tmp_path, server, monkeypatch
+):
+    (tmp_path / "bad.pem").write_text("not a certificate")
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "bad.pem"))
+    settings = _chat_settings(tmp_path / "data", server)
+    with pytest.raises(InputError, match=r"certificates of SSL_CERT_FILE=.*bad\.pem: .*unset it"):
+        make_client(settings)
+    assert server.requests == []
 
 
 def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):

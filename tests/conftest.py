@@ -38,7 +38,12 @@ SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 SHARED_BUILDS = {
     "report_demo": ("test_report.py", "test_grade_review.py"),
     "manual_review_demo": ("test_review.py", "test_browser.py"),
-    "imported_longinoutbench": ("test_benchmark_run.py", "test_sweep.py", "test_plugin_files.py"),
+    "imported_longinoutbench": (
+        "test_benchmark_run.py",
+        "test_sweep.py",
+        "test_plugin_files.py",
+        "test_reproduce.py",
+    ),
     "local_llm": ("test_real_model.py",),
 }
 """The session fixtures that build something slow (a demo, an import, a model server), and
@@ -89,6 +94,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
             return WORKER_GROUP.get(module.rsplit("/", 1)[-1], module)
 
     return ByModule(config, log)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own, which sets up tmp_path_factory
+def pytest_configure(config: pytest.Config) -> None:
+    """Prefect's home in this test run is a folder of its own, never the PREFECT_HOME (nor
+    the API or profile) of whoever runs the tests: set before a test module imports
+    Prefect, which reads it then. `_prefect_home_stays_unused` fails a test that uses it."""
+    for name in ("PREFECT_API_URL", "PREFECT_API_KEY", "PREFECT_PROFILE"):
+        os.environ.pop(name, None)
+    os.environ["PREFECT_HOME"] = str(config._tmp_path_factory.getbasetemp() / "prefect-home")  # noqa: SLF001
+
+
+@pytest.fixture(autouse=True)
+def _prefect_home_stays_unused() -> Iterator[None]:
+    """Fails a test that ran Prefect on the test run's own home (`pytest_configure`): a flow
+    run in-process takes `prefect_harness`, a `lilo` subprocess a PREFECT_HOME of its own
+    (`used_prefect_home`). Either way it would start a server on a new home and migrate it."""
+    home = Path(os.environ["PREFECT_HOME"])
+    yield
+    made = sorted(p.name for p in home.iterdir()) if home.is_dir() else []
+    if made:  # a process that only reads Prefect's settings may make the folder, empty
+        shutil.rmtree(home)
+        pytest.fail(
+            f"this test ran Prefect on the test run's default home (it made {made}): "
+            "take the prefect_harness fixture for flows run in-process, or give a lilo "
+            "subprocess a PREFECT_HOME of its own (used_prefect_home)"
+        )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -318,9 +350,8 @@ def shared_embedder(tmp_path_factory):
 def imported_longinoutbench(tmp_path_factory, prefect_harness) -> Path:
     """A folder holding `clone/`, the published benchmark's structure with the templates of
     tests/test_benchmark_run.py, and `data/`, where `lilo import longinoutbench` imported it:
-    built once for tests/test_benchmark_run.py, tests/test_sweep.py and
-    tests/test_plugin_files.py. Read it, never write it: a test that runs on it takes
-    `copy_imported_longinoutbench`."""
+    built once for the modules SHARED_BUILDS names. Read it, never write it: a test that runs
+    on it takes `copy_imported_longinoutbench`."""
     from test_benchmark_run import TEMPLATES
     from test_import_benchmark import write_benchmark
 

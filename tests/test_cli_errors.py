@@ -249,7 +249,7 @@ def test_publish_partial_reaches_the_settings_of_the_commands_that_materialize(
     assert [s.publish_partial for s in seen] == [True, False, True]
 
 
-def test_a_command_reports_to_the_api_configured_when_it_runs(tmp_path):
+def test_a_command_reports_to_the_api_configured_when_it_runs(tmp_path, monkeypatch):
     """A command that started Prefect's temporary server (no API configured then) leaves it
     running for the process; a later command, under an API configured since (a test
     harness), reports there, not to that server."""
@@ -257,6 +257,7 @@ def test_a_command_reports_to_the_api_configured_when_it_runs(tmp_path):
 
     from lilo.flows.cli import _server
 
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))  # the server's, a new one
     earlier = _server._PROCESS  # one an earlier command in this process started, kept
     try:
         with temporary_settings(restore_defaults={PREFECT_API_URL}):
@@ -348,9 +349,11 @@ def test_a_run_that_fails_at_once_leaves_no_data_dir_for_prefect_s_temporary_ser
 
 @pytest.mark.parametrize(("section", "instead"), [("llm", "offline"), ("embedding", "local")])
 def test_an_unreachable_endpoint_fails_a_dataset_run_and_leaves_the_warehouse(
-    warehouse, capsys, section, instead
+    warehouse, capsys, section, instead, prefect_harness
 ):
-    """The message offers the section's backend that needs no server, a value it takes."""
+    """The message offers the section's backend that needs no server, a value it takes.
+    (A command that runs flows starts Prefect's temporary server first, unless an API is
+    configured: here the harness's.)"""
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     before = _counts(warehouse)
     argv = ["run", "--dataset", "v1", "--data-dir", str(warehouse)]

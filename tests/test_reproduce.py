@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from test_benchmark_run import TEMPLATES
-from test_import_benchmark import write_benchmark
+from conftest import copy_imported_longinoutbench
 
 from lilo.flows.cli import main
 from lilo.tasks.reproduce.page import PaperPage, Section, render_page
@@ -110,13 +109,10 @@ def test_the_page_holds_every_section_and_highlights_noise() -> None:
     assert "data:image/png;base64," in html and "<script" not in html
 
 
-def test_dry_run_prints_the_estimate_on_an_imported_benchmark(tmp_path, capsys) -> None:
-    clone = write_benchmark(tmp_path / "clone")
-    for name, text in TEMPLATES.items():
-        (clone / "dataset" / "prompt" / name).write_text(text)
-    data = tmp_path / "data"
-    assert main(["import", "longinoutbench", str(clone), "--data-dir", str(data)]) == 0
-    capsys.readouterr()
+def test_dry_run_prints_the_estimate_on_an_imported_benchmark(
+    tmp_path, capsys, imported_longinoutbench
+) -> None:
+    data = copy_imported_longinoutbench(imported_longinoutbench, tmp_path)
     args = ["reproduce", "ral-writer", "--dataset", "longinoutbench", "--samples", "2"]
     assert main([*args, "--target-words", "1000", "--data-dir", str(data), "--dry-run"]) == 0
     out = capsys.readouterr().out

@@ -236,8 +236,41 @@ def prefect_harness(tmp_path_factory) -> Iterator[None]:
         stack.enter_context(temporary_settings(updates=beside))
         with mock.patch.object(harness, "mkdtemp", return_value=str(folder)):
             stack.enter_context(harness.prefect_test_harness(server_startup_timeout=120))
+        stack.enter_context(_ends_with_this_process(_harness_server_pid()))
         stack.enter_context(temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
         yield
+
+
+def _harness_server_pid() -> int:
+    """The process of the server that Prefect's test harness started (its default server)."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    process = SubprocessASGIServer._instances[None].server_process  # noqa: SLF001
+    assert process is not None, "Prefect's test harness started no server"
+    return process.pid
+
+
+# Sends SIGTERM to a process once the one that started this watcher is gone.
+_WATCH = (
+    "import os, sys, time\n"
+    "parent, target = int(sys.argv[1]), int(sys.argv[2])\n"
+    "while os.getppid() == parent:\n    time.sleep(1)\n"
+    "os.kill(target, 15)"
+)
+
+
+@contextlib.contextmanager
+def _ends_with_this_process(pid: int) -> Iterator[None]:
+    """Ends process `pid` within a second of this one, even when this one is killed with
+    SIGKILL (a test run stopped hard), which runs no teardown: Prefect's harness server would
+    otherwise outlive it (still so when killed in the seconds the harness starts it, before
+    its pid is known). On a normal exit the teardown ends the watcher first."""
+    watcher = subprocess.Popen([sys.executable, "-c", _WATCH, str(os.getpid()), str(pid)])
+    try:
+        yield
+    finally:
+        watcher.kill()
+        watcher.wait()
 
 
 @pytest.fixture(scope="session")

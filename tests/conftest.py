@@ -62,7 +62,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     `lilo` in a subprocess, methods run and scored on the synthetic corpus):
     `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both.
     `e2e` tests come first, so that under pytest-xdist the slow ones start early and the
-    quick ones fill both workers at the end."""
+    quick ones fill both workers at the end; of those first the files that need no Prefect
+    server of the run's, which keep both cores busy while its database migrates
+    (`pytest_sessionstart`) instead of waiting for it."""
     if "real_model" not in (config.option.markexpr or ""):
         tier = [item for item in items if item.get_closest_marker("real_model")]
         if tier:
@@ -79,7 +81,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     f"{module} uses the session build {name}: add it to SHARED_BUILDS in "
                     "tests/conftest.py, so that it runs on the worker that builds it"
                 )
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
+    server = {"prefect_harness", "used_prefect_home"}
+    waits = {item.path for item in items if server & set(getattr(item, "fixturenames", ()))}
+    items.sort(key=lambda item: (item.get_closest_marker("e2e") is None, item.path in waits))
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown with -p no:xdist

@@ -70,10 +70,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if tier:
             config.hook.pytest_deselected(items=tier)
             items[:] = [item for item in items if not item.get_closest_marker("real_model")]
+    waits = set()  # the files with a test that needs a Prefect server of the run's
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "prefect_harness" in fixtures:
             item.add_marker(pytest.mark.e2e)
+        if "prefect_harness" in fixtures or "used_prefect_home" in fixtures:
+            waits.add(item.path)
         module = item.path.name
         for name, modules in SHARED_BUILDS.items():
             if name in fixtures and module not in modules:
@@ -81,8 +84,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     f"{module} uses the session build {name}: add it to SHARED_BUILDS in "
                     "tests/conftest.py, so that it runs on the worker that builds it"
                 )
-    server = {"prefect_harness", "used_prefect_home"}
-    waits = {item.path for item in items if server & set(getattr(item, "fixturenames", ()))}
     items.sort(key=lambda item: (item.get_closest_marker("e2e") is None, item.path in waits))
 
 
@@ -254,12 +255,14 @@ def _harness_server_pid() -> int:
     return process.pid
 
 
-# Sends SIGTERM to a process once the one that started this watcher is gone.
+# Sends SIGTERM to process argv[2] once argv[1], which started this watcher, is gone: lilo's
+# `end_with_parent` (which also leaves Ctrl-C to the parent) ends the watcher with SIGTERM.
 _WATCH = (
-    "import os, sys, time\n"
-    "parent, target = int(sys.argv[1]), int(sys.argv[2])\n"
-    "while os.getppid() == parent:\n    time.sleep(1)\n"
-    "os.kill(target, 15)"
+    "import os, signal, sys; from lilo.tasks.lifetime import end_with_parent\n"
+    "target = int(sys.argv[2])\n"
+    "signal.signal(signal.SIGTERM, lambda *_: (os.kill(target, signal.SIGTERM), os._exit(0)))\n"
+    "end_with_parent(int(sys.argv[1]))\n"
+    "signal.pause()"
 )
 
 

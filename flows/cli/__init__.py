@@ -5,6 +5,6 @@ Each module in this package is one group of commands with a `register(subparsers
 function; adding a command is adding a module.
 """
 
-from lilo.flows.cli._main import main
+from lilo.flows.cli._main import console_main, main
 
-__all__ = ["main"]
+__all__ = ["console_main", "main"]

@@ -1,4 +1,4 @@
-from lilo.flows.cli import main
+from lilo.flows.cli import console_main
 
 if __name__ == "__main__":  # not when a spawned worker process imports this module
-    raise SystemExit(main())
+    raise SystemExit(console_main())

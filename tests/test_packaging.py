@@ -53,3 +53,22 @@ def test_the_command_loads_only_lilo_names(tmp_path):
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_the_installed_command_freezes_what_is_left_before_the_exit(monkeypatch, capsys):
+    """The installed `lilo` script is `console_main`: `main()`, then the heap frozen, so the
+    interpreter's exit does not walk it again (bench/command_exit.py)."""
+    import gc
+    from importlib.metadata import entry_points
+
+    from lilo.flows.cli import console_main
+
+    (script,) = entry_points(group="console_scripts", name="lilo")
+    assert script.value == "lilo.flows.cli:console_main"
+    monkeypatch.setattr(sys, "argv", ["lilo", "--help"])
+    try:
+        assert console_main() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # this test process goes on collecting as before
+    assert "usage: lilo" in capsys.readouterr().out

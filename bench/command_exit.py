@@ -26,7 +26,7 @@ DEMO = ["demo", "--methods", "single", "--target-words", "300"]
 DEMO += ["--set", "samples.target_samples=1"]
 KINDS = {
     "console": ["-m", "lilo.flows.cli"],
-    "main": ["-c", "import sys; from lilo.flows.cli import main; raise SystemExit(main())"],
+    "main": ["-c", "from lilo.flows.cli import main; raise SystemExit(main())"],
 }
 
 

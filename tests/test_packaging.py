@@ -66,6 +66,7 @@ def test_the_installed_command_freezes_what_is_left_before_the_exit(monkeypatch,
     (script,) = entry_points(group="console_scripts", name="lilo")
     assert script.value == "lilo.flows.cli:console_main"
     monkeypatch.setattr(sys, "argv", ["lilo", "--help"])
+    assert gc.get_freeze_count() == 0  # nothing else in this process freezes
     try:
         assert console_main() == 0
         assert gc.get_freeze_count() > 0

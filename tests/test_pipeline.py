@@ -1,5 +1,11 @@
 """The whole pipeline as Prefect runs it: the synthetic corpus fetched through the real `arxiv`
-and `requests` clients from the loopback mirror, into a real DuckDB file, then run again."""
+and `requests` clients from the loopback mirror, into a real DuckDB file, then run again.
+
+Its vectors come from a loopback embeddings server (the `openai` backend, a bag of words:
+tests/conftest.py `loopback_embeddings`): nothing below depends on what they are, and the
+local model's 30 s of CPU on these papers buys no check. The local model is run through the
+flows by the manual-review demo (tests/conftest.py) and on every method by
+tests/test_methods_position.py and tests/test_position_analysis.py."""
 
 from __future__ import annotations
 
@@ -63,7 +69,7 @@ def _as_the_cli_passes(settings: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory, prefect_harness):
+def demo(tmp_path_factory, prefect_harness, loopback_embeddings):
     root = tmp_path_factory.mktemp("pipeline")
     manifest = write_corpus(root / "corpus")
     surveys = [i.arxiv_id for i in manifest.items if i.role == "survey"]
@@ -82,17 +88,19 @@ def demo(tmp_path_factory, prefect_harness):
             surveys=surveys, methods=METHODS, target_words=TARGETS, overrides=overrides
         )
         after_first = _counts(first["db_path"])
+        embedded = len(loopback_embeddings.requests)
         log = list(mirror.requests_log)
         agents = set(mirror.user_agents)
         second = lilo_pipeline(
             surveys=surveys, methods=METHODS, target_words=TARGETS, overrides=overrides
         )
         after_second = _counts(second["db_path"])
-    return manifest, first, second, after_first, after_second, log, agents
+    asked = (embedded, len(loopback_embeddings.requests) - embedded)
+    return manifest, first, second, after_first, after_second, log, agents, asked
 
 
 def test_fetches_through_the_real_clients(demo):
-    manifest, first, *_, log, agents = demo
+    manifest, first, *_, log, agents, _ = demo
     paths = [path for path, status, _ in log]
     assert any(p.startswith("/api/query") for p in paths)  # the `arxiv` client's Atom query
     fetched = {p.removeprefix("/e-print/") for p in paths if p.startswith("/e-print/")}
@@ -129,9 +137,10 @@ def test_every_stage_wrote_rows_and_hostile_items_are_quarantined(demo):
 
 
 def test_second_run_makes_no_calls_and_adds_only_its_run_record(demo):
-    _, first, second, after_first, after_second, *_ = demo
+    _, first, second, after_first, after_second, *_, (embedded, embedded_again) = demo
     assert second["status"] == "completed"
     assert second["llm_calls_made"] == 0 and second["rows_added"] == {}
+    assert embedded > 0 and embedded_again == 0  # every vector from the cache
     assert after_second == {**after_first, "runs": after_first["runs"] + 1}
 
 
@@ -148,7 +157,7 @@ def test_the_published_copy_has_the_results_and_each_run_s_final_status(demo):
 
 
 def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
-    tmp_path, prefect_harness
+    tmp_path, prefect_harness, loopback_embeddings
 ):
     manifest = write_corpus(tmp_path / "corpus")
     (survey,) = [i.arxiv_id for i in manifest.items if i.role == "survey"]

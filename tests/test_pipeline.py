@@ -3,9 +3,10 @@ and `requests` clients from the loopback mirror, into a real DuckDB file, then r
 
 Its vectors come from a loopback embeddings server (the `openai` backend, a bag of words:
 tests/conftest.py `loopback_embeddings`): nothing below depends on what they are, and the
-local model's 30 s of CPU on these papers buys no check. The local model is run through the
-flows by the manual-review demo (tests/conftest.py) and on every method by
-tests/test_methods_position.py and tests/test_position_analysis.py."""
+local model's 30 s of CPU on these papers buys no check. The local model runs through the
+flows in the manual-review demo (tests/conftest.py), and with each method that embeds in
+tests/test_compress.py, tests/test_position_analysis.py (RAL-Writer) and
+tests/test_methods_position.py."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -32,12 +32,15 @@ from lilo.tasks.registry import Registry
 
 __all__ = [
     "METHOD_SECTIONS",
+    "PROBE_SECTIONS",
     "UNTAKEN",
     "ChatEndpointSettings",
     "EmbeddingSettings",
     "EndpointSettings",
     "GenerateSettings",
     "LLMSettings",
+    "PluginSections",
+    "ProbeSettings",
     "Role",
     "Section",
     "Settings",
@@ -75,19 +78,74 @@ _Key = Annotated[SecretStr | None, SECRET]
 
 
 class Section(BaseModel):
-    """A section of the settings; a method's own section (`generate.ral`) is one too."""
+    """A section of the settings; a plug-in's own section (`generate.ral`, `probe.<task>`) is
+    one too."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-# Each method's own section of `generate` (`generate.ral`), its model registered beside the
-# method in its file (`@method(settings=...)`, tasks/methods/base.py) and found as methods
-# are: by importing the methods' package, once, when settings are first validated.
+# A plug-in's own section of the settings, its model registered beside the plug-in in its
+# file and found as the plug-ins are: by importing their package, once, when settings are
+# first validated. A method's is a section of `generate` (`generate.ral`,
+# `@method(settings=...)`, tasks/methods/base.py), a probe task's of `probe`
+# (`probe.<task>`, `ProbeTask(settings=...)`, tasks/probes/kinds/base.py).
 METHOD_SECTIONS: Registry[type[Section]] = Registry(
     "method settings section",
     "lilo.tasks.methods",
     "a method registers its section with @method(..., settings=Model, section={name!r})",
 )
+PROBE_SECTIONS: Registry[type[Section]] = Registry(
+    "probe task settings section",
+    "lilo.tasks.probes.kinds",
+    "a probe task registers its section with ProbeTask({name!r}, ..., settings=Model)",
+)
+
+
+class PluginSections(Section):
+    """A section that plug-ins extend with sections of their own (`plugins`, a registry of
+    their models by name): each is validated by its model as it is read (its defaults where
+    not given), and a key that is neither a setting nor a registered section is refused."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    plugins: ClassVar[Registry[type[Section]]]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plugin_sections(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        sections, errors = cls.sections(), list[Any]()
+        data = {name: model() for name, model in sections.items()} | data
+        for name, given in data.items():
+            model = sections.get(name)
+            if model is None:
+                if name not in cls.model_fields:
+                    errors.append({"type": "extra_forbidden", "loc": (name,), "input": given})
+                continue
+            try:
+                if isinstance(given, str):  # a LILO_<SECTION>__<PLUGIN> variable: JSON
+                    data[name] = model.model_validate_json(given)
+                elif not isinstance(given, model):
+                    data[name] = model.model_validate(given)
+            except ValidationError as exc:  # said where it is: <section>.<plugin>.<field>
+                errors += [
+                    {"type": e["type"], "loc": (name, *e["loc"]), "input": e["input"]}
+                    | ({"ctx": e["ctx"]} if "ctx" in e else {})
+                    for e in exc.errors()
+                ]
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return data
+
+    @classmethod
+    def sections(cls) -> dict[str, type[Section]]:
+        """The plug-ins' sections by name, as they register them."""
+        return {name: cls.plugins.get(name) for name in cls.plugins.names()}
+
+    def section(self, name: str) -> Section:
+        """The plug-in section `name` (e.g. "ral": `generate.ral`)."""
+        self.plugins.get(name)  # an unknown name lists the known ones
+        return cast(Section, getattr(self, name))
 
 
 class ArxivSettings(Section):
@@ -278,12 +336,11 @@ class QASettings(Section):
     filter_max_tokens: int = Field(512, ge=0)
 
 
-class GenerateSettings(Section):
+class GenerateSettings(PluginSections):
     """How summaries are written, and each method's own section (`generate.ral`), whose
-    model the method registers in its file (`METHOD_SECTIONS`): a section is validated by
-    that model as it is read, an unregistered one refused as any unknown setting."""
+    model the method registers in its file (`METHOD_SECTIONS`)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    plugins = METHOD_SECTIONS
 
     # Names in the method registry (tasks/methods/); checked before a run starts.
     methods: Annotated[tuple[_Name, ...], SELECTS] = Field(
@@ -330,46 +387,6 @@ class GenerateSettings(Section):
     # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
     # "Paper order in a sample"); samples with no listing recorded keep their own order.
     paper_order: Literal["sample", "listing"] = "sample"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _method_sections(cls, data: Any) -> Any:
-        """Every registered method's section, validated by its model (its defaults where
-        not given); a key that is neither a setting nor a method's section is refused."""
-        if not isinstance(data, dict):
-            return data
-        sections, errors = method_sections(), list[Any]()
-        data = {name: model() for name, model in sections.items()} | data
-        for name, given in data.items():
-            model = sections.get(name)
-            if model is None:
-                if name not in cls.model_fields:
-                    errors.append({"type": "extra_forbidden", "loc": (name,), "input": given})
-                continue
-            try:
-                if isinstance(given, str):  # a LILO_GENERATE__<SECTION> variable: JSON
-                    data[name] = model.model_validate_json(given)
-                elif not isinstance(given, model):
-                    data[name] = model.model_validate(given)
-            except ValidationError as exc:  # said where it is: generate.<section>.<field>
-                errors += [
-                    {"type": e["type"], "loc": (name, *e["loc"]), "input": e["input"]}
-                    | ({"ctx": e["ctx"]} if "ctx" in e else {})
-                    for e in exc.errors()
-                ]
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        return data
-
-    def section(self, name: str) -> Section:
-        """The method section `name` (e.g. "ral": `generate.ral`)."""
-        METHOD_SECTIONS.get(name)  # an unknown name lists the known ones
-        return cast(Section, getattr(self, name))
-
-
-def method_sections() -> dict[str, type[Section]]:
-    """The method sections of `generate` by name, as the methods register them."""
-    return {name: METHOD_SECTIONS.get(name) for name in METHOD_SECTIONS.names()}
 
 
 class StatsSettings(Section):
@@ -426,11 +443,14 @@ class RunnerSettings(Section):
         return self
 
 
-class ProbeSettings(Section):
+class ProbeSettings(PluginSections):
     """The Lost-in-the-Middle probes (docs/design.md §17): what `lilo probe` and the
-    nightly probe deployment run when not told otherwise. Positions left empty are the
-    paper's (lilo's for 75 and 300 keys): 0, a quarter, half, three quarters and the last
-    index, as the repository's runs place the gold item."""
+    nightly probe deployment run when not told otherwise, and a probe task's own section
+    (`probe.<task>`), whose model the task registers in its file (`PROBE_SECTIONS`).
+    Positions left empty are the paper's (lilo's for 75 and 300 keys): 0, a quarter, half,
+    three quarters and the last index, as the repository's runs place the gold item."""
+
+    plugins = PROBE_SECTIONS
 
     kv_keys: tuple[Annotated[int, Field(ge=2)], ...] = Field((75,), min_length=1)
     mdqa_docs: tuple[Annotated[int, Field(ge=2)], ...] = Field((10, 20), min_length=1)
@@ -475,12 +495,12 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     samples: SampleSettings = SampleSettings()
     qa: QASettings = QASettings()
-    # Made when settings are (a default made here would find the methods, which import this).
+    # Made when settings are (a default made here would find the plug-ins, which import this).
     generate: GenerateSettings = Field(default_factory=GenerateSettings)
     judge: JudgeSettings = JudgeSettings()
     runner: Annotated[RunnerSettings, PACING] = RunnerSettings()
     stats: StatsSettings = StatsSettings()
-    probe: ProbeSettings = ProbeSettings()
+    probe: ProbeSettings = Field(default_factory=ProbeSettings)
     # Pairwise win-rate (docs/design.md §8): each other method against this one (e.g. "ral_writer"),
     # on the win-rate checklist, both orders. Off by default: it costs 2 judge calls per
     # aspect per pair, as many as S_q itself for each method compared.
@@ -598,10 +618,10 @@ def walk_fields(
 
 
 def fields_of(model: type[BaseModel]) -> dict[str, FieldInfo]:
-    """A model's settings by name: its fields, and for `generate` each method's section."""
-    if not issubclass(model, GenerateSettings):
+    """A model's settings by name: its fields, and the sections of its plug-ins."""
+    if not issubclass(model, PluginSections):
         return model.model_fields
-    sections = {n: FieldInfo.from_annotation(m) for n, m in method_sections().items()}
+    sections = {n: FieldInfo.from_annotation(m) for n, m in model.sections().items()}
     return {**model.model_fields, **sections}
 
 

@@ -18,6 +18,7 @@ import pytest
 import lilo.flows.importers as importers_package
 import lilo.tasks.llm.offline as offline_package
 import lilo.tasks.methods as methods_package
+import lilo.tasks.probes.kinds as probe_kinds_package
 from lilo.flows.cli import main
 from lilo.flows.importers.base import _IMPORTERS, available_importers
 from lilo.tasks.config import OfflineSettings
@@ -26,6 +27,8 @@ from lilo.tasks.llm.offline.base import _REPLIES, offline_replies
 from lilo.tasks.methods import available_methods
 from lilo.tasks.methods.base import _METHODS
 from lilo.tasks.methods.markov_cluster import SUMMARY_SIGNATURE
+from lilo.tasks.probes import available_probe_tasks
+from lilo.tasks.probes.kinds.base import _TASKS
 from lilo.tasks.registry import Registry
 
 REPLY = '''"""Echo: the engine says back what follows "Say it back:"."""
@@ -151,6 +154,44 @@ importer(
 '''
 
 
+PROBE_TASK = '''"""Odd one out: which word is not a colour, asked in the task's own words."""
+
+from lilo.tasks.config import OfflineSettings
+from lilo.tasks.llm.offline.base import offline_reply
+from lilo.tasks.llm.types import Message
+from lilo.tasks.probes.kinds.base import Flag, ProbeTask, probe_task
+
+ASK = "Which of these words is not a colour?"
+
+
+def _prompt(unit, prompts):
+    return f"{ASK}\\n" + "\\n".join(d["text"] for d in unit.item.context)
+
+
+probe_task(
+    ProbeTask(
+        "odd_one",
+        title="odd one out",
+        unit="words",
+        sizes=Flag("kv_keys", "--words", "words per prompt"),
+        sources=("auto", "published", "lilo"),
+        source_help="else lilo-made words",
+        make=lambda *args: ([], []),
+        prompt=_prompt,
+        grade=lambda prediction, item: item.answers[0] in prediction,
+    ),
+    __name__,
+)
+
+
+@offline_reply("odd_one", matches=lambda prompt: ASK in prompt)
+def respond(messages: list[Message], offline: OfflineSettings) -> str:
+    colours = {"red", "green", "blue"}
+    words = messages[-1]["content"].split("\\n")[1:]
+    return next(word for word in words if word not in colours)
+'''
+
+
 def _add_file(
     monkeypatch, tmp_path: Path, package: ModuleType, registry: Registry, name: str, text: str
 ) -> str:
@@ -196,6 +237,17 @@ def test_a_method_carries_its_own_offline_reply(added, monkeypatch, tmp_path):
     monkeypatch.setattr(_METHODS, "_discovered", False)
     assert _ask("Restate this title in capitals: a survey") == "A SURVEY"
     assert "title" in available_methods()
+    assert module in {origin for _, origin in _REPLIES._entries.values()}
+
+
+def test_a_probe_task_carries_its_own_offline_reply(added, monkeypatch, tmp_path):
+    available_probe_tasks()
+    monkeypatch.setattr(_TASKS, "_entries", dict(_TASKS._entries))
+    module = _add_file(monkeypatch, tmp_path, probe_kinds_package, _REPLIES, "odd_one", PROBE_TASK)
+    added.append(module)
+    monkeypatch.setattr(_TASKS, "_discovered", False)
+    assert _ask("Which of these words is not a colour?\nred\ntable\nblue") == "table"
+    assert "odd_one" in available_probe_tasks()
     assert module in {origin for _, origin in _REPLIES._entries.values()}
 
 

@@ -5,15 +5,15 @@ probe data comes in with `lilo import lost-in-the-middle CLONE` (flows/importers
 from __future__ import annotations
 
 import argparse
+from functools import reduce
 from typing import Any, Literal, get_args, get_origin
 
 from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._local_model import add_local_model_arg, served
 from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
-from lilo.tasks.config import ProbeSettings
 from lilo.tasks.config_loading import Select
-from lilo.tasks.probes.kinds.base import Flag
+from lilo.tasks.probes.kinds.base import Flag, setting_declaration
 
 __all__ = ["register"]
 
@@ -117,12 +117,13 @@ _COMMON = (
 
 
 def _probe_setting(name: str) -> Select:
-    return lambda s: getattr(s.probe, name)
+    """The `probe` setting `name`, a task's own too (`needle.notes`: probe.needle.notes)."""
+    return lambda s: reduce(getattr, name.split("."), s.probe)
 
 
 def _add_setting(parser: Any, flag: Flag, choices: tuple[str, ...] = ()) -> None:
     """`flag` as an option setting `probe.<setting>`, typed as the setting is declared."""
-    annotation = ProbeSettings.model_fields[flag.setting].annotation
+    annotation = setting_declaration(flag.setting).annotation
     options: dict[str, Any] = {"dest": f"probe.{flag.setting}", "help": flag.help}
     if annotation is bool:
         options["action"] = argparse.BooleanOptionalAction

@@ -3,8 +3,9 @@ registers the function that answers one kind of prompt with `@offline_reply(name
 matches=...)`. The engine tries the registered replies by `priority`, then by name, and the
 first whose `matches(prompt)` accepts the prompt answers it (tasks/llm/offline/_reply.py).
 
-The replies are found in this package and in the methods' (`tasks/methods/`): a method whose
-prompts need a reply of their own carries it in its file. A reply is a pure function of the
+The replies are found in this package, in the methods' (`tasks/methods/`) and in the probe
+tasks' (`tasks/probes/kinds/`): a method or a probe task whose prompts need a reply of their
+own carries it in its file. A reply is a pure function of the
 messages and the engine's settings (`OfflineSettings`), computed in the engine's worker
 processes, which find the replies again on their first call."""
 
@@ -39,7 +40,7 @@ _REPLIES: Registry[OfflineReply] = Registry(
     __package__,
     "decorate the function that answers it with @offline_reply({name!r}, matches=...) "
     "(tasks/llm/offline/base.py)",
-    also=("lilo.tasks.methods",),
+    also=("lilo.tasks.methods", "lilo.tasks.probes.kinds"),
 )
 
 

@@ -1,18 +1,21 @@
 """A probe task as a plug-in (docs/design.md §17; lilo's one plug-in shape,
 tasks/registry.py): one module in this package registers a `ProbeTask` with `probe_task`,
-saying what the command line offers, which settings it reads, how it makes its items, the
-prompt of one unit and how a reply is graded. The flows, `lilo probe`, the report and the
+saying what the command line offers, which settings it reads (and the model of its own
+section, `probe.<task>`), how it makes its items, the prompt of one unit and how a reply is
+graded. The flows, `lilo probe`, the report and the
 warehouse's queries ask the registry; none of them names a task."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import get_args
+from functools import reduce
+from typing import Any, get_args
 
 import numpy as np
+from pydantic.fields import FieldInfo
 
-from lilo.tasks.config import ProbeSettings
+from lilo.tasks.config import PROBE_SECTIONS, ProbeSettings, Section
 from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.probes.prompts import ProbePrompts
 from lilo.tasks.probes.records import ProbeItem, ProbeUnit
@@ -30,6 +33,7 @@ __all__ = [
     "default_positions",
     "get_probe_task",
     "probe_task",
+    "setting_declaration",
 ]
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -41,8 +45,9 @@ class ProbeDataError(InputError, ValueError):
 
 @dataclass(frozen=True)
 class Flag:
-    """A `lilo probe TASK` option for the `probe` setting `setting`: its type (and choices)
-    come from the setting's declaration (tasks/config.py)."""
+    """A `lilo probe TASK` option for the `probe` setting `setting` (`examples`), or for one
+    of the task's own section (`<task>.<name>`): its type (and choices) come from the
+    setting's declaration (`setting_declaration`)."""
 
     setting: str
     flag: str
@@ -75,7 +80,9 @@ class ProbeTask:
     documents...); `sources` the values of `probe.source` it accepts (`auto` and
     `published` first); `baselines` the boolean `probe` settings naming a baseline setting
     of a unit (`closed_book`, `oracle`); `flags` its options beyond the common ones;
-    `paper_positions` the gold positions the authors ran, by size."""
+    `paper_positions` the gold positions the authors ran, by size; `settings` the model of
+    its own section of the settings, `probe.<name>` (its sizes, say), which `make` reads
+    with `cfg.section(name)`."""
 
     name: str
     title: str
@@ -89,12 +96,13 @@ class ProbeTask:
     baselines: tuple[str, ...] = ()
     flags: tuple[Flag, ...] = ()
     paper_positions: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    settings: type[Section] | None = None
 
     def sizes_of(self, cfg: ProbeSettings) -> tuple[int, ...]:
-        return getattr(cfg, self.sizes.setting)
+        return _value(cfg, self.sizes.setting)
 
     def baselines_of(self, cfg: ProbeSettings) -> tuple[str, ...]:
-        return tuple(b for b in self.baselines if getattr(cfg, b))
+        return tuple(b for b in self.baselines if _value(cfg, b))
 
 
 _TASKS: Registry[ProbeTask] = Registry(
@@ -105,19 +113,41 @@ _TASKS: Registry[ProbeTask] = Registry(
 
 
 def probe_task(task: ProbeTask, origin: str) -> ProbeTask:
-    """Register `task` from module `origin` (pass `__name__`); a setting it names that
-    `ProbeSettings` lacks, or a source `probe.source` does not allow, is refused here."""
+    """Register `task` from module `origin` (pass `__name__`), and its own section's model
+    as `probe.<name>`; a setting it names that neither `ProbeSettings` nor its own section
+    declares, or a source `probe.source` does not allow, is refused here."""
     fields = ProbeSettings.model_fields
+    if task.settings and task.name in fields:
+        raise LiloError(
+            f"probe task {task.name!r} ({origin}): probe.{task.name} is a setting of every "
+            "probe task, not a task's section: rename the task"
+        )
+    own = {f"{task.name}.{n}" for n in (task.settings.model_fields if task.settings else ())}
     named = [task.sizes.setting, *(f.setting for f in task.flags), *task.baselines]
-    unknown = [n for n in named if n not in fields]
+    unknown = [n for n in named if n not in fields and n not in own]
     unknown += [s for s in task.sources if s not in get_args(fields["source"].annotation)]
     if unknown:
         raise LiloError(
             f"probe task {task.name!r} ({origin}) names {', '.join(unknown)}: not a `probe` "
-            "setting or source; add it to ProbeSettings (tasks/config.py) first"
+            f"setting, a setting of its own section (`{task.name}.<name>`, declared by its "
+            "`settings` model) or a source"
         )
+    if task.settings:
+        PROBE_SECTIONS.add(task.name, task.settings, origin)
     _TASKS.add(task.name, task, origin)
     return task
+
+
+def setting_declaration(setting: str) -> FieldInfo:
+    """The declaration of a `probe` setting a `Flag` names: `ProbeSettings`'s own, or a
+    task's section's (`<task>.<name>`)."""
+    section, _, name = setting.rpartition(".")
+    model = PROBE_SECTIONS.get(section) if section else ProbeSettings
+    return model.model_fields[name]
+
+
+def _value(cfg: ProbeSettings, setting: str) -> Any:
+    return reduce(getattr, setting.split("."), cfg)
 
 
 def get_probe_task(name: str) -> ProbeTask:

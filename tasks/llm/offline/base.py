@@ -5,9 +5,9 @@ first whose `matches(prompt)` accepts the prompt answers it (tasks/llm/offline/_
 
 The replies are found in this package, in the methods' (`tasks/methods/`) and in the probe
 tasks' (`tasks/probes/kinds/`): a method or a probe task whose prompts need a reply of their
-own carries it in its file. A reply is a pure function of the
-messages and the engine's settings (`OfflineSettings`), computed in the engine's worker
-processes, which find the replies again on their first call."""
+own carries it in its file. A reply is a pure function of the messages and the engine's
+settings (`OfflineSettings`), computed in the engine's worker processes, which find the
+replies again on their first call."""
 
 from __future__ import annotations
 

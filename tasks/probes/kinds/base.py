@@ -2,8 +2,8 @@
 tasks/registry.py): one module in this package registers a `ProbeTask` with `probe_task`,
 saying what the command line offers, which settings it reads (and the model of its own
 section, `probe.<task>`), how it makes its items, the prompt of one unit and how a reply is
-graded. The flows, `lilo probe`, the report and the
-warehouse's queries ask the registry; none of them names a task."""
+graded. The flows, `lilo probe`, the report and the warehouse's queries ask the registry;
+none of them names a task."""
 
 from __future__ import annotations
 

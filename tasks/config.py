@@ -44,6 +44,7 @@ __all__ = [
     "Role",
     "Section",
     "Settings",
+    "field_at",
     "fields_of",
     "given_roles",
     "nest_dotted",
@@ -623,6 +624,20 @@ def fields_of(model: type[BaseModel]) -> dict[str, FieldInfo]:
         return model.model_fields
     sections = {n: FieldInfo.from_annotation(m) for n, m in model.sections().items()}
     return {**model.model_fields, **sections}
+
+
+def field_at(dotted: str) -> FieldInfo | None:
+    """The declaration of the setting `dotted` (`probe.kv_keys`, a plug-in's `generate.ral.k`
+    too); None when no section declares it."""
+    model: type[BaseModel] = Settings
+    *sections, name = dotted.split(".")
+    for part in sections:
+        field = fields_of(model).get(part)
+        kind = field.annotation if field else None
+        if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+            return None
+        model = kind
+    return fields_of(model).get(name)
 
 
 def _role(field: FieldInfo, within: Role) -> Role:

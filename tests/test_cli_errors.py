@@ -16,6 +16,8 @@ import pytest
 from lilo.flows.cli import main
 from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._forms import print_address
+from lilo.flows.cli._main import _parser
+from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli.review import _resolve, _short
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import flow_parameters, load_settings
@@ -95,6 +97,22 @@ def test_lists_in_the_environment_are_json(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "data").exists()
 
 
+def test_set_gives_a_list_setting_its_values_comma_separated():
+    """`--set` takes any setting: a list's values comma-separated, as --sweep and the
+    commands' own options take them (--target-words, `lilo probe kv --keys`)."""
+    given = [
+        *("--set", "generate.target_words=4000, 8000"),
+        *("--set", "probe.kv_keys=75,140"),
+        *("--set", "generate.methods=single,ral_writer"),
+        *("--set", "generate.ral.k=8"),
+    ]
+    settings = settings_from_args(_parser().parse_args(["run", *given]))
+    assert settings.generate.target_words == (4000, 8000)
+    assert settings.probe.kv_keys == (75, 140)
+    assert settings.generate.methods == ("single", "ral_writer")
+    assert settings.generate.ral.k == 8
+
+
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
@@ -105,6 +123,7 @@ def test_lists_in_the_environment_are_json(tmp_path, capsys, monkeypatch):
         (["--set", "llm.concurrency=0"], "llm.concurrency = '0': Input should be greater"),
         (["--set", "llm.concurrency"], "'llm.concurrency' is not KEY=VALUE"),
         (["--set", "no.such=1"], "no: Extra inputs are not permitted"),
+        (["--set", "generate.target_words=4000,lots"], "generate.target_words.1 = 'lots': Input"),
         (["--methods", "nosuch"], "unknown method nosuch in generate.methods (--methods): known"),
         (["--survey", "not-an-id"], "surveys: not an arXiv id: 'not-an-id'"),
     ],

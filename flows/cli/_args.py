@@ -91,7 +91,8 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
         type=_key_value,
         default=argparse.SUPPRESS,
         metavar="KEY=VALUE",
-        help="any setting, e.g. llm.model=gpt-4o (repeatable)",
+        help="any setting, e.g. llm.model=gpt-4o; a list comma-separated, e.g. "
+        "probe.kv_keys=75,140 (repeatable)",
     )
     p.add_argument(
         "--debug",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
 from lilo.flows.cli._errors import CLIError
-from lilo.tasks.config import Settings
+from lilo.tasks.config import Settings, field_at
 from lilo.tasks.config_loading import Select, load_settings, setting_path
 
 __all__ = ["check_names", "settings_from_args"]
@@ -34,12 +34,22 @@ def settings_from_args(args: argparse.Namespace, *given: tuple[Select, Any]) -> 
     for option, select in _OPTIONS:
         if getattr(args, option, None):
             found[setting_path(select)] = getattr(args, option)
-    found.update(getattr(args, "set", None) or [])
+    found.update((key, _value(key, value)) for key, value in getattr(args, "set", None) or [])
     if getattr(args, "sweep", None):
         found[setting_path(lambda s: s.generate.sweep)] = dict(args.sweep)
     found.update((setting_path(select), value) for select, value in given)
     config = getattr(args, "config", None)
     return load_settings(Path(config) if config else None, found)
+
+
+def _value(key: str, value: str) -> str | list[str]:
+    """A `--set` value as the setting takes it: a tuple setting's values comma-separated
+    (`generate.target_words=4000,8000`), as `--sweep` and the commands' own options take
+    them; any other setting's value as given, for the settings' model to read."""
+    field = field_at(key)
+    if field and get_origin(field.annotation) is tuple:
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
 
 
 def check_names(settings: Settings) -> None:

@@ -12,8 +12,9 @@ from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._local_model import add_local_model_arg, served
 from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
+from lilo.tasks.config import field_at
 from lilo.tasks.config_loading import Select
-from lilo.tasks.probes.kinds.base import Flag, setting_declaration
+from lilo.tasks.probes.kinds.base import Flag
 
 __all__ = ["register"]
 
@@ -123,7 +124,9 @@ def _probe_setting(name: str) -> Select:
 
 def _add_setting(parser: Any, flag: Flag, choices: tuple[str, ...] = ()) -> None:
     """`flag` as an option setting `probe.<setting>`, typed as the setting is declared."""
-    annotation = setting_declaration(flag.setting).annotation
+    declared = field_at(f"probe.{flag.setting}")
+    assert declared, f"probe.{flag.setting}"  # probe_task refuses a flag naming no setting
+    annotation = declared.annotation
     options: dict[str, Any] = {"dest": f"probe.{flag.setting}", "help": flag.help}
     if annotation is bool:
         options["action"] = argparse.BooleanOptionalAction

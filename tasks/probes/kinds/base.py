@@ -13,7 +13,6 @@ from functools import reduce
 from typing import Any, get_args
 
 import numpy as np
-from pydantic.fields import FieldInfo
 
 from lilo.tasks.config import PROBE_SECTIONS, ProbeSettings, Section
 from lilo.tasks.errors import InputError, LiloError
@@ -33,7 +32,6 @@ __all__ = [
     "default_positions",
     "get_probe_task",
     "probe_task",
-    "setting_declaration",
 ]
 
 Embed = Callable[[list[str]], np.ndarray]
@@ -47,7 +45,7 @@ class ProbeDataError(InputError, ValueError):
 class Flag:
     """A `lilo probe TASK` option for the `probe` setting `setting` (`examples`), or for one
     of the task's own section (`<task>.<name>`): its type (and choices) come from the
-    setting's declaration (`setting_declaration`)."""
+    setting's declaration."""
 
     setting: str
     flag: str
@@ -136,14 +134,6 @@ def probe_task(task: ProbeTask, origin: str) -> ProbeTask:
         PROBE_SECTIONS.add(task.name, task.settings, origin)
     _TASKS.add(task.name, task, origin)
     return task
-
-
-def setting_declaration(setting: str) -> FieldInfo:
-    """The declaration of a `probe` setting a `Flag` names: `ProbeSettings`'s own, or a
-    task's section's (`<task>.<name>`)."""
-    section, _, name = setting.rpartition(".")
-    model = PROBE_SECTIONS.get(section) if section else ProbeSettings
-    return model.model_fields[name]
 
 
 def _value(cfg: ProbeSettings, setting: str) -> Any:

@@ -50,14 +50,20 @@ SHARED_BUILDS = {
 the test modules using each: under pytest-xdist those modules run on one worker, which
 builds it once. A module using one and missing here is refused when the tests are collected."""
 
+TIERS = ("real_model", "slow")
+"""The markers of the tests that the README's test command leaves out and `.ci/run` runs, each
+as its own command: `real_model` (a llama.cpp server with a real model) and `slow` (the
+end-to-end tests that wait on processes of their own: `lilo` in a subprocess, Chromium, a
+Dask cluster)."""
+
 WORKER_GROUP = {module: modules[0] for modules in SHARED_BUILDS.values() for module in modules}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The real_model tier runs only when `-m` names it (`pytest -m real_model`): any other
-    run deselects it, the fast inner loop too (a `-m` of pyproject's addopts would be
-    replaced by the loop's own). Every test that runs real flows in-process (it uses the
+    """A tier (TIERS) runs only when `-m` names it (`pytest -m real_model`, `pytest -m
+    slow`): any other run deselects it, the fast inner loop too (a `-m` of pyproject's addopts
+    would be replaced by the loop's own). Every test that runs real flows in-process (it uses the
     Prefect harness, directly or through a fixture) is `e2e`, as are those marked by hand (a
     `lilo` in a subprocess, methods run and scored on the synthetic corpus):
     `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both.
@@ -65,11 +71,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     quick ones fill both workers at the end; of those first the files that need no Prefect
     server of the run's, which keep both cores busy while its database migrates
     (`pytest_sessionstart`) instead of waiting for it."""
-    if "real_model" not in (config.option.markexpr or ""):
-        tier = [item for item in items if item.get_closest_marker("real_model")]
+    for name in TIERS:
+        if name in (config.option.markexpr or ""):
+            continue
+        tier = [item for item in items if item.get_closest_marker(name)]
         if tier:
             config.hook.pytest_deselected(items=tier)
-            items[:] = [item for item in items if not item.get_closest_marker("real_model")]
+            items[:] = [item for item in items if not item.get_closest_marker(name)]
     waits = set()  # the files with a test that needs a Prefect server of the run's
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
@@ -158,14 +166,16 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _may_run_e2e(markexpr: str) -> bool:
-    """Whether `-m markexpr` selects a test marked `e2e` (and nothing else). Parsed as pytest
-    parses `-m`: a malformed one is the usage error pytest itself gives."""
+    """Whether `-m markexpr` selects a test marked `e2e` (and nothing else), or one of the
+    slow tier (`e2e` and `slow`). Parsed as pytest parses `-m`: a malformed one is the usage
+    error pytest itself gives."""
     from _pytest.mark import _parse_expression
 
     if not markexpr:
         return True
     expression = _parse_expression(markexpr, "Wrong expression passed to '-m'")
-    return expression.evaluate(lambda name, **_: name == "e2e")
+    marked = ({"e2e"}, {"e2e", "slow"})
+    return any(expression.evaluate(lambda name, m=marks, **_: name in m) for marks in marked)
 
 
 def _locked(root: Path) -> IO[str]:

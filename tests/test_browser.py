@@ -56,6 +56,7 @@ pytestmark = [
         "(apt-get install chromium, or set LILO_CHROMIUM)",
     ),
     pytest.mark.e2e,  # a Prefect server with its UI, demos, Chromium
+    pytest.mark.slow,
 ]
 
 

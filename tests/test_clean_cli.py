@@ -58,6 +58,7 @@ def test_archive_text_and_warnings(
 
 
 @pytest.mark.e2e  # `lilo clean` in a subprocess
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "reason"),
     [

@@ -342,7 +342,8 @@ def test_an_unreachable_arxiv_fails_the_run_at_once(tmp_path, capsys, monkeypatc
     assert not data.exists()
 
 
-@pytest.mark.e2e
+@pytest.mark.e2e  # `lilo run` in a subprocess, Prefect's temporary server started
+@pytest.mark.slow
 def test_a_run_that_fails_at_once_leaves_no_data_dir_for_prefect_s_temporary_server(tmp_path):
     """As a user runs it: no Prefect API configured, so lilo starts its temporary server,
     whose log is a temporary in the new data dir; the folders made for it go with it."""

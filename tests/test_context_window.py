@@ -108,6 +108,7 @@ def test_a_rejection_teaches_the_window_and_the_request_goes_again_fitted(tmp_pa
 
 
 @pytest.mark.e2e  # the next lilo process, a subprocess
+@pytest.mark.slow
 def test_the_learned_window_is_kept_for_the_next_process(tmp_path, server):
     """llama-cpp-python's server names no window: its first rejection teaches it, and a
     rerun in a new process fails the same prompt without sending it again."""

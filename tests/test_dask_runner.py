@@ -48,6 +48,7 @@ def _tables(settings) -> dict[str, list[dict]]:
         }
 
 
+@pytest.mark.slow  # a Dask cluster of worker processes, and the same run on threads
 def test_generate_and_score_on_a_local_dask_cluster_write_what_the_thread_runner_writes(
     tmp_path, prefect_harness
 ):

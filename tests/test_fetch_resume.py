@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from lilo.flows.fetch import fetch_flow
 from lilo.tasks.config import Settings
 from lilo.tasks.synthetic import Mirror, write_corpus
@@ -45,6 +47,7 @@ def _kill_after(proc: subprocess.Popen[bytes], mirror: Mirror, n_eprints: int) -
     proc.wait()
 
 
+@pytest.mark.slow  # a fetch in a subprocess, killed and resumed
 def test_killed_fetch_resumes_where_it_stopped(tmp_path: Path, prefect_harness) -> None:
     from prefect.settings import get_current_settings
 

@@ -32,6 +32,7 @@ print(log.exists())
 
 
 @pytest.mark.e2e  # Prefect's temporary server started by lilo in a subprocess
+@pytest.mark.slow
 def test_a_started_server_answers_and_a_configured_one_is_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,6 +59,7 @@ def test_a_started_server_answers_and_a_configured_one_is_used(
 
 
 @pytest.mark.e2e  # Prefect's temporary server started by lilo in a subprocess
+@pytest.mark.slow
 def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env["PREFECT_HOME"] = str(tmp_path / "prefect")

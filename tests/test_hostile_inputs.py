@@ -419,6 +419,7 @@ HOSTILE_NAME = "o'brien; --\"x"
 
 
 @pytest.mark.e2e  # a `lilo demo` in a subprocess
+@pytest.mark.slow
 def test_quotes_semicolons_and_comments_in_every_path_and_name_run_a_real_pipeline(
     tmp_path: Path, used_prefect_home
 ) -> None:

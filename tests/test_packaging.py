@@ -43,6 +43,7 @@ def test_no_module_imports_the_folders_by_their_bare_names():
 
 
 @pytest.mark.e2e  # `lilo`'s command modules loaded in a subprocess
+@pytest.mark.slow
 def test_the_command_loads_only_lilo_names(tmp_path):
     """From a folder other than the repository (where the folders are not on sys.path)."""
     code = (

@@ -96,6 +96,7 @@ print(json.dumps({"outcome": outcome, "grown_mb": grown / 1024}))
 
 
 @pytest.mark.e2e  # a lilo client in a subprocess, its memory measured
+@pytest.mark.slow
 def test_a_huge_reply_fails_the_call_while_read_in_bounded_memory(tmp_path, server):
     # The warm-up call is answered as usual; the next gets 200 MB, its length unsaid.
     def respond(prompt: str, n: int) -> str:

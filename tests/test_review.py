@@ -499,6 +499,7 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
     assert "waiting for form batch-1" in caplog.text  # the terminal's log lines
 
 
+@pytest.mark.slow  # `lilo review` in a subprocess, stopped with a signal
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_review_waiting_for_its_reviewer_stops_on_a_signal_in_one_line(data, signum, code):
     """`lilo review` stops as `lilo run` does (tasks/lifetime.py): SIGTERM like Ctrl-C, one

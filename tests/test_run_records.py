@@ -171,6 +171,7 @@ def _read_by_another_process(path):
 
 
 @pytest.mark.e2e  # a reader of the warehouse in a subprocess
+@pytest.mark.slow
 def test_a_stop_while_the_warehouse_is_read_says_what_waits_and_loses_no_call(tmp_path, caplog):
     """A stage stopped (Ctrl-C, a failure) while another process reads the warehouse cannot
     write what finished: it says so, and its call log stays, so the next start adds the
@@ -248,6 +249,7 @@ def test_a_partial_version_replaces_the_complete_one_only_when_published_on_purp
 
 
 @pytest.mark.e2e  # a lilo reader in a subprocess
+@pytest.mark.slow
 def test_a_writer_waits_for_a_reader_of_the_warehouse_and_names_it(tmp_path):
     path = tmp_path / "w.duckdb"
     Warehouse(path).close()
@@ -300,6 +302,7 @@ def small_disk(tmp_path):
 
 
 @pytest.mark.e2e  # a lilo run in a subprocess on a full disk
+@pytest.mark.slow
 def test_a_run_that_failed_on_a_full_disk_is_recorded_failed_with_why(small_disk):
     data = small_disk / "data"
     done = subprocess.run([sys.executable, "-c", _FULL_DISK_RUN, str(data)],

@@ -74,6 +74,7 @@ def _duckdb_hits(path: Path) -> list[str]:
         con.close()
 
 
+@pytest.mark.slow  # a whole run in a subprocess, every file it and Prefect wrote read
 def test_no_key_in_anything_lilo_or_prefect_wrote(tmp_path, used_prefect_home):
     home, data = used_prefect_home(tmp_path / "prefect"), tmp_path / "data"
     with LLMServer() as server:

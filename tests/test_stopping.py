@@ -128,6 +128,7 @@ def _generate_calls_after_the_stop(data: Path) -> tuple[int, int]:
         con.close()
 
 
+@pytest.mark.slow  # a demo stopped mid-generate and resumed
 def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(
     tmp_path: Path, used_prefect_home, loopback_embeddings
 ) -> None:
@@ -187,6 +188,7 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(
     assert resumed > 0 and twice == 0
 
 
+@pytest.mark.slow  # a run stopped on a slow endpoint
 def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
     tmp_path: Path, used_prefect_home, loopback_embeddings
 ) -> None:

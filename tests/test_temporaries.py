@@ -97,6 +97,7 @@ def test_the_sweep_removes_only_temporaries_whose_owner_is_gone(tmp_path):
 
 
 @pytest.mark.e2e  # a lilo run in a subprocess in its own pid namespace
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
 def test_a_lilo_in_another_pid_namespace_keeps_a_live_temporary(tmp_path):
     """A second lilo sharing the data dir from another pid namespace (a container) cannot

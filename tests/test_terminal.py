@@ -107,6 +107,7 @@ def _raw(text: str) -> list[str]:
     return sorted({repr(c) for c in RAW.findall(text)})
 
 
+@pytest.mark.slow  # reads the `run` fixture: `lilo run` in a subprocess
 def test_a_run_prints_lilo_s_lines_and_its_progress_without_a_terminal(run):
     _, done = run
     assert done.returncode in (0, 1), done.stderr[-3000:]
@@ -118,6 +119,7 @@ def test_a_run_prints_lilo_s_lines_and_its_progress_without_a_terminal(run):
     assert re.search(r"generate: \d/2 units, \d+ LLM calls", err), err[-3000:]
 
 
+@pytest.mark.slow  # reads the `run` fixture: `lilo run` in a subprocess
 def test_the_run_log_quotes_an_endpoint_error_on_one_line_and_harmless(run):
     _, done = run
     out = done.stdout + done.stderr
@@ -127,6 +129,7 @@ def test_the_run_log_quotes_an_endpoint_error_on_one_line_and_harmless(run):
     assert not any(line.startswith("lilo: a forged") for line in out.splitlines())
 
 
+@pytest.mark.slow  # reads the `run` fixture: `lilo run` in a subprocess
 def test_show_prints_the_summary_s_answers_and_grades_harmless(run, capsys):
     data, _ = run
     assert main(["show", "s0", "--method", "single", "--data-dir", str(data)]) == 0
@@ -135,6 +138,7 @@ def test_show_prints_the_summary_s_answers_and_grades_harmless(run, capsys):
     assert _raw(out) == []
 
 
+@pytest.mark.slow  # reads the `run` fixture: `lilo run` in a subprocess
 def test_failures_keeps_each_failure_on_one_line(run, capsys):
     data, _ = run
     assert main(["failures", "--data-dir", str(data)]) == 0
@@ -145,6 +149,7 @@ def test_failures_keeps_each_failure_on_one_line(run, capsys):
     assert _raw("\n".join(rows)) == []
 
 
+@pytest.mark.slow  # reads the `run` fixture: `lilo run` in a subprocess
 def test_the_reviewer_s_terminal_shows_the_pair_harmless(run, capsys, monkeypatch):
     data, _ = run
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))

@@ -27,6 +27,7 @@ __all__ = [
     "cap_plan",
     "parse_plan",
     "plan_and_write",
+    "plan_write_args",
     "write_steps",
 ]
 
@@ -130,7 +131,8 @@ def write_steps(
     return prompts.compose(replies), tuple(records)
 
 
-def _args(s: MethodSettings[None]) -> dict[str, Any]:
+def plan_write_args(s: MethodSettings[None]) -> dict[str, Any]:
+    """AgentWrite's arguments: the writer's and the planner's, which Compress shares."""
     args = {
         "temperature": s.llm.temperature,
         "max_tokens": s.generate.step_max_tokens,
@@ -192,7 +194,7 @@ def _variant(args: dict[str, Any]) -> str:
 SEES_WRITTEN = {"sees-written": lambda s: {"sees_written": True}}
 
 
-@method("agentwrite", args=_args, variant=_variant, options=SEES_WRITTEN)
+@method("agentwrite", args=plan_write_args, variant=_variant, options=SEES_WRITTEN)
 def agentwrite(
     temperature: float,
     max_tokens: int,

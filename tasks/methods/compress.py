@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.embeddings import Embedder
-from lilo.tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write
+from lilo.tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write, plan_write_args
 from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.text import split_sentences
 from lilo.tasks.tokens import count_word_tokens
@@ -98,19 +98,12 @@ def _args(s: MethodSettings[None]) -> dict[str, Any]:
     if wanted == "auto":
         ready = not _missing(s.generate.llmlingua_model)
         wanted = "llmlingua2" if ready else "extractive"
-    args = {
+    return {
         "ratio": s.generate.compress_ratio,
         "compressor": wanted,
         "compressor_model": _model(s, wanted),
-        "temperature": s.llm.temperature,
-        "max_tokens": s.generate.step_max_tokens,
-        "plan_max_tokens": s.generate.plan_max_tokens,
-        "sees_written": False,
-        "shared_plan": s.generate.shared_plan,
+        **plan_write_args(s),
     }
-    if s.generate.plan_steps_cap:  # 0 (every step) leaves a run's id as it was
-        args["plan_steps_cap"] = s.generate.plan_steps_cap
-    return args
 
 
 def _variant(args: dict[str, Any]) -> str:

@@ -66,7 +66,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     would be replaced by the loop's own). Every test that runs real flows in-process (it uses the
     Prefect harness, directly or through a fixture) is `e2e`, as are those marked by hand (a
     `lilo` in a subprocess, methods run and scored on the synthetic corpus):
-    `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both.
+    `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both, but
+    not the tiers.
     `e2e` tests come first, so that under pytest-xdist the slow ones start early and the
     quick ones fill both workers at the end; of those first the files that need no Prefect
     server of the run's, which keep both cores busy while its database migrates

@@ -64,8 +64,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """A tier (TIERS) runs only when `-m` names it (`pytest -m real_model`, `pytest -m
     slow`): any other run deselects it, the fast inner loop too (a `-m` of pyproject's addopts
     would be replaced by the loop's own). Every test that runs real flows in-process (it uses the
-    Prefect harness, directly or through a fixture) is `e2e`, as are those marked by hand (a
-    `lilo` in a subprocess, methods run and scored on the synthetic corpus):
+    Prefect harness, directly or through a fixture) is `e2e`, as is every `slow` one and those
+    marked by hand (a `lilo` in a subprocess, methods run and scored on the synthetic corpus):
     `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both, but
     not the tiers.
     `e2e` tests come first, so that under pytest-xdist the slow ones start early and the
@@ -82,7 +82,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     waits = set()  # the files with a test that needs a Prefect server of the run's
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
-        if "prefect_harness" in fixtures:
+        if "prefect_harness" in fixtures or item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.e2e)
         if "prefect_harness" in fixtures or "used_prefect_home" in fixtures:
             waits.add(item.path)

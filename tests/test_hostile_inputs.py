@@ -212,7 +212,6 @@ def test_one_bad_paper_never_blocks_the_others_nor_a_rerun(tmp_path: Path, prefe
     assert clean_flow(settings, "r2").notes == ["nothing new to clean"]
 
 
-@pytest.mark.e2e
 @pytest.mark.slow  # a worker process left to run to its 3 s limit
 def test_a_unit_past_its_time_budget_has_its_process_stopped() -> None:
     """The backstop: a unit that never ends is stopped at the limit, the others finish."""
@@ -235,7 +234,6 @@ def test_redact_removes_configured_keys_bearer_tokens_and_sk_keys() -> None:
     )
 
 
-@pytest.mark.e2e
 @pytest.mark.slow  # `lilo clean` in a subprocess, killed mid-clean
 def test_leftovers_of_killed_processes_are_swept_by_the_next_run(tmp_path: Path) -> None:
     """`lilo clean` killed with SIGKILL mid-clean leaves its unpacked e-print in the data
@@ -484,7 +482,6 @@ def _workers(pid: int) -> set[int]:
     return found
 
 
-@pytest.mark.e2e
 @pytest.mark.slow  # a parent in a subprocess killed, its workers watched
 def test_workers_end_with_a_parent_killed_by_sigkill() -> None:
     """A run killed mid-clean leaves no worker behind to go on cleaning."""

@@ -22,7 +22,8 @@ _PROBE = """
 import sys
 from pathlib import Path
 import httpx
-from lilo.flows.cli import _server
+from lilo.flows.cli import _prefect, _server
+_prefect.quiet_prefect()  # as the command does first: its start-up timeout among them
 _server.start(Path(sys.argv[1]))
 url, log = _server.wait(), _server._LOG
 print(url, httpx.get(url + "/health").json(), log.exists())

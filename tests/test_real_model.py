@@ -7,7 +7,11 @@ start fails the tier with its reason: it is never skipped."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import threading
+import time
 from pathlib import Path
 
 import duckdb
@@ -117,3 +121,52 @@ def test_a_file_that_is_no_model_fails_in_one_line_with_the_servers_log(tmp_path
     assert log.parent == data / "tmp" and "model.gguf" in log.read_text()
     assert main(["probe", "kv", "--local-model", str(tmp_path / "absent.gguf")]) == 2
     assert "no such GGUF file" in capsys.readouterr().err
+
+
+def _kill_the_server_once_it_answers(data: Path) -> str:
+    """SIGKILL to the llama.cpp server writing its log under `data` once lilo has seen it
+    answer (its model list), as a crash or the OOM killer would end it; not the tier's own
+    server, also a child of this process. Returns what happened, for the assertion."""
+    deadline, log = time.monotonic() + 120, None
+    while log is None and time.monotonic() < deadline:
+        for found in (data / "tmp").glob(".llama-server-*.tmp"):
+            if '"GET /v1/models HTTP/1.1" 200' in found.read_text(errors="replace"):
+                log = found
+        time.sleep(0.2)
+    for fd in Path("/proc").glob("[0-9]*/fd/1"):
+        try:
+            writes_the_log = log is not None and Path(os.readlink(fd)) == log
+        except OSError:
+            continue
+        if writes_the_log:
+            os.kill(int(fd.parent.parent.name), signal.SIGKILL)
+            return "killed"
+    return "no server found"
+
+
+def test_a_server_that_dies_while_a_command_runs_fails_it_naming_its_end_and_log(
+    tmp_path, capsys, prefect_harness
+):
+    data = tmp_path / "data"
+    outcome: list[str] = []
+    killer = threading.Thread(
+        target=lambda: outcome.append(_kill_the_server_once_it_answers(data)), daemon=True
+    )
+    killer.start()
+    args = ["probe", "kv", "--keys", "10", "--positions", "0", "--examples", "1"]
+    code = main([*args, "--local-model", "--set", "llm.retries=0", "--data-dir", str(data)])
+    killer.join(timeout=30)
+    out, err = capsys.readouterr()
+    assert outcome == ["killed"]
+    assert code == 1, err
+    said = re.search(
+        r"lilo: the local model server was ended by SIGKILL while the command ran: its output "
+        r"is in (\S+); the calls it did not answer are recorded as failed",
+        err,
+    )
+    assert said, err
+    assert "Uvicorn running on" in Path(said[1]).read_text()  # its log, kept
+    assert "llama.cpp answered 0 chat requests" in out
+    # the command's one answer is recorded, as failed: the next run retries it
+    answers = "SELECT count(*), count(*) FILTER (WHERE error <> '') FROM fct_probe_answers"
+    assert _sql(data, answers, "lilo.duckdb") == [(1, 1)]

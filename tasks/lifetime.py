@@ -21,6 +21,7 @@ from types import FrameType
 __all__ = [
     "Interrupted",
     "end_with_parent",
+    "how_it_ended",
     "interrupt_signal",
     "on_stop",
     "raise_if_stopping",
@@ -41,6 +42,17 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(f"stopped by {signal.Signals(signum).name}")
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+def how_it_ended(returncode: int) -> str:
+    """How a child process ended, as a user reads it: its exit code, or the signal that ended
+    it by name (a crash is SIGSEGV, the OOM killer SIGKILL)."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        return f"was ended by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"was ended by signal {-returncode}"
 
 
 def interrupt_signal(exc: BaseException) -> int | None:

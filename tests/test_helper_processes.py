@@ -1,7 +1,7 @@
 """lilo's helper processes: Prefect's temporary server as a terminal command starts it
 (flows/cli/_server.py), the offline engine's worker processes (tasks/llm/offline/_process.py:
-the same answers as in-process), and both ending with a parent killed by SIGKILL
-(tasks/lifetime.py)."""
+the same answers as in-process), both ending with a parent killed by SIGKILL
+(tasks/lifetime.py), and how lilo says that a helper ended."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from lilo.flows.cli import _server
 from lilo.tasks.config import Settings
+from lilo.tasks.lifetime import how_it_ended
 from lilo.tasks.llm.offline import OfflineEngine
 from lilo.tasks.llm.offline._process import _pool
 
@@ -128,3 +129,16 @@ def test_helpers_end_with_a_killed_parent() -> None:
         and "Z" not in Path(f"/proc/{child}/stat").read_text().split(")")[1][:3]
     )
     assert not alive, f"the child {child} outlived its killed parent"
+
+
+def test_how_a_helper_ended_is_said_by_its_exit_code_or_its_signal_s_name() -> None:
+    """What the errors of lilo's servers say of a process that ended (flows/cli/_server.py,
+    flows/cli/_local_model.py): a crash by its signal's name, not a negative code."""
+    ends = {
+        "raise SystemExit(3)": "exited with code 3",
+        "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)": "was ended by SIGSEGV",
+        "import os, signal; os.kill(os.getpid(), signal.SIGKILL)": "was ended by SIGKILL",
+    }
+    for program, said in ends.items():
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=60)
+        assert how_it_ended(done.returncode) == said

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from lilo.flows.cli._errors import CLIError
+from lilo.tasks.lifetime import how_it_ended
 
 __all__ = [
     "INSTALL",
@@ -195,7 +196,7 @@ def _wait(process: subprocess.Popen[bytes], server: LocalModel, timeout_s: float
     code = process.poll()
     raise CLIError(
         "the local model server "
-        + (_exited(code) if code is not None else f"did not answer in {timeout_s:g} s")
+        + (how_it_ended(code) if code is not None else f"did not answer in {timeout_s:g} s")
         + f": its output is in {server.log}",
         code=1,
     )
@@ -204,22 +205,11 @@ def _wait(process: subprocess.Popen[bytes], server: LocalModel, timeout_s: float
 def _died(process: subprocess.Popen[bytes], server: LocalModel) -> CLIError:
     """A server that ended while the command ran: how, and its log."""
     return CLIError(
-        f"the local model server {_exited(process.returncode)} while the command ran: its "
+        f"the local model server {how_it_ended(process.returncode)} while the command ran: its "
         f"output is in {server.log}; the calls it did not answer are recorded as failed "
         "(`lilo failures`) and the next run retries them",
         code=1,
     )
-
-
-def _exited(code: int) -> str:
-    """How a server process ended, as a user reads it: its exit code, or the signal that
-    ended it (a crash is SIGSEGV, the OOM killer SIGKILL)."""
-    if code < 0:
-        try:
-            return f"was ended by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was ended by signal {-code}"
-    return f"exited with code {code}"
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

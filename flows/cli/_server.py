@@ -141,11 +141,13 @@ def wait() -> str:
             except requests.RequestException:
                 pass
             time.sleep(0.05)
+    from lilo.tasks.lifetime import how_it_ended
+
     code, log = _PROCESS.poll(), _LOG
     stop(keep_log=True)
     raise RuntimeError(
         "Prefect's temporary server "
-        + (f"exited with code {code}" if code is not None else "did not answer in time")
+        + (how_it_ended(code) if code is not None else "did not answer in time")
         + f" (its output: {log}): start one with `prefect server start` and set "
         "PREFECT_API_URL to it, or raise PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
     )

@@ -10,6 +10,8 @@ tests/test_methods_position.py."""
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import pytest
 
@@ -215,3 +217,9 @@ def test_the_run_s_results_are_artifacts_of_the_pipeline_s_own_flow_run(demo):
     assert len(keys) == len(set(keys)), keys  # each once, though two stages make the stats
     summary = next(a for a in artifacts if a.key == "run-summary")
     assert f"Dataset **{first['dataset_version']}**" in summary.data
+    # Every artifact that shows the leaderboard says the scope the warehouse holds.
+    boards = [a for a in artifacts if "Leaderboard: dataset" in str(a.data)]
+    assert {a.key for a in boards} >= {"run-summary", "results"}
+    for artifact in boards:
+        assert "Scope: not recorded" not in str(artifact.data), artifact.key
+        assert re.search(r"Scope: \d+ of \d+ samples of dataset", str(artifact.data)), artifact.key

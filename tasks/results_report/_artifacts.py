@@ -127,7 +127,7 @@ def stats_artifacts(stats: DatasetStats) -> list[Artifact]:
 def _summary(data: ReportData, report: Path, made: dict[str, str], base: str) -> str:
     lb = data.leaderboard
     cells = f"{int(lb['scored'].sum())}/{int(lb['expected'].sum())}" if not lb.empty else "0/0"
-    board = Board(data.version, data.dataset_version, data.partial, False, lb)
+    board = Board(data.version, data.dataset_version, data.partial, False, lb, scope=data.scope)
     lines = [
         f"# lilo run: result version {data.version}",
         "",

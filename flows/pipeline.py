@@ -20,6 +20,7 @@ from lilo.flows.samples import samples_flow
 from lilo.flows.score import score_flow
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import run_settings
+from lilo.tasks.errors import InputError
 from lilo.warehouse.queries.datasets import dataset_surveys
 from lilo.warehouse.queries.quarantine import fetch_failures
 from lilo.warehouse.queries.surveys import read_surveys
@@ -77,7 +78,7 @@ def lilo_pipeline(
 def run_pipeline(settings: Settings) -> dict[str, Any]:
     """The stages over one settings object, with the run record kept up to date."""
     if not settings.surveys:
-        raise ValueError(
+        raise InputError(
             "no surveys to build from: pass `surveys` (arXiv ids), set LILO_SURVEYS='[\"id\"]' "
             "on the worker, or `surveys = [...]` in the LILO_CONFIG file"
         )

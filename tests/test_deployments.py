@@ -60,6 +60,17 @@ def test_only_the_nightly_ones_are_scheduled_daily_and_the_probes_follow_the_pip
     )
 
 
+def test_schedules_are_deployed_paused_and_the_readme_lists_every_deployment():
+    """`prefect deploy --all` turns on no schedule (a night with nothing configured would only
+    fail); the README names each deployment as `prefect deployment run` takes it, and says
+    how each schedule is turned on."""
+    readme = (ROOT / "README.md").read_text()
+    for d in _deployments():
+        assert all(s["active"] is False for s in d.get("schedules", [])), d["name"]
+        assert f"`{FLOWS[d['name']]}/{d['name']}`" in readme, d["name"]
+    assert "prefect deployment schedule" in readme and "resume" in readme
+
+
 def test_workers_get_the_environment_a_terminal_run_sets():
     """lilo's stage lines reach the flow run logs and the embedder never calls a hub, on a
     worker as in `lilo` (flows/cli/_main.py sets the same for terminal runs)."""

@@ -19,6 +19,7 @@ from lilo.flows._run import RunFailed
 from lilo.flows.pipeline import lilo_pipeline
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import flow_parameters
+from lilo.tasks.errors import InputError
 from lilo.tasks.synthetic import Mirror, write_corpus
 
 STAGE_TABLES = (
@@ -195,7 +196,7 @@ def test_a_survey_that_failed_to_download_does_not_freeze_an_empty_dataset(
     statuses = [r[0] for r in con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()]
     con.close()
     assert statuses == ["failed", "completed", "failed", "failed"]
-    with pytest.raises(ValueError, match="no surveys"):
+    with pytest.raises(InputError, match="no surveys"):
         lilo_pipeline(surveys=[], overrides=overrides)
 
 

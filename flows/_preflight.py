@@ -29,6 +29,7 @@ def check_names(settings: Settings) -> None:
     options (`agentwrite[sees-written]`) if any, and the extras the settings need are there."""
     from lilo.tasks.errors import UnknownName
     from lilo.tasks.methods import available_methods, get_method
+    from lilo.tasks.registry import did_you_mean
 
     def unknown_name(name: str) -> bool:
         try:
@@ -45,8 +46,10 @@ def check_names(settings: Settings) -> None:
     for where, names in wanted.items():
         unknown = [n for n in names if unknown_name(n)]
         if unknown:
+            nearest = "".join(did_you_mean(n.split("[")[0], known) for n in unknown)
             raise PreflightError(
-                f"unknown method {', '.join(unknown)} in {where}: known are {', '.join(known)}"
+                f"unknown method {', '.join(unknown)} in {where}:{nearest} known are "
+                f"{', '.join(known)}"
             )
     from lilo.tasks.sweep import SweepError, method_variants
 

@@ -5,6 +5,7 @@ raises `UnknownName` (tasks/errors.py), whose message lists the known names."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 import threading
@@ -13,9 +14,16 @@ from typing import Generic, TypeVar
 
 from lilo.tasks.errors import LiloError, UnknownName
 
-__all__ = ["Registry", "import_modules"]
+__all__ = ["Registry", "did_you_mean", "import_modules"]
 
 T = TypeVar("T")
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """ " did you mean 'x'?" for the known name nearest `name` (case aside), or ""."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.75)
+    return f" did you mean {by_lower[close[0]]!r}?" if close else ""
 
 
 def import_modules(package: str) -> list[ModuleType]:
@@ -52,8 +60,8 @@ class Registry(Generic[T]):
         self._discover()
         if name not in self._entries:
             raise UnknownName(
-                f"unknown {self.kind} {name!r}: known are {', '.join(self.names())}; "
-                + self.hint.format(name=name)
+                f"unknown {self.kind} {name!r}:{did_you_mean(name, self.names())} known are "
+                f"{', '.join(self.names())}; " + self.hint.format(name=name)
             )
         return self._entries[name][0]
 

@@ -113,10 +113,15 @@ def test_set_gives_a_list_setting_its_values_comma_separated():
     assert settings.generate.ral.k == 8
 
 
+def test_lengths_are_taken_as_lilo_prints_them_and_method_as_show_spells_it():
+    args = _parser().parse_args(["run", "--target-words", "4k,8K,16000", "--method", "single"])
+    assert args.target_words == [4000, 8000, 16000] and args.methods == ["single"]
+
+
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (["--target-words", "4000,abc"], "'4000,abc' is not comma-separated whole numbers"),
+        (["--target-words", "4000,abc"], "'4000,abc' is not comma-separated lengths in words"),
         (["--target-words", "0"], "generate.target_words.0 = 0: Input should be greater"),
         (["--target-words=-5"], "generate.target_words.0 = -5: Input should be greater"),
         (["--target-words", "200000"], "Input should be less than or equal to 100000"),
@@ -125,6 +130,10 @@ def test_set_gives_a_list_setting_its_values_comma_separated():
         (["--set", "no.such=1"], "no: Extra inputs are not permitted"),
         (["--set", "generate.target_words=4000,lots"], "generate.target_words.1 = 'lots': Input"),
         (["--methods", "nosuch"], "unknown method nosuch in generate.methods (--methods): known"),
+        (["--methods", "singel"], "singel in generate.methods (--methods): did you mean 'single'?"),
+        (["--method", "ral_writr"], "ral_writr in generate.methods (--methods): did you mean 'ral"),
+        (["--methods", "Single"], "unknown method Single in generate.methods (--methods): did you"),
+        (["--target-words", "4k,lots"], "'4k,lots' is not comma-separated lengths in words"),
         (["--survey", "not-an-id"], "surveys: not an arXiv id: 'not-an-id'"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else "",

@@ -74,6 +74,9 @@ def test_unknown_names_are_one_error_listing_the_known_ones(tmp_path):
         "add tasks/scoring/nope.py with @scorer('nope')"
     )
     assert isinstance(method_error.value, InputError) and method_error.value.exit_code == 2
+    for wrong, nearest in [("singel", "single"), ("ral_writr", "ral_writer"), ("Single", "single")]:
+        with pytest.raises(UnknownName, match=rf"'{wrong}': did you mean '{nearest}'\? known"):
+            get_method(wrong, settings.generate, settings.llm, settings.embedding)
     with pytest.raises(UnknownName, match="options go between"):
         get_method("single[x", settings.generate, settings.llm, settings.embedding)
 

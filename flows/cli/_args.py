@@ -114,6 +114,8 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--methods",
+        "--method",  # as `lilo show` spells it
+        dest="methods",
         type=_names,
         help="comma-separated methods, e.g. single,ral_writer; known: "
         + ", ".join(available_methods()),
@@ -154,12 +156,13 @@ def add_publish_args(p: argparse.ArgumentParser) -> None:
 
 
 def lengths(value: str) -> list[int]:
-    """Comma-separated whole numbers (target lengths), as an option's type."""
+    """Comma-separated target lengths in words, as an option's type: whole numbers, or
+    thousands as lilo prints them (4k)."""
     try:
-        return [int(v) for v in _names(value)]
+        return [int(v[:-1]) * 1000 if v.lower().endswith("k") else int(v) for v in _names(value)]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{value!r} is not comma-separated whole numbers, e.g. 4000,8000,16000"
+            f"{value!r} is not comma-separated lengths in words, e.g. 4000,8000,16000 or 4k,8k,16k"
         ) from None
 
 

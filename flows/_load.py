@@ -8,15 +8,18 @@ import re
 from dataclasses import replace
 
 from lilo.tasks.config import GenerateSettings, Settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.qa import is_ready, waiting_for_review
 from lilo.tasks.records import QAPair, Sample
 from lilo.warehouse import Warehouse
+from lilo.warehouse.queries._read import Source
 from lilo.warehouse.queries.datasets import dataset_assets, dataset_versions, load_qa, load_samples
 from lilo.warehouse.queries.generations import load_generations
 from lilo.warehouse.queries.papers import load_papers
 
 __all__ = [
+    "UnknownDataset",
     "check_dataset_version",
     "first_samples",
     "in_reading_order",
@@ -91,11 +94,15 @@ def load_pack(wh: Warehouse, dataset_version: str) -> PromptPack:
     return PromptPack.from_assets(dataset_version, assets) if assets else lilo_pack()
 
 
-def check_dataset_version(wh: Warehouse, settings: Settings) -> None:
-    """ValueError naming the known versions when `settings.dataset_version` is not one."""
-    known = dataset_versions(wh)
+class UnknownDataset(InputError):
+    """A dataset version the warehouse does not hold; the message lists the known ones."""
+
+
+def check_dataset_version(source: Source, settings: Settings) -> None:
+    """UnknownDataset, naming the known versions, when `settings.dataset_version` is not one."""
+    known = dataset_versions(source)
     if settings.dataset_version not in known:
-        raise ValueError(
+        raise UnknownDataset(
             f"no dataset version {settings.dataset_version!r} in {settings.db_path}: "
             f"known are {', '.join(known) or 'none'}; import one with "
             "`lilo import longinoutbench PATH` or build one with `lilo run --survey ID` "

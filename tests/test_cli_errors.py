@@ -147,6 +147,21 @@ def test_bad_run_options_are_rejected_at_once(tmp_path, capsys, options, expecte
     assert not data.exists()
 
 
+def test_an_unknown_dataset_is_one_line_before_any_work(warehouse, capsys):
+    """`run --dataset` with a name the warehouse does not hold: exit 2 and the known ones,
+    checked before Prefect's temporary server would start."""
+    from lilo.warehouse import Warehouse
+
+    with Warehouse(warehouse / "lilo.duckdb") as wh:
+        wh.con.execute(
+            "INSERT INTO dim_dataset_versions VALUES ('v1', 1, now(), [], 0, 0, 'h', 'r')"
+        )
+    assert main(["run", "--dataset", "v9", "--data-dir", str(warehouse)]) == 2
+    err = _error(capsys)
+    assert err.startswith("lilo: no dataset version 'v9'") and "known are v1;" in err
+    assert "Traceback" not in err and "ValueError" not in err
+
+
 @pytest.mark.parametrize("command", [SURVEY, ["demo"]])
 def test_a_setting_that_needs_a_missing_extra_names_the_extra(
     tmp_path, capsys, monkeypatch, command

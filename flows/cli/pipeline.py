@@ -85,14 +85,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_dataset(args: argparse.Namespace) -> int:
     """`lilo run --dataset NAME [--samples N]`: methods and scores on an existing version."""
+    from lilo.flows._load import check_dataset_version
+    from lilo.warehouse.read_only import read_first
+
     settings = settings_from_args(args)
     require_warehouse(settings)
     check_names(settings)
+    # Before Prefect's server starts: a mistyped name is one line at once (the run checks
+    # again, on the warehouse, when no reader let this look in).
+    with read_first(settings.db_path, settings.published_path) as con:
+        if con is not None:
+            check_dataset_version(con, settings)
     start_prefect_early(settings)
-    try:
-        return _run(settings, args.debug, dataset=True)
-    except ValueError as exc:  # no such dataset version: the message lists the known ones
-        raise CLIError(str(exc)) from exc
+    return _run(settings, args.debug, dataset=True)
 
 
 def _run(settings: Any, debug: bool, dataset: bool = False) -> int:

@@ -31,6 +31,7 @@ from lilo.tasks.formatting import Artifact
 from lilo.tasks.qa.review import Applied, Verdict, apply_verdicts, pair_decision_model
 from lilo.tasks.records import QAPair, Quarantine
 from lilo.warehouse import Warehouse
+from lilo.warehouse.publishing import publish_warehouse
 from lilo.warehouse.queries import reviews
 from lilo.warehouse.queries.reviews import load_decisions
 
@@ -122,7 +123,7 @@ def record_verdicts(
 ) -> Applied:
     """Apply verdicts against the pairs' state and last decisions now, and write the
     decisions, the pairs' new state and the problems (quarantined, stage `review`) in one
-    transaction."""
+    transaction; then refresh the published copy."""
     run_id = run_id or f"{channel}-review-{uuid.uuid4()}"
     with open_warehouse(settings) as wh:
         pairs = {p.qa_id: p for ps in load_qa(wh, settings.dataset_version).values() for p in ps}
@@ -134,6 +135,8 @@ def record_verdicts(
             wh.upsert("fct_qa_decisions", applied.decisions, ("decision_id",), extra=extra)
             wh.upsert("fct_qa_pairs", applied.changed, ("qa_id",), update=True, extra=extra)
             wh.upsert("quarantine", quarantine, ("item_id", "stage"), update=True, extra=extra)
+        # Analysts see each decision at once, not after the next run.
+        publish_warehouse(wh, settings.published_path, settings.data_dir)
     return applied
 
 

@@ -208,6 +208,29 @@ def test_approving_one_sample_makes_the_next_run_summarize_exactly_it(data, caps
     assert 0 < coverage["covered"] <= 24  # one sample's three papers, eight facts each
 
 
+def test_a_decision_reaches_the_analysts_copy_at_once_and_empty_commands_say_why(
+    manual_run, tmp_path, capsys
+):
+    """Analysts read the published copy: a review decision is there when the command ends,
+    not after the next run; a command with nothing to show says what waits, and how."""
+    data = copy_data_dir(manual_run, tmp_path / "data", published=True)
+    counts = "SELECT status, count(*) FROM fct_qa_pairs GROUP BY 1 ORDER BY 1"
+    assert main(["leaderboard", "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert "no result versions yet" in err and "of 3 samples wait for review" in err
+    assert "`lilo review ui`" in err
+    assert main(["failures", "--data-dir", str(data)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == "0 failures"
+    assert "of 3 samples wait for review" in captured.err
+    (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]
+    args = ["--sample", sample, "--data-dir", str(data), "--reviewer", "ana"]
+    assert main(["review", "approve", *args]) == 0
+    with duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True) as con:
+        published = con.execute(counts).fetchall()
+    assert published == _sql(data, counts) and dict(published)["approved"] > 0
+
+
 def test_export_edit_import_jsonl(data, tmp_path, capsys):
     out = tmp_path / "pairs.jsonl"
     (sample,) = _sql(data, "SELECT min(sample_id) FROM dim_samples")[0]

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from lilo.flows._publish import publish
 from lilo.flows.cli._args import add_common_args
 from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
@@ -27,6 +28,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     start_prefect_early(settings, embeds=False)  # papers validated, nothing embedded
     with running_flows(args.debug):
         outcome = importer.run(path, settings, options)
+    publish(settings)  # analysts see the import (and what it quarantined) at once
     return importer.report(outcome, path)
 
 

@@ -17,6 +17,7 @@ from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._warehouse import require_warehouse
 from lilo.tasks.leaderboard import Board
 from lilo.warehouse.queries.results import read_board
+from lilo.warehouse.queries.reviews import waiting_note
 from lilo.warehouse.read_only import read_only
 
 __all__ = ["print_board", "register"]
@@ -38,7 +39,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         try:
             board = read_board(con, args.dataset, args.result_version)
         except LookupError as exc:
-            raise CLIError(str(exc), code=1) from exc
+            waiting = waiting_note(con)
+            raise CLIError(f"{exc}" + (f"; {waiting}" if waiting else ""), code=1) from exc
     write_board(board, args.format)
     return 0
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -113,12 +114,16 @@ def cmd_failures(args: argparse.Namespace) -> int:
     then the count. All on stdout: it is the command's result."""
     from lilo.tasks.printable import printable
     from lilo.warehouse.queries.failures import failure_rows
+    from lilo.warehouse.queries.reviews import waiting_note
 
     with published_results(settings_from_args(args)) as con:
         rows = failure_rows(con)
+        waiting = "" if rows else waiting_note(con)
     for row in rows:
         print("\t".join("-" if v is None else printable(v, one_line=True) for v in row))
     print(f"{len(rows)} failure{'' if len(rows) == 1 else 's'}")
+    if waiting:
+        print(waiting, file=sys.stderr)
     return 0
 
 

@@ -7,7 +7,7 @@ import json
 from lilo.tasks.qa.review import QADecision
 from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
-__all__ = ["load_decisions", "titles_of", "pending_count", "review_ids"]
+__all__ = ["load_decisions", "titles_of", "pending_count", "review_ids", "waiting_note"]
 
 
 def pending_count(source: Source, version: str) -> int:
@@ -19,6 +19,23 @@ def pending_count(source: Source, version: str) -> int:
             "WHERE s.dataset_version = ? AND q.status = 'pending'",
             [version],
         )
+    )
+
+
+def waiting_note(source: Source) -> str:
+    """ "N QA pairs of M samples wait for review: ..." for every dataset version, or "" when
+    none waits: why a command finds nothing to show, and what to do."""
+    pairs, samples = tuples(
+        source,
+        "SELECT count(*), count(DISTINCT sample_id) FROM fct_qa_pairs WHERE status = 'pending'",
+    )[0]
+    if not pairs:
+        return ""
+    return (
+        f"{pairs} QA pair{'' if pairs == 1 else 's'} of {samples} sample"
+        f"{'' if samples == 1 else 's'} wait for review, and their samples are summarized "
+        "once approved: `lilo review ui` (a form in the Prefect UI), or `lilo review export "
+        "pending.jsonl` then `lilo review import pending.jsonl`"
     )
 
 

@@ -4,6 +4,7 @@ retries, fails here in seconds, before the warehouse is touched."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
@@ -18,6 +19,9 @@ __all__ = ["PreflightError", "check_endpoints", "check_extras", "check_names", "
 # stages' own retries. The look is bounded like every request (a model list is a few kB).
 _TIMEOUT_S = 10.0
 _BOUNDS = Bounds(_TIMEOUT_S, 1_000_000, "the preflight's limit")
+
+
+log = logging.getLogger("lilo")
 
 
 class PreflightError(Unavailable, RuntimeError):
@@ -65,6 +69,22 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
     if arxiv:
         _check_arxiv(settings)
     llm, judge, embedding = settings.llm, settings.judge, settings.embedding
+    for name, backend, base_url in (
+        ("llm", llm.backend, llm.base_url),
+        ("judge", judge.backend, judge.base_url),
+        ("embedding", embedding.backend, embedding.base_url),
+    ):
+        if backend in ("offline", "local") and base_url:
+            upper = name.upper()
+            log.warning(
+                "%s.base_url %s is not used: %s.backend is %s (set LILO_%s__BACKEND=openai "
+                "to use the endpoint)",
+                name,
+                base_url,
+                name,
+                backend,
+                upper,
+            )
     if llm.backend == "openai":
         base_url = llm.base_url or os.environ.get("OPENAI_BASE_URL")
         _check_openai("llm", base_url, llm.key(), instead="offline")

@@ -620,3 +620,17 @@ def test_datasets_lists_each_dataset_version_with_its_samples_and_results(wareho
 def test_the_two_versions_are_named_for_what_they_are(capsys, command, expected):
     assert main(command) == 2
     assert expected in _error(capsys)
+
+
+def test_an_endpoint_set_for_an_offline_backend_is_said_once(tmp_path, caplog):
+    """`llm.base_url` with the offline engine is not used: the run says so, not silently."""
+    from lilo.flows._preflight import check_endpoints
+
+    settings = Settings(data_dir=tmp_path).with_overrides({"llm.base_url": "http://x/v1"})
+    with caplog.at_level("WARNING", logger="lilo"):
+        check_endpoints(settings, arxiv=False)
+    said = [r.getMessage() for r in caplog.records if "is not used" in r.getMessage()]
+    assert said == [
+        "llm.base_url http://x/v1 is not used: llm.backend is offline (set "
+        "LILO_LLM__BACKEND=openai to use the endpoint)"
+    ]

@@ -14,6 +14,7 @@ __all__ = [
     "API",
     "Backend",
     "Completion",
+    "COMPLETION_CUE",
     "CompletionPrompt",
     "ContextExceeded",
     "ContextRejected",

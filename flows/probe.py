@@ -81,6 +81,8 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
             with open_warehouse(settings) as wh:
                 prompts = ProbePrompts.choose(stored_prompts(wh))
                 inputs = read_inputs(wh, task, settings.probe)
+            if llm.backend.api() == "completions":  # a base model's form (`llm.api`)
+                prompts = prompts.as_completions()
             plans = plan_probes(inputs, task, settings.probe, embedder, report)
             report.embeddings_made, report.embeddings_cached = embedder.computed, embedder.cached
             units = [

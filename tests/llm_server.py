@@ -1,8 +1,10 @@
-"""A loopback OpenAI-compatible endpoint for tests: /v1/chat/completions and /v1/embeddings.
-It records each request and answers queued failure statuses first; then a chat gets the
-scripted `respond(prompt, n)` (the last message's content and the number of messages; an
-echo by default) and an embedding request gets `bag_of_words(text)` per input, unnormalised
-and listed last input first (the API orders by `index`, not by position).
+"""A loopback OpenAI-compatible endpoint for tests: /v1/chat/completions, /v1/completions
+and /v1/embeddings. It records each request and answers queued failure statuses first; then a
+chat gets the scripted `respond(prompt, n)` (the last message's content and the number of
+messages; an echo by default), a completion `respond(prompt, 0)` (its `prompt` text), cut
+before the first of its `stop` sequences, and an embedding request gets `bag_of_words(text)`
+per input, unnormalised and listed last input first (the API orders by `index`, not by
+position).
 `PAPER` and `PAIRS` are a paper and the QA pairs a scripted model generates from it.
 
 A scripted reply that is a `Refusal` is an error: its status, its message in the error body
@@ -22,7 +24,8 @@ endpoints without structured output do.
 vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
 (`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
 (`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
-(nothing said); with `says` off it names no window. A token is a whitespace-separated
+(nothing said); with `says` off it names no window. llama-server's `/props` names
+`chat_template` where the model's is set. A token is a whitespace-separated
 word, and each message adds 4 (its template). A prompt past the window gets the 400 that
 kind of server answers ("maximum context length is N tokens", or llama-server's
 `exceed_context_size_error`); a reply longer than `max_tokens` words is cut there with
@@ -190,6 +193,7 @@ class Model:
     kind: str = "vllm"
     slots: int = 0
     says: bool = True  # False: the window is named nowhere (only its rejections tell)
+    chat_template: str | None = None  # llama-server's `/props` says it ("": none)
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:
@@ -305,7 +309,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         body = json.loads(raw)
-        if not self.path.startswith(("/v1/chat/", "/v1/embeddings")):
+        if not self.path.startswith(("/v1/chat/", "/v1/completions", "/v1/embeddings")):
             self._about(body)
             return
         server = self.server
@@ -337,7 +341,10 @@ class _Handler(BaseHTTPRequestHandler):
             message = "Input should be 'text' or 'json_object' ('body', 'response_format', 'type')"
             self._send(500, {"error": {"message": message, "type": "internal_server_error"}})
             return
-        if model and (error := _context_error(model, prompt_tokens(body["messages"]), budget)):
+        text = "prompt" in body  # a completion: its text alone, no template's tokens
+        messages = [{"content": body["prompt"]}] if text else body["messages"]
+        tokens = len(body["prompt"].split()) if text else prompt_tokens(messages)
+        if model and (error := _context_error(model, tokens, budget)):
             self._send(400, {"error": error})
             return
         with server.lock:
@@ -347,7 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
         content = (
             ""
             if fault == "empty"
-            else server.respond(body["messages"][-1]["content"], len(body["messages"]))
+            else server.respond(messages[-1]["content"], 0 if text else len(messages))
         )
         with server.lock:
             server.busy -= 1
@@ -355,21 +362,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(content.status, {"error": {"message": content.message}})
             return
         finish = "stop"
+        for stop in body.get("stop") or []:
+            content = content.split(stop)[0]
         if budget is not None and len(content.split()) > budget:
             content, finish = " ".join(content.split()[:budget]), "length"
-        message = {"role": "assistant", "content": content}
         usage = {"prompt_tokens": 11, "completion_tokens": 3}
         if model:
             usage = {
-                "prompt_tokens": prompt_tokens(body["messages"]),
+                "prompt_tokens": tokens,
                 "completion_tokens": len(content.split()),
             }
+        choice: dict[str, Any] = {"index": 0, "text": content, "logprobs": None}
+        if not text:
+            choice = {"index": 0, "message": {"role": "assistant", "content": content}}
         payload = {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
+            "id": "cmpl-1" if text else "chatcmpl-1",
+            "object": "text_completion" if text else "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "choices": [{**choice, "finish_reason": finish}],
             "usage": {**usage, "total_tokens": sum(usage.values())},
         }
         data = json.dumps(payload).encode()
@@ -382,7 +393,7 @@ class _Handler(BaseHTTPRequestHandler):
             with server.lock:
                 server.answered += 1
                 server.usage.update(usage)
-        self._hostile(data, data.index(b'"}, "finish_reason"'), b"a")
+        self._hostile(data, data.index(b'", "logprobs"' if text else b'"}, "finish_reason"'), b"a")
 
     def _about(self, body: dict[str, Any] | None) -> None:
         """The endpoints a server of `model.kind` has beside chat: what it says about the
@@ -403,6 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "default_generation_settings": {"n_ctx": model.window},
                 "total_slots": model.slots or 1,
             }
+            if model.chat_template is not None:
+                found["chat_template"] = model.chat_template
         elif self.path == "/api/show" and model and says and kind == "ollama":
             found = {"model_info": {"gemma3.context_length": model.window}, "parameters": ""}
         elif self.path == "/tokenize" and body and kind == "vllm":

@@ -10,7 +10,10 @@ runs (a crash, the OOM killer) fails the command with its exit and its log, kept
 command's calls have failed and been recorded (the next run retries them).
 
 The server answers one request at a time; a cache entry is keyed by the GGUF's identity
-(`llm.weights`), not by the free port it got, so a rerun is served from the cache.
+(`llm.weights`), not by the free port it got, so a rerun is served from the cache. With
+`llm.api = auto` the GGUF says how it is asked: chat where its metadata holds a chat template
+(`tokenizer.chat_template`), else completions (the packaged Gemma 3 270M is a base model
+without one); read from the file's header, without loading the model.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import importlib.util
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -29,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lilo.flows.cli._errors import CLIError
 from lilo.tasks.lifetime import how_it_ended
@@ -38,6 +42,7 @@ __all__ = [
     "INSTALL",
     "LocalModel",
     "add_local_model_arg",
+    "has_chat_template",
     "local_model",
     "packaged_model",
     "served",
@@ -58,19 +63,21 @@ _SERVE = (
 @dataclass(frozen=True)
 class LocalModel:
     """A started server: where it answers, the model name it serves, the GGUF's identity,
-    its context window in tokens and its log."""
+    its context window in tokens, its log and how it is asked (`llm.api`)."""
 
     base_url: str
     model: str
     weights: str
     n_ctx: int
     log: Path
+    api: str = "chat"
 
     def chat_requests(self) -> int:
-        """The chat requests the server has answered, whatever their status, as its access
-        log counts them: what lilo's ledger (`fct_llm_calls`) must match."""
+        """The chat and completion requests the server has answered, whatever their status,
+        as its access log counts them: what lilo's ledger (`fct_llm_calls`) must match."""
         log = self.log.read_text(encoding="utf-8", errors="replace")
-        return log.count('"POST /v1/chat/completions HTTP/1.1"')
+        routes = ("chat/completions", "completions")
+        return sum(log.count(f'"POST /v1/{route} HTTP/1.1"') for route in routes)
 
     def settings(self) -> dict[str, Any]:
         """The `llm.*` settings that point a run at this server. One request at a time: the
@@ -83,6 +90,7 @@ class LocalModel:
             "llm.context_window": self.n_ctx,  # llama-cpp-python's server does not say it
             "llm.api_key": "not-needed",
             "llm.concurrency": 1,
+            "llm.api": self.api,
         }
 
 
@@ -110,11 +118,67 @@ def _weights(gguf: Path) -> str:
     return f"{gguf.name}:{digest.hexdigest()[:16]}"
 
 
+# GGUF metadata value types (the format's spec): the size of each fixed-size one.
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+_MAX_GGUF_ITEMS = 100_000_000  # far above any vocabulary: past it the header is no GGUF's
+
+
+def has_chat_template(gguf: Path) -> bool | None:
+    """Whether the GGUF's metadata holds `tokenizer.chat_template` (a non-empty one), read
+    from its header (version 2 or 3) alone; None where the header cannot be read."""
+    try:
+        with gguf.open("rb") as f:
+            magic, version, _tensors, count = struct.unpack("<4sIQQ", f.read(24))
+            if magic != b"GGUF" or version not in (2, 3) or count > _MAX_GGUF_ITEMS:
+                return None
+            for _ in range(count):
+                key = _gguf_string(f)
+                (kind,) = struct.unpack("<I", f.read(4))
+                if key == b"tokenizer.chat_template" and kind == _GGUF_STRING:
+                    return bool(_gguf_string(f).strip())
+                _skip_gguf_value(f, kind)
+    except (OSError, struct.error, ValueError):
+        return None
+    return False
+
+
+def _gguf_string(f: BinaryIO) -> bytes:
+    (size,) = struct.unpack("<Q", f.read(8))
+    if size > _MAX_GGUF_ITEMS:
+        raise ValueError(f"a GGUF string of {size} bytes")
+    return f.read(size)
+
+
+def _skip_gguf_value(f: BinaryIO, kind: int) -> None:
+    if kind == _GGUF_STRING:
+        _gguf_string(f)
+    elif kind == _GGUF_ARRAY:
+        inner, count = struct.unpack("<IQ", f.read(12))
+        if count > _MAX_GGUF_ITEMS:
+            raise ValueError(f"a GGUF array of {count} items")
+        if inner in _GGUF_SIZES:
+            f.seek(_GGUF_SIZES[inner] * count, os.SEEK_CUR)
+        else:
+            for _ in range(count):
+                _skip_gguf_value(f, inner)
+    elif kind in _GGUF_SIZES:
+        f.seek(_GGUF_SIZES[kind], os.SEEK_CUR)
+    else:
+        raise ValueError(f"GGUF value type {kind}")
+
+
 @contextmanager
 def local_model(
-    gguf: Path | None, data_dir: Path, *, n_ctx: int = 32_768, timeout_s: float = 120.0
+    gguf: Path | None,
+    data_dir: Path,
+    *,
+    api: str = "chat",
+    n_ctx: int = 32_768,
+    timeout_s: float = 120.0,
 ) -> Iterator[LocalModel]:
-    """A llama.cpp server for `gguf` (None: the packaged model) while the block runs. A
+    """A llama.cpp server for `gguf` (None: the packaged model) while the block runs, asked
+    as `api` says (`llm.api`; auto: as the GGUF's metadata says, `has_chat_template`). A
     missing extra, a missing file or a server that does not answer within `timeout_s` is a
     CLIError saying what to do."""
     if importlib.util.find_spec("llama_cpp") is None:
@@ -123,6 +187,8 @@ def local_model(
     if not path.is_file():
         raise CLIError(f"--local-model {gguf}: no such GGUF file")
     model = PACKAGED if gguf is None else path.stem
+    if api == "auto":
+        api = "completions" if has_chat_template(path) is False else "chat"
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -161,7 +227,8 @@ def local_model(
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    server = LocalModel(f"http://127.0.0.1:{port}/v1", model, _weights(path), n_ctx, Path(log.name))
+    url = f"http://127.0.0.1:{port}/v1"
+    server = LocalModel(url, model, _weights(path), n_ctx, Path(log.name), api)
     try:
         _wait(process, server, timeout_s)
         try:
@@ -239,14 +306,15 @@ def add_local_model_arg(p: argparse.ArgumentParser, what: str) -> None:
 
 
 @contextmanager
-def served(option: str | None, data_dir: Path) -> Iterator[dict[str, Any]]:
+def served(option: str | None, data_dir: Path, api: str = "chat") -> Iterator[dict[str, Any]]:
     """With `--local-model` (`option` "" or a GGUF path) the server, running while the block
-    runs, and the `llm.*` settings that point at it; without, nothing to change."""
+    runs, and the `llm.*` settings that point at it, `api` (`llm.api`) resolved; without,
+    nothing to change."""
     if option is None:
         yield {}
         return
-    with local_model(Path(option) if option else None, data_dir) as server:
-        print(f"local model {server.model} served by llama.cpp at {server.base_url}")
+    with local_model(Path(option) if option else None, data_dir, api=api) as server:
+        print(f"local model {server.model} served by llama.cpp at {server.base_url} ({server.api})")
         yield server.settings()
         answered = server.chat_requests()
         print(

@@ -41,7 +41,10 @@ def cmd_probe(args: argparse.Namespace) -> int:
     ]
     settings = settings_from_args(args, *given)
     start_prefect_early(settings)
-    with served(args.local_model, settings.data_dir) as model, running_flows(args.debug):
+    with (
+        served(args.local_model, settings.data_dir, settings.llm.api) as model,
+        running_flows(args.debug),
+    ):
         result = probe_flow(args.task, settings.with_overrides(model))
     _print_probe(result)
     return 1 if result.failed == result.units else 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -31,11 +32,13 @@ from lilo.tasks.llm.limits import Limits, limits_for
 from lilo.tasks.llm.types import (
     Backend,
     Completion,
+    CompletionPrompt,
     ContextExceeded,
     ContextRejected,
     LLMError,
     Message,
     ResponseFormatUnsupported,
+    as_completion,
 )
 from lilo.tasks.llm.window import window_for
 from lilo.tasks.records import LLMCall
@@ -86,6 +89,8 @@ class LLMClient:
         attempt: int = 0,
         response_format: dict[str, Any] | None = None,
         sampler: str = "",
+        prompt: str | None = None,
+        stop: Sequence[str] = (),
     ) -> Completion:
         """The reply to `messages`, with its tokens and why it ended (`truncated`: cut at
         its budget). `max_tokens` None: `llm.max_tokens`; 0: none sent (the server's own
@@ -95,7 +100,10 @@ class LLMClient:
         JSON schema) is sent and is part of the key. `sampler` names who samples (a method
         variant): two methods sending one prompt get a reply each, each replayed on a rerun;
         it is in the key (as `draw`, the name every cached reply was stored under), never
-        sent."""
+        sent. Where the backend sends completions (`llm.api`), `prompt` and `stop` are
+        sent in place of the messages: a caller's own completion form, else the messages
+        as one text (`as_completion`); the key holds what is sent."""
+        text = self._completion_prompt(messages, prompt, stop)
         temperature = self.settings.llm.temperature if temperature is None else temperature
         max_tokens = self.settings.llm.max_tokens if max_tokens is None else max_tokens
         request: dict[str, object] = {
@@ -106,6 +114,9 @@ class LLMClient:
             "max_tokens": max_tokens,
             "messages": messages,
         }
+        if text is not None:
+            del request["messages"]
+            request.update(prompt=text.text, stop=list(text.stop))
         if attempt:
             request["attempt"] = attempt
         if response_format is not None:
@@ -140,7 +151,13 @@ class LLMClient:
                     completion, latency = hit
                 else:
                     completion, latency, sent = self._call(
-                        key, messages, purpose, temperature, max_tokens or None, response_format
+                        key,
+                        messages,
+                        purpose,
+                        temperature,
+                        max_tokens or None,
+                        response_format,
+                        text,
                     )
                     self.cache.put_json(
                         key,
@@ -167,7 +184,17 @@ class LLMClient:
         """Whether the prompt and its whole budget fit the endpoint's window (unknown, or
         `llm.fit_max_tokens` off: they do). Asks the server only where the cache does not
         hold the answer already (tasks/llm/window.py)."""
+        if (text := self._completion_prompt(messages, None, ())) is not None:
+            messages = [{"role": "user", "content": text.text}]
         return not self.settings.llm.fit_max_tokens or self.window.fits(messages, max_tokens)
+
+    def _completion_prompt(
+        self, messages: list[Message], prompt: str | None, stop: Sequence[str]
+    ) -> CompletionPrompt | None:
+        """What a completion sends (None: the backend sends chats)."""
+        if self.backend.api() != "completions":
+            return None
+        return as_completion(messages) if prompt is None else CompletionPrompt(prompt, tuple(stop))
 
     def _call(
         self,
@@ -177,12 +204,16 @@ class LLMClient:
         temperature: float,
         max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
+        text: CompletionPrompt | None = None,
     ) -> tuple[Completion, float, int | None]:
         """One request under the endpoint's concurrency and rate limits (a slot first, so
         that a request counts against the rate when it is sent, not while it queues), with
         its budget fitted to the window; and the budget sent. A server that rejects the
         prompt's length teaches lilo its window: the request goes once more with the budget
-        that window leaves, or fails as `context_exceeded`."""
+        that window leaves, or fails as `context_exceeded`. A completion's `text` is what
+        the window counts, as one message."""
+        if text is not None:
+            messages = [{"role": "user", "content": text.text}]
         fit = self.settings.llm.fit_max_tokens
         try:
             slots = self.window.facts().slots  # asked of the server once
@@ -205,7 +236,7 @@ class LLMClient:
             )
             charge = rate.acquire(estimate)
             started = time.perf_counter()
-            ask = {"temperature": temperature, "response_format": response_format}
+            ask = {"temperature": temperature, "response_format": response_format, "prompt": text}
             try:
                 try:
                     completion = self.backend.complete(

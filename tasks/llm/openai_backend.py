@@ -18,7 +18,9 @@ from lilo.tasks.config import Settings
 from lilo.tasks.errors import LiloError
 from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.types import (
+    API,
     Completion,
+    CompletionPrompt,
     ContextRejected,
     EndpointFacts,
     Message,
@@ -87,6 +89,7 @@ class OpenAIBackend:
         self.keep_empty = cfg.empty_reply == "keep"
         self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
+        self.api_setting = cfg.api
         self._key = api_key or "not-needed"
         self._client = _client(self.base_url, self._key, cfg.timeout_s, cfg.max_reply_bytes)
 
@@ -94,12 +97,23 @@ class OpenAIBackend:
         """Two servers may serve different weights under one model name: the address, or
         what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py);
         `max_tokens` sent as asked, past the window, is another request than the fitted one;
-        an empty reply kept (`llm.empty_reply`) is another answer than one asked again."""
+        an empty reply kept (`llm.empty_reply`) is another answer than one asked again; a
+        completion (`llm.api`) is another request than a chat."""
         kept = {} if self.fit_max_tokens else {"max_tokens": "as asked"}
         if self.keep_empty:
             kept["empty_reply"] = "keep"
+        if self.api() == "completions":
+            kept["api"] = "completions"
         served = {"weights": self.weights} if self.weights else {"base_url": self.base_url}
         return {**served, **kept}
+
+    def api(self) -> API:
+        """`llm.api`; `auto`: completions where the server says its model has no chat
+        template (llama-server's `/props`), else chat. Resolved before the first request
+        (the cache key holds it), so `auto` asks the server once per process."""
+        if self.api_setting != "auto":
+            return self.api_setting
+        return "completions" if self.facts().chat_template is False else "chat"
 
     def facts(self) -> EndpointFacts:
         """The window, slots and tokenizer the server names: vLLM in `/v1/models`,
@@ -124,7 +138,9 @@ class OpenAIBackend:
             settings = props["default_generation_settings"]
             window = _count(settings.get("n_ctx")) if isinstance(settings, dict) else 0
             slots = _count(props.get("total_slots"))
-            return EndpointFacts(window=window, slots=slots, tokenizer="llama.cpp")
+            template = props.get("chat_template")
+            has = bool(template.strip()) if isinstance(template, str) else None
+            return EndpointFacts(window, slots, "llama.cpp", chat_template=has)
         shown = self._ask("POST", "/api/show", {"model": self.model, "name": self.model})
         if isinstance(shown, dict) and isinstance(shown.get("model_info"), dict):
             return EndpointFacts(window=_ollama_window(shown))
@@ -136,7 +152,8 @@ class OpenAIBackend:
 
     def count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
         """vLLM counts the messages as its chat template renders them; llama-server and
-        llama-cpp-python count text, to which the template's tokens per message are added."""
+        llama-cpp-python count text, to which the template's tokens per message are added.
+        A completion's one message is its text, counted as sent: no template's tokens."""
         try:
             return self._count_tokens(messages, tokenizer)
         except (httpx2.TransportError, ReplyRefused):
@@ -144,9 +161,12 @@ class OpenAIBackend:
 
     def _count_tokens(self, messages: list[Message], tokenizer: str) -> int | None:
         text = "\n".join(m.get("content", "") for m in messages)
-        template = PER_MESSAGE_TOKENS * len(messages)
+        completions = self.api() == "completions"
+        template = 0 if completions else PER_MESSAGE_TOKENS * len(messages)
         if tokenizer == "vllm":
-            body = {"model": self.model, "messages": messages, "add_generation_prompt": True}
+            body: dict[str, Any] = {"model": self.model, "prompt": text}
+            if not completions:
+                body = {"model": self.model, "messages": messages, "add_generation_prompt": True}
             return _count((self._ask("POST", "/tokenize", body) or {}).get("count")) or None
         if tokenizer == "llama.cpp":
             tokens = (self._ask("POST", "/tokenize", {"content": text}) or {}).get("tokens")
@@ -182,21 +202,28 @@ class OpenAIBackend:
         max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
         sending: Callable[[], None] | None = None,
+        prompt: CompletionPrompt | None = None,
     ) -> Completion:
-        """The reply. A 408/409/429/5xx, a dropped connection or a bad reply (see
+        """The reply: to `messages` at `/v1/chat/completions`, or with `prompt` to its text
+        at `/v1/completions`. A 408/409/429/5xx, a dropped connection or a bad reply (see
         `BadReply`) is asked again up to `retries` times, after the server's Retry-After
         or as `BAD_REPLY` says (0.5 s doubling, at most 8 s); a request that timed out is
         not (the server may be computing it still). An endpoint that rejects
         `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
-        in this process; one that rejects the prompt's length raises ContextRejected."""
+        in this process, and a completion with one at once (the API has none); one that
+        rejects the prompt's length raises ContextRejected."""
         import openai
 
         if response_format is not None and (self.base_url, self.model) in _NO_RESPONSE_FORMAT:
             raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
+        if response_format is not None and prompt is not None:
+            raise ResponseFormatUnsupported("/v1/completions takes no response_format")
         for attempt in range(self.retries + 1):
             if sending is not None:
                 sending()
             try:
+                if prompt is not None:
+                    return self._complete_text(prompt, temperature, max_tokens)
                 return self._complete(messages, temperature, max_tokens, response_format)
             except (BadReply, openai.APIStatusError, openai.APIConnectionError) as exc:
                 wait = _retry_wait(exc, attempt)
@@ -239,6 +266,40 @@ class OpenAIBackend:
         if not choices:
             raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
         text = choices[0].message.content or ""
+        if not text.strip() and not self.keep_empty:  # `llm.empty_reply`
+            raise BadReply("empty reply")
+        tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
+        return Completion(
+            text=text,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            finish_reason=choices[0].finish_reason or "stop",
+        )
+
+    def _complete_text(
+        self, prompt: CompletionPrompt, temperature: float, max_tokens: int | None
+    ) -> Completion:
+        """One `/v1/completions` request: the prompt's text continued, up to a stop."""
+        import openai
+
+        options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        if prompt.stop:
+            options["stop"] = list(prompt.stop)
+        try:
+            response = self._client.completions.create(
+                model=self.model, prompt=prompt.text, temperature=temperature, **options
+            )
+        except openai.APIStatusError as exc:
+            rejected = _context_rejection(exc) if exc.status_code == 400 else None
+            if rejected is not None:
+                raise rejected from exc
+            raise
+        except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
+            raise BadReply(f"unreadable reply: {exc}") from exc
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
+        text = choices[0].text or ""
         if not text.strip() and not self.keep_empty:  # `llm.empty_reply`
             raise BadReply("empty reply")
         tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
@@ -303,6 +364,7 @@ _PROMPT_RES = [
     re.compile(r"\b(\d{1,9}) in the messages"),  # vLLM, OpenAI, llama-cpp-python
     re.compile(r"messages resulted in (\d{1,9}) tokens"),  # OpenAI
     re.compile(r"request has (\d{1,9}) input tokens"),  # vLLM, newer wording
+    re.compile(r"\b(\d{1,9}) in your prompt"),  # a completion: llama-cpp-python, OpenAI
 ]
 _NUM_CTX_RE = re.compile(r"^num_ctx\s+(\d{1,9})\b", re.M)  # an Ollama Modelfile's
 

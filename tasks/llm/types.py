@@ -6,22 +6,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from lilo.tasks.errors import LiloError
 
 __all__ = [
+    "API",
     "Backend",
     "Completion",
+    "COMPLETION_CUE",
+    "CompletionPrompt",
     "ContextExceeded",
     "ContextRejected",
     "EndpointFacts",
     "LLMError",
     "Message",
     "ResponseFormatUnsupported",
+    "as_completion",
 ]
 
 Message = dict[str, str]
+# How a request is sent: chat messages (`/v1/chat/completions`) or one text the model
+# continues (`/v1/completions`), as a base model without a chat template is asked.
+API = Literal["chat", "completions"]
 
 
 class LLMError(LiloError, RuntimeError):
@@ -61,19 +68,43 @@ class Completion:
 
 
 @dataclass(frozen=True)
+class CompletionPrompt:
+    """A completion request: the text the model continues and where its reply stops."""
+
+    text: str
+    stop: tuple[str, ...] = ()
+
+
+# What ends a chat's messages rendered as one completion text (`as_completion`).
+COMPLETION_CUE = "\n\nResponse:\n"
+
+
+def as_completion(messages: list[Message]) -> CompletionPrompt:
+    """The messages of a caller with no completion form of its own as one text: each
+    message's content, a blank line between them, then `COMPLETION_CUE`; no stop."""
+    return CompletionPrompt("\n\n".join(m.get("content", "") for m in messages) + COMPLETION_CUE)
+
+
+@dataclass(frozen=True)
 class EndpointFacts:
-    """What an endpoint says about the model it serves, 0 or "" where it does not say:
-    its context window in tokens (prompt and reply together), the requests it computes at
-    once, and which tokenizer endpoint it offers (`tasks/llm/window.py`)."""
+    """What an endpoint says about the model it serves, 0, "" or None where it does not
+    say: its context window in tokens (prompt and reply together), the requests it computes
+    at once, which tokenizer endpoint it offers (`tasks/llm/window.py`), and whether the
+    model has a chat template (llama-server's `/props` says: `llm.api = auto`)."""
 
     window: int = 0
     slots: int = 0
     tokenizer: str = ""
+    chat_template: bool | None = None
 
 
 class Backend(Protocol):
     name: str
     model: str
+
+    def api(self) -> API:
+        """How its requests are sent: `llm.api`, `auto` resolved (asked once per process)."""
+        ...
 
     def fingerprint(self) -> dict[str, object]:
         """What, beyond model and messages, changes this backend's output."""
@@ -96,7 +127,9 @@ class Backend(Protocol):
         max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
         sending: Callable[[], None] | None = None,
+        prompt: CompletionPrompt | None = None,
     ) -> Completion:
         """The reply; `max_tokens` None sends no limit (the server's own applies);
-        `sending` is called before each request goes out (a retry is another request)."""
+        `sending` is called before each request goes out (a retry is another request);
+        `prompt` given (`api()` is completions), it is sent in place of `messages`."""
         ...

@@ -21,9 +21,12 @@ def build_prompt(unit: ProbeUnit, prompts: ProbePrompts) -> str:
 
 
 def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
-    """The unit's answer; an LLM failure is an answer with its error (and no verdict)."""
+    """The unit's answer; an LLM failure is an answer with its error (and no verdict). The
+    completion form of the prompts is sent as a completion, stopped where its task says."""
     item = unit.item
+    task = get_probe_task(item.task)
     prompt = build_prompt(unit, prompts)
+    completion = {"prompt": prompt, "stop": task.stop} if prompts.completions else {}
     answer_id = content_sha256(
         item.item_id,
         unit.setting,
@@ -40,11 +43,12 @@ def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
             purpose=f"probe_{item.task}",
             temperature=0.0,
             max_tokens=MAX_NEW_TOKENS,
+            **completion,
         )
     except LLMError as exc:
         error = str(exc)
     else:
-        correct = get_probe_task(item.task).grade(prediction, item)
+        correct = task.grade(prediction, item)
     return ProbeAnswer(
         answer_id=answer_id,
         item_id=item.item_id,

@@ -3,13 +3,15 @@ with the import as assets of dataset `lost-in-the-middle`, read from the clone's
 `src/lost_in_the_middle/prompts/`), else lilo's own, written in lilo's words with the same
 structure and placeholders. Both are Python format strings, rendered as the authors'
 `prompting.py` renders them: trailing newlines stripped, the KV records as one JSON object
-with a pair per line, the documents as `Document [i](Title: ...) text` from i = 1."""
+with a pair per line, the documents as `Document [i](Title: ...) text` from i = 1. Asked as
+completions (`llm.api`), each is followed by its cue (`COMPLETION_CUES`) and recorded as its
+own prompts, `<source>+completions`."""
 
 from __future__ import annotations
 
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lilo.tasks.files import FileTooLarge, read_bounded
@@ -17,6 +19,8 @@ from lilo.tasks.probes.records import Document
 
 __all__ = [
     "CLONE_PROMPTS",
+    "COMPLETION_CUES",
+    "COMPLETIONS",
     "LILO_PROMPTS",
     "PROMPTS_DATASET",
     "ProbePrompts",
@@ -66,6 +70,21 @@ LILO_PROMPTS = {
     ),
     "closed_book": "Answer the question in a few words.\n\nQuestion: {question}\nAnswer:",
 }
+
+
+# The completion form of each template (`llm.api = completions`, docs/design.md §17): its
+# text, then where the answer begins. Key-value retrieval ends in the records' own line format
+# (` "<key>": "`; the task stops the reply at `"`); QA ends at its template's `Answer:` (the
+# task stops the reply at the line's end).
+COMPLETION_CUES = {
+    "kv_retrieval": '\n "{key}": "',
+    "kv_retrieval_query_aware": '\n "{key}": "',
+    "qa": "",
+    "qa_query_aware": "",
+    "closed_book": "",
+}
+# What the completion form adds to the prompts' source, recorded with every answer.
+COMPLETIONS = "+completions"
 
 
 def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
@@ -125,10 +144,11 @@ def _beyond_placeholders(text: str, placeholders: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class ProbePrompts:
     """The templates a probe run renders and whose they are (`lost-in-the-middle` or
-    `lilo`, recorded with every answer)."""
+    `lilo`, recorded with every answer), as chat prompts or in their completion form."""
 
     source: str
     templates: Mapping[str, str]
+    completions: bool = False
 
     @classmethod
     def choose(cls, stored: Mapping[str, str]) -> ProbePrompts:
@@ -137,8 +157,13 @@ class ProbePrompts:
             return cls(PROMPTS_DATASET, dict(stored))
         return cls("lilo", LILO_PROMPTS)
 
+    def as_completions(self) -> ProbePrompts:
+        """The same templates in their completion form, recorded as `<source>+completions`."""
+        return replace(self, source=self.source + COMPLETIONS, completions=True)
+
     def _render(self, name: str, **values: str) -> str:
-        return self.templates[name].rstrip("\n").format(**values)
+        cue = COMPLETION_CUES[name] if self.completions else ""
+        return (self.templates[name].rstrip("\n") + cue).format(**values)
 
     def kv(self, records: Sequence[tuple[str, str]], key: str, query_aware: bool) -> str:
         name = "kv_retrieval_query_aware" if query_aware else "kv_retrieval"

@@ -38,7 +38,7 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
     fig, axes = plt.subplots(
         rows, columns, figsize=(4.6 * columns, 3.9 * rows), dpi=100, squeeze=False
     )
-    for ax, ((task, variant, backbone, query_aware, _), group) in zip(
+    for ax, ((task, variant, backbone, query_aware, prompts), group) in zip(
         axes.flat, panels, strict=False
     ):
         lines = group[group["setting"] == "position"]
@@ -63,7 +63,8 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
                     label=f"{label} ({value:.2f})",
                 )
         aware = ", query-aware" if query_aware else ""
-        ax.set_title(f"{get_probe_task(task).title}: {variant}{aware}\n{backbone}", fontsize=9)
+        title = f"{get_probe_task(task).title}: {variant}{aware}\n{backbone}, prompts: {prompts}"
+        ax.set_title(title, fontsize=9)
         if lines["size"].nunique() == 1:  # the positions asked; several sizes: the default
             ax.set_xticks(sorted({int(p) + 1 for p in lines["position"]}))
         ax.set_xlabel("position of the gold item (1 = first)")

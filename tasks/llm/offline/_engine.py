@@ -11,7 +11,7 @@ from typing import Any
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._process import complete as complete_in_workers
 from lilo.tasks.llm.offline._reply import reply
-from lilo.tasks.llm.types import Completion, EndpointFacts, Message
+from lilo.tasks.llm.types import API, Completion, CompletionPrompt, EndpointFacts, Message
 from lilo.tasks.tokens import WORD_TOKEN_RE, count_word_tokens
 
 __all__ = ["ENGINE_VERSION", "OfflineEngine"]
@@ -33,6 +33,10 @@ class OfflineEngine:
             **self.offline.model_dump(exclude={"processes"}),
         }
 
+    def api(self) -> API:
+        """The engine reads messages whatever `llm.api` says."""
+        return "chat"
+
     def facts(self) -> EndpointFacts:
         """The engine reads prompts of any length."""
         return EndpointFacts()
@@ -48,11 +52,14 @@ class OfflineEngine:
         max_tokens: int | None,
         response_format: dict[str, Any] | None = None,
         sending: Callable[[], None] | None = None,
+        prompt: CompletionPrompt | None = None,
     ) -> Completion:
         """The reply, structured as asked and cut at `max_tokens` word tokens as an
-        endpoint cuts it (`finish_reason` "length")."""
+        endpoint cuts it (`finish_reason` "length"); a `prompt` read as one user message."""
         if sending is not None:
             sending()
+        if prompt is not None:
+            messages = [{"role": "user", "content": prompt.text}]
         if self._offline_json:
             completion = complete_in_workers(self.offline, self._offline_json, messages)
         else:

@@ -80,7 +80,7 @@ class ProbeTask:
     of a unit (`closed_book`, `oracle`); `flags` its options beyond the common ones;
     `paper_positions` the gold positions the authors ran, by size; `settings` the model of
     its own section of the settings, `probe.<name>` (its sizes, say), which `make` reads
-    with `cfg.section(name)`."""
+    with `cfg.section(name)`; `stop` where a reply to its completion form ends."""
 
     name: str
     title: str
@@ -95,6 +95,7 @@ class ProbeTask:
     flags: tuple[Flag, ...] = ()
     paper_positions: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     settings: type[Section] | None = None
+    stop: tuple[str, ...] = ()
 
     def sizes_of(self, cfg: ProbeSettings) -> tuple[int, ...]:
         return _value(cfg, self.sizes.setting)

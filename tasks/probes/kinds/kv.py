@@ -97,6 +97,7 @@ KV = probe_task(
         make=_make,
         prompt=_prompt,
         grade=lambda prediction, item: kv_correct(prediction, item.answers[0]),
+        stop=('"',),  # the value's closing quote
         # The authors ran 140 keys; lilo's defaults for 75 and 300 follow the same spacing.
         paper_positions={
             75: (0, 24, 49, 74),

@@ -287,6 +287,7 @@ MDQA = probe_task(
         make=_make,
         prompt=_prompt,
         grade=lambda prediction, item: qa_correct(prediction, item.answers),
+        stop=("\n",),  # the answer's line
         baselines=("closed_book", "oracle"),
         flags=(
             Flag("closed_book", "--closed-book", "also ask each question alone (default: on)"),

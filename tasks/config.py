@@ -252,6 +252,10 @@ class ChatEndpointSettings(EndpointSettings):
     # fit failed as `context_exceeded` without a call; off: every request sent as asked, as
     # the reference sends it (docs/reference.md), the server's rejection recorded.
     fit_max_tokens: bool = True
+    # Replies streamed (the openai backend): a stopped run's hang-up ends the request on
+    # servers that stop on a disconnect, and the progress line counts tokens as they come
+    # (docs/design.md §9); off for a server that streams badly. Changes no reply.
+    stream: Annotated[bool, PACING] = True
 
 
 class LLMSettings(ChatEndpointSettings):

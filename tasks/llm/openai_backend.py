@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import logging
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx2
@@ -16,7 +17,9 @@ from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import LiloError
+from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.llm.checks import usage_counts
+from lilo.tasks.llm.live import LIVE
 from lilo.tasks.llm.types import (
     Completion,
     ContextRejected,
@@ -25,8 +28,11 @@ from lilo.tasks.llm.types import (
     ResponseFormatUnsupported,
 )
 from lilo.tasks.llm.window import PER_MESSAGE_TOKENS
+from lilo.tasks.tokens import count_word_tokens
 
-__all__ = ["OpenAIBackend"]
+__all__ = ["OpenAIBackend", "read_stream"]
+
+log = logging.getLogger(__name__)
 
 
 @functools.cache
@@ -59,6 +65,8 @@ class BadReply(LiloError, RuntimeError):
 
 # Endpoints (base URL, model) that rejected `response_format` in this process: not asked again.
 _NO_RESPONSE_FORMAT: set[tuple[str, str]] = set()
+# Endpoints whose stream had no usage, said once per process (`read_stream`).
+_NO_USAGE: set[str] = set()
 # What each endpoint (base URL, model) said about itself, asked once per process.
 _FACTS: dict[tuple[str, str], EndpointFacts] = {}
 
@@ -87,6 +95,7 @@ class OpenAIBackend:
         self.keep_empty = cfg.empty_reply == "keep"
         self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
+        self.stream = cfg.stream
         self._key = api_key or "not-needed"
         self._client = _client(self.base_url, self._key, cfg.timeout_s, cfg.max_reply_bytes)
 
@@ -188,17 +197,24 @@ class OpenAIBackend:
         or as `BAD_REPLY` says (0.5 s doubling, at most 8 s); a request that timed out is
         not (the server may be computing it still). An endpoint that rejects
         `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
-        in this process; one that rejects the prompt's length raises ContextRejected."""
+        in this process; one that rejects the prompt's length raises ContextRejected. A run
+        that stops (tasks/lifetime.py) asks nothing again: its stop hangs up the request in
+        flight, which raises `Interrupted`."""
         import openai
 
         if response_format is not None and (self.base_url, self.model) in _NO_RESPONSE_FORMAT:
             raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
         for attempt in range(self.retries + 1):
+            raise_if_stopping()
             if sending is not None:
                 sending()
             try:
-                return self._complete(messages, temperature, max_tokens, response_format)
+                with LIVE.request() as received:
+                    return self._complete(
+                        messages, temperature, max_tokens, response_format, received
+                    )
             except (BadReply, openai.APIStatusError, openai.APIConnectionError) as exc:
+                raise_if_stopping()  # what the hang-up broke is the stop
                 wait = _retry_wait(exc, attempt)
                 if wait is None or attempt == self.retries:
                     raise
@@ -211,12 +227,16 @@ class OpenAIBackend:
         temperature: float,
         max_tokens: int | None,
         response_format: dict[str, Any] | None,
+        received: Callable[[int], None],
     ) -> Completion:
         import openai
 
         options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
         if response_format is not None:
             options["response_format"] = self._response_format(response_format)
+        if self.stream:  # `llm.stream`
+            options["stream"] = True
+            options["stream_options"] = {"include_usage": True}
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
@@ -235,6 +255,9 @@ class OpenAIBackend:
             raise
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
             raise BadReply(f"unreadable reply: {exc}") from exc
+        if self.stream:
+            prompt = sum(count_word_tokens(m.get("content", "")) for m in messages)
+            return read_stream(response, self.base_url, self.keep_empty, prompt, received)
         choices = getattr(response, "choices", None)
         if not choices:
             raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
@@ -256,6 +279,68 @@ class OpenAIBackend:
         if facts.tokenizer == "llama-cpp-python" and response_format["type"] == "json_schema":
             return {"type": "json_object", "schema": response_format["json_schema"]["schema"]}
         return response_format
+
+
+def read_stream(
+    chunks: Iterable[Any],
+    where: str,
+    keep_empty: bool,
+    prompt_estimate: int,
+    received: Callable[[int], None],
+) -> Completion:
+    """The completion a streamed reply's chunks (`openai` chunk objects, a chat's with
+    `delta.content`, a text completion's with `text`) add up to, each content chunk passed
+    to `received` as a token. Tokens are the final chunk's `usage`; a stream without one
+    counts a token per content chunk and estimates the prompt's (`prompt_estimate`), with a
+    warning once per endpoint. A stream that ends without a finish_reason (cut short), an
+    error event or an empty reply (unless `keep_empty`) is a `BadReply`. The stream is
+    closed whatever happens: a server that stops on a disconnect stops computing."""
+    import openai
+
+    pieces: list[str] = []
+    finish: str | None = None
+    usage: Any = None
+    count = 0
+    try:
+        for chunk in chunks:
+            usage = getattr(chunk, "usage", None) or usage
+            for choice in getattr(chunk, "choices", None) or []:
+                if getattr(choice, "index", 0) != 0:
+                    continue
+                delta = getattr(choice, "delta", None)
+                piece = getattr(choice, "text", None) if delta is None else delta.content
+                if piece:
+                    pieces.append(piece)
+                    count += 1
+                    received(1)
+                finish = getattr(choice, "finish_reason", None) or finish
+    except openai.APIError as exc:
+        if isinstance(exc, openai.APIConnectionError):
+            raise  # a dropped connection (a timeout is one) is asked again as before
+        raise BadReply(f"error in the streamed reply: {exc}") from exc
+    except ValueError as exc:  # a chunk that is no JSON
+        raise BadReply(f"unreadable streamed reply: {exc}") from exc
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+    if finish is None:
+        raise_if_stopping()  # hung up by the stop
+        raise BadReply(f"streamed reply cut short after {count} chunks, with no finish_reason")
+    text = "".join(pieces)
+    if not text.strip() and not keep_empty:  # `llm.empty_reply`
+        raise BadReply("empty reply")
+    if usage is None:
+        if where not in _NO_USAGE:
+            _NO_USAGE.add(where)
+            log.warning(
+                "%s streams no usage: a reply's tokens are counted as its chunks and a "
+                "prompt's estimated from its words",
+                where,
+            )
+        return Completion(text, prompt_estimate, count, finish)
+    tokens_in, tokens_out = usage_counts(usage, where)
+    return Completion(text, tokens_in, tokens_out, finish)
 
 
 def _retry_wait(exc: Exception, attempt: int) -> float | None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import json
 import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
@@ -30,7 +32,7 @@ from lilo.tasks.llm.types import (
 from lilo.tasks.llm.window import PER_MESSAGE_TOKENS
 from lilo.tasks.tokens import count_word_tokens
 
-__all__ = ["OpenAIBackend", "read_stream"]
+__all__ = ["OpenAIBackend", "read_stream", "sse_events"]
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +259,8 @@ class OpenAIBackend:
             raise BadReply(f"unreadable reply: {exc}") from exc
         if self.stream:
             prompt = sum(count_word_tokens(m.get("content", "")) for m in messages)
-            return read_stream(response, self.base_url, self.keep_empty, prompt, received)
+            events = sse_events(response.response)
+            return read_stream(events, self.base_url, self.keep_empty, prompt, received)
         choices = getattr(response, "choices", None)
         if not choices:
             raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
@@ -288,49 +291,49 @@ def read_stream(
     prompt_estimate: int,
     received: Callable[[int], None],
 ) -> Completion:
-    """The completion a streamed reply's chunks (`openai` chunk objects, a chat's with
-    `delta.content`, a text completion's with `text`) add up to, each content chunk passed
-    to `received` as a token. Tokens are the final chunk's `usage`; a stream without one
-    counts a token per content chunk and estimates the prompt's (`prompt_estimate`), with a
-    warning once per endpoint. A stream that ends without a finish_reason (cut short), an
-    error event or an empty reply (unless `keep_empty`) is a `BadReply`. The stream is
-    closed whatever happens: a server that stops on a disconnect stops computing."""
-    import openai
-
+    """The completion a streamed reply's chunks (the JSON of its events, as `sse_events`
+    reads them: a chat's with `delta.content`, a text completion's with `text`) add up to,
+    each content chunk passed to `received` as a token. Tokens are the final chunk's
+    `usage`; a stream without one counts a token per content chunk and estimates the
+    prompt's (`prompt_estimate`), with a warning once per endpoint. A stream that ends
+    without a finish_reason (cut short), an error event, a chunk of another shape or an
+    empty reply (unless `keep_empty`) is a `BadReply`. The stream is closed whatever
+    happens: a server that stops on a disconnect stops computing."""
     pieces: list[str] = []
     finish: str | None = None
     usage: Any = None
     count = 0
     try:
         for chunk in chunks:
-            usage = getattr(chunk, "usage", None) or usage
-            for choice in getattr(chunk, "choices", None) or []:
-                if getattr(choice, "index", 0) != 0:
+            if not isinstance(chunk, dict):
+                raise BadReply(f"a streamed chunk that is no object: {str(chunk)[:200]!r}")
+            if chunk.get("error"):
+                raise BadReply(f"error in the streamed reply: {str(chunk['error'])[:200]}")
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                     continue
-                delta = getattr(choice, "delta", None)
-                piece = getattr(choice, "text", None) if delta is None else delta.content
-                if piece:
+                delta = choice.get("delta")
+                piece = delta.get("content") if isinstance(delta, dict) else choice.get("text")
+                if isinstance(piece, str) and piece:
                     pieces.append(piece)
                     count += 1
                     received(1)
-                finish = getattr(choice, "finish_reason", None) or finish
-    except openai.APIError as exc:
-        if isinstance(exc, openai.APIConnectionError):
-            raise  # a dropped connection (a timeout is one) is asked again as before
-        raise BadReply(f"error in the streamed reply: {exc}") from exc
-    except ValueError as exc:  # a chunk that is no JSON
-        raise BadReply(f"unreadable streamed reply: {exc}") from exc
+                finish = choice.get("finish_reason") or finish
     finally:
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
-    if finish is None:
+    if not isinstance(finish, str):
         raise_if_stopping()  # hung up by the stop
-        raise BadReply(f"streamed reply cut short after {count} chunks, with no finish_reason")
+        raise BadReply(
+            f"streamed reply cut short after {count} chunks, with no finish_reason (for a "
+            "server that does not stream, set llm.stream = false)"
+        )
     text = "".join(pieces)
     if not text.strip() and not keep_empty:  # `llm.empty_reply`
         raise BadReply("empty reply")
-    if usage is None:
+    if not isinstance(usage, dict):
         if where not in _NO_USAGE:
             _NO_USAGE.add(where)
             log.warning(
@@ -339,8 +342,39 @@ def read_stream(
                 where,
             )
         return Completion(text, prompt_estimate, count, finish)
-    tokens_in, tokens_out = usage_counts(usage, where)
+    counts = SimpleNamespace(**{k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")})
+    tokens_in, tokens_out = usage_counts(counts, where)
     return Completion(text, tokens_in, tokens_out, finish)
+
+
+def sse_events(response: httpx2.Response) -> Iterator[Any]:
+    """The JSON of each `data:` event of a streamed reply, up to `[DONE]`, read as they
+    come (a last event the stream ends in the middle of is not one); the reply closed
+    when the iterator is. Parsed here rather than by `openai`'s
+    chunk models, which took about 2 ms a chunk (a 200-word reply: 430 ms against 64 ms
+    unstreamed). A failure to read is the `openai` error for it, a timeout
+    APITimeoutError, another APIConnectionError; an event that is no JSON a BadReply."""
+    import openai
+
+    data: list[str] = []
+    try:
+        for line in response.iter_lines():  # an event with no blank line after it is cut
+            if line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+            elif not line and data:
+                text, data = "\n".join(data), []
+                if text.startswith("[DONE]"):
+                    return
+                try:
+                    yield json.loads(text)
+                except ValueError as exc:
+                    raise BadReply(f"unreadable streamed chunk: {exc}") from exc
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=response.request) from exc
+    except httpx2.RequestError as exc:
+        raise openai.APIConnectionError(request=response.request) from exc
+    finally:
+        response.close()
 
 
 def _retry_wait(exc: Exception, attempt: int) -> float | None:

@@ -1,7 +1,7 @@
 """Streamed replies (`llm.stream`, on by default) through the real `openai` client against
 the loopback server: the reply, its tokens and the cache key are those of the same reply
 unstreamed; a stream without usage is counted by its chunks, one cut short is asked again;
-a stop hangs it up."""
+the progress line moves while a streamed request is under way; a stop hangs it up."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 from llm_server import LLMServer
 
+from lilo.flows._progress import StageProgress
+from lilo.flows._stage import StageReport
 from lilo.tasks.bounded_http import hang_up
 from lilo.tasks.llm import LLMError, make_client
 from lilo.tasks.llm.live import LIVE
@@ -53,6 +55,26 @@ def test_a_stream_cut_short_is_asked_again_then_fails(tmp_path, server):
     with pytest.raises(LLMError, match="cut short"):
         llm.complete(MESSAGES, purpose="t")
     assert len(server.requests) == 2
+
+
+def test_the_progress_line_moves_while_one_streamed_request_is_under_way(tmp_path, server):
+    """A 3 s reply, a word every 0.05 s: while it streams, the line counts it in flight and
+    its tokens grow; with no unit finished the time left is estimated, never counted up."""
+    server.chunk_s = 0.05
+    server.respond = lambda prompt, n: "word " * 60
+    llm = make_client(server.settings(tmp_path))
+    with StageProgress(StageReport("generate", "r1"), 1) as progress:
+        call = threading.Thread(target=llm.complete, args=(MESSAGES,), kwargs={"purpose": "t"})
+        call.start()
+        lines = []
+        while call.is_alive():
+            lines.append(progress._line())
+            time.sleep(0.2)
+        call.join()
+    under_way = [line for line in lines if "1 in flight" in line]
+    assert len(set(under_way)) >= 3, lines  # it moved while the one unit was under way
+    assert all("estimating the time left" in line for line in lines), lines
+    assert LIVE.in_flight == 0 and LIVE.tokens == 0  # counted by the report from now on
 
 
 def test_a_hang_up_ends_a_streamed_request_at_once(tmp_path, server):

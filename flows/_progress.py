@@ -2,8 +2,11 @@
 steady interval (a pipe, a log file, a deployment's run), and a Prefect progress artifact,
 each with units done / total, LLM calls, tokens, errors and the time left. The counts are
 the stage report's, which counts each call as its stage writer reads it from the call log
-(flows/_stage_writer.py); the line is made when it is shown, so the time left runs on
-between units."""
+(flows/_stage_writer.py), and this process's requests in flight with the tokens they have
+streamed so far (tasks/llm/live.py), so the line moves during a long request. The line is
+made when it is shown: the time left counts down from the pace of the units finished,
+never up while none finishes; before the first unit, and once a unit is overdue, it says
+"estimating"."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from rich.text import Text
 from lilo.flows._artifacts import progress_artifact, update_progress
 from lilo.flows._bar import bar
 from lilo.flows._stage import StageReport, log
+from lilo.tasks.llm.live import LIVE
 
 __all__ = ["StageProgress"]
 
@@ -34,7 +38,7 @@ class StageProgress:
     ) -> None:
         self.report, self.total, self.every_s = report, total, every_s
         self.done = self.errors = 0
-        self._started = self._last = time.monotonic()
+        self._started = self._last = self._finished_at = time.monotonic()
         self._tty = sys.stderr.isatty()
         self._line_every_s = line_every_s
         self._ended = threading.Event()
@@ -66,17 +70,28 @@ class StageProgress:
     def _line(self) -> str:
         r = self.report
         calls = r.llm_made + r.llm_cached
-        # The pace so far, up to now: while no unit finishes, the time left grows rather
-        # than stay at what the last unit left (a last long unit, a stalled endpoint).
-        elapsed = time.monotonic() - self._started
-        left = elapsed / self.done * (self.total - self.done) if self.done else None
-        eta = f", about {left:.0f} s left" if left is not None and self.done < self.total else ""
+        flight = f", {LIVE.in_flight} in flight" if LIVE.in_flight else ""
         return (
-            f"{self.done}/{self.total} units, {calls} LLM calls ({r.llm_cached} cached), "
-            f"{r.tokens_in + r.tokens_out} tokens, {self.errors} errors{eta}"
+            f"{self.done}/{self.total} units, {calls} LLM calls ({r.llm_cached} cached"
+            f"{flight}), {r.tokens_in + r.tokens_out + LIVE.tokens} tokens, "
+            f"{self.errors} errors{self._left()}"
         )
 
+    def _left(self) -> str:
+        """The time left at the pace of the units finished, less the time since the last
+        one finished; "estimating" before the first, and once that runs out."""
+        if self.done >= self.total:
+            return ""
+        if self.done:
+            pace = (self._finished_at - self._started) / self.done
+            left = pace * (self.total - self.done) - (time.monotonic() - self._finished_at)
+            if left >= 1:
+                return f", about {left:.0f} s left"
+        return ", estimating the time left"
+
     def advance(self, n: int, errors: int = 0) -> None:
+        if n:
+            self._finished_at = time.monotonic()
         self.done += n
         self.errors += errors
         self._bar.update(self._task, advance=n)

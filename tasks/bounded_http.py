@@ -9,15 +9,22 @@ while it is read and abandoned with `ReplyRefused` once it passes `Bounds.max_by
 it fills memory (`ReplyBody`). Compressed replies (gzip, deflate) are inflated there, under
 the same count, so a small bomb cannot grow past it either. Each retry of a request has its
 own deadline.
+
+When a run stops (tasks/lifetime.py) every connection these clients opened is shut down
+(`hang_up`): a thread blocked reading a reply wakes at once, and a server that stops
+computing on a disconnect (llama-server, vLLM, llama-cpp-python's server while it streams;
+docs/design.md §9) stops computing the abandoned request.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import socket
 import ssl
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -28,6 +35,7 @@ import httpcore2
 import httpx2
 
 from lilo.tasks.errors import InputError, LiloError
+from lilo.tasks.lifetime import on_stop
 
 __all__ = [
     "ACCEPT_ENCODING",
@@ -36,6 +44,7 @@ __all__ = [
     "ReplyBody",
     "ReplyRefused",
     "bounded_client",
+    "hang_up",
     "time_left",
     "within",
 ]
@@ -152,11 +161,31 @@ def _too_large(url: str, bounds: Bounds) -> ReplyRefused:
     )
 
 
+# The connections these clients opened and have not closed, for `hang_up`.
+_OPEN: weakref.WeakSet[_Stream] = weakref.WeakSet()
+
+
+def hang_up() -> None:
+    """Shut every open connection down, both ways: its reads end at once, in whatever
+    thread they wait, and its server sees the client gone. Never blocks (a stop hook)."""
+    for stream in list(_OPEN):
+        sock = stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # closed already
+                pass
+
+
+on_stop(hang_up)
+
+
 class _Stream(httpcore2.NetworkStream):
     """A connection whose reads, writes and TLS handshake wait at most the time left."""
 
     def __init__(self, inner: httpcore2.NetworkStream) -> None:
         self._inner = inner
+        _OPEN.add(self)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         try:
@@ -173,6 +202,7 @@ class _Stream(httpcore2.NetworkStream):
             raise
 
     def close(self) -> None:
+        _OPEN.discard(self)
         self._inner.close()
 
     def start_tls(

@@ -262,6 +262,10 @@ class ChatEndpointSettings(EndpointSettings):
     # server says the model has no chat template (llama-server's `/props`), else chat.
     # `--local-model` resolves auto from the GGUF (flows/cli/_local_model.py).
     api: Literal["chat", "completions", "auto"] = "chat"
+    # Replies streamed (the openai backend): a stopped run's hang-up ends the request on
+    # servers that stop on a disconnect, and the progress line counts tokens as they come
+    # (docs/design.md §9); off for a server that streams badly. Changes no reply.
+    stream: Annotated[bool, PACING] = True
 
 
 class LLMSettings(ChatEndpointSettings):

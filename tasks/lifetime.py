@@ -2,8 +2,10 @@
 supervisor's stop) the same way: the first signal sets the stop flag, so no new LLM call is
 sent (`raise_if_stopping`) and no queued unit starts, ends the helper processes registered
 with `on_stop`, and raises `Interrupted` in the main thread, which records the run
-`interrupted`; calls in flight are abandoned (their `.sent` log keeps them, as after a
-kill). A second SIGINT ends the process at once. Exit codes: 128 + the signal (130, 143).
+`interrupted`; calls in flight are abandoned, their connections shut down by a hook
+(`hang_up` in tasks/bounded_http.py), so the threads reading them are free at once and a
+server that stops on a disconnect stops computing them; their `.sent` log keeps them, as
+after a kill. A second SIGINT ends the process at once. Exit codes: 128 + the signal (130, 143).
 
 Child processes end with the process that started them: lilo's helpers (the offline
 engine's workers, Prefect's temporary server) must not outlive a run killed with SIGKILL,

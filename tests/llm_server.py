@@ -228,6 +228,29 @@ def _context_error(model: Model, prompt: int, budget: int | None) -> dict[str, A
     return {"message": message, "type": "invalid_request_error", "param": "messages"}
 
 
+def _sse(payload: dict[str, Any], with_usage: bool) -> bytes:
+    """`payload`, a chat or text completion, as the events a streaming server sends: the
+    role (a chat's), a chunk per word (its spaces kept), the finish_reason, the usage where
+    asked, [DONE]."""
+    choice = payload["choices"][0]
+    text = "text" in choice
+    kind = "text_completion" if text else "chat.completion.chunk"
+    head = {k: payload[k] for k in ("id", "created", "model")} | {"object": kind}
+
+    def chunk(delta: dict[str, str], finish: str | None = None, **more: Any) -> dict[str, Any]:
+        part = {"text": delta.get("content", "")} if text else {"delta": delta}
+        return {**head, "choices": [{"index": 0, **part, "finish_reason": finish}], **more}
+
+    words = re.findall(r"\s*\S+\s*|\s+", choice["text"] if text else choice["message"]["content"])
+    events = [] if text else [chunk({"role": "assistant"})]
+    events += [chunk({"content": w}) for w in words]
+    events.append(chunk({}, choice["finish_reason"]))
+    if with_usage:
+        events.append({**head, "choices": [], "usage": payload["usage"]})
+    lines = [f"data: {json.dumps(e)}\n\n" for e in events]
+    return ("".join(lines) + "data: [DONE]\n\n").encode()
+
+
 def serve_in_background(server: ThreadingHTTPServer) -> None:
     """`server` answering on a daemon thread until its `shutdown()`, which the loop looks for
     every 20 ms: at the default 0.5 s, every test using a server waited through it at its end."""
@@ -267,6 +290,10 @@ class LLMServer(ThreadingHTTPServer):
         self.busy = 0  # chat requests being computed now
         self.peak = 0  # the most at once
         self.usage: Counter[str] = Counter()  # the `usage` of every completion answered
+        # A streamed reply (`"stream": true`) sent one event every `chunk_s` seconds; when
+        # the client hangs up on one, `hung_up` gets the time (time.monotonic()).
+        self.chunk_s = 0.0
+        self.hung_up: list[float] = []
 
     @property
     def prompts(self) -> list[list[dict[str, str]]]:
@@ -384,16 +411,44 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {**usage, "total_tokens": sum(usage.values())},
         }
         data = json.dumps(payload).encode()
+        if body.get("stream"):
+            data = _sse(payload, bool((body.get("stream_options") or {}).get("include_usage")))
         if server.usage_text is not None:
             data = data.replace(json.dumps(payload["usage"]).encode(), server.usage_text.encode())
+        kind = "text/event-stream" if body.get("stream") else "application/json"
         if fault == "truncated":
-            self._send_bytes(200, data[: len(data) // 2], "application/json")
+            self._send_bytes(200, data[: len(data) // 2], kind)
             return
         if not fault:
             with server.lock:
                 server.answered += 1
                 server.usage.update(usage)
-        self._hostile(data, data.index(b'", "logprobs"' if text else b'"}, "finish_reason"'), b"a")
+        if body.get("stream") and server.chunk_s:
+            self._drip_events(data)
+            return
+        if text and not body.get("stream"):
+            at = data.index(b'", "logprobs"')  # padded in the completion's text
+        else:
+            content = data.find(b'"content": "')  # padded in the reply's (first) content
+            at = max(0, data.find(b'"}, "finish_reason"', content))
+        self._hostile(data, at, b"a", kind)
+
+    def _drip_events(self, data: bytes) -> None:
+        """A streamed reply one event every `chunk_s` seconds, as a server computing it
+        token by token sends it; a client gone is recorded in `hung_up`."""
+        server = self.server
+        self.close_connection = True
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        try:
+            self.wfile.write(head.encode())
+            for event in data.split(b"\n\n"):
+                if event:
+                    self.wfile.write(event + b"\n\n")
+                    self.wfile.flush()
+                    time.sleep(server.chunk_s)
+        except (BrokenPipeError, ConnectionResetError):
+            with server.lock:
+                server.hung_up.append(time.monotonic())
 
     def _about(self, body: dict[str, Any] | None) -> None:
         """The endpoints a server of `model.kind` has beside chat: what it says about the
@@ -464,15 +519,15 @@ class _Handler(BaseHTTPRequestHandler):
         encoded = json.dumps(reply).encode()
         self._hostile(encoded, len(encoded) - 1, b" ")
 
-    def _hostile(self, data: bytes, at: int, filler: bytes) -> None:
+    def _hostile(self, data: bytes, at: int, filler: bytes, kind: str = "application/json") -> None:
         """A 200 with `data`, made hostile as the server is set: padded at `at` with
         `filler` up to `reply_bytes`, gzipped, or dripped; its length unsaid, as a streaming
         server's (the body ends when the connection closes)."""
         server = self.server
         if not (server.reply_bytes or server.drip_s or server.gzip_replies):
-            self._send_bytes(200, data, "application/json")
+            self._send_bytes(200, data, kind)
             return
-        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nConnection: close\r\n"
         pad, piece = max(0, server.reply_bytes - len(data)), filler * (1 << 20)
         parts: Iterable[bytes] = [
             data[:at],

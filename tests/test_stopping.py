@@ -19,6 +19,7 @@ import duckdb
 import pytest
 from llm_server import LLMServer, kernel_samples, seed_samples
 
+from lilo.tasks.llm.ledger import read_calls, read_sent
 from lilo.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
@@ -319,3 +320,57 @@ def test_what_the_stop_breaks_on_its_way_out_is_the_stop() -> None:
     done = subprocess.run([sys.executable, "-c", _BROKEN_BY_THE_STOP], capture_output=True,
                           text=True, timeout=60)  # fmt: skip
     assert done.stdout == "None\n15\n", done.stderr
+
+
+@pytest.mark.slow  # a run stopped in the middle of a streamed reply
+def test_ctrl_c_hangs_up_a_streamed_request_and_exits_before_it_would_end(
+    tmp_path: Path, used_prefect_home, loopback_embeddings
+) -> None:
+    """A reply streamed a word every 0.5 s, 60 s in all: SIGINT mid-reply ends the process
+    long before it would have ended, and the server sees the client gone (a server that
+    stops on a disconnect stops computing it). The call is not recorded as replied."""
+    data, home = tmp_path / "data", used_prefect_home(tmp_path / "prefect")
+    with LLMServer() as server:
+        server.chunk_s = 0.5
+        server.respond = lambda prompt, n: "word " * 120
+        settings = server.settings(data)
+        seed_samples(settings, kernel_samples(1))
+        with Warehouse(settings.db_path) as wh:
+            wh.upsert(
+                "dim_dataset_versions",
+                [{"dataset_version": "v1", "number": 1,
+                  "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
+                  "n_samples": 1, "n_papers": 1, "config_hash": "seed"}],
+                ("dataset_version",),
+                extra={"run_id": "seed"},
+            )  # fmt: skip
+        run = subprocess.Popen(
+            [*LILO, "run", "--dataset", "v1", "--data-dir", str(data),
+             "--methods", "single", "--target-words", "400",
+             "--set", "llm.backend=openai", "--set", "llm.model=scripted",
+             "--set", f"llm.base_url={server.base_url}", "--set", "llm.api_key=sk-test",
+             "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
+            env=_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        # Streaming: a request is under way once the server has it and a second has passed.
+        _wait_for(lambda: server.answered or run.poll() is not None, 600, "a request")
+        time.sleep(1.0)
+        assert run.poll() is None, run.stdout.read() if run.stdout else ""
+        sent, seconds, _ = _stop(run, signal.SIGINT, group=False)
+        text = run.stdout.read() if run.stdout else ""
+        _wait_for(lambda: server.hung_up, 5, "the server to see the client gone")
+        print(f"SIGINT mid-stream: exit {run.returncode} after {seconds:.1f} s")
+        assert run.returncode == 130, text
+        assert seconds < 15, text  # the reply would have taken 60 s
+        assert server.hung_up[0] - sent < 15
+    assert "interrupted by SIGINT" in text and "Traceback" not in text
+    status, _ = _runs(data)[-1]
+    assert status == "interrupted"
+    # The request hung up on was sent and not replied: the next start folds it into the
+    # ledger as such, and the resumed run asks it again.
+    sent = {r["key"] for log in (data / "runs").glob("*/*.sent") for r in read_sent(log)}
+    replied = {c.key for log in (data / "runs").glob("*/*.jsonl") for c in read_calls(log)[0]}
+    assert sent - replied

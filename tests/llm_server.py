@@ -22,7 +22,8 @@ endpoints without structured output do.
 vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
 (`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
 (`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
-(nothing said); with `says` off it names no window. A token is a whitespace-separated
+(nothing said); with `says` off it names no window, with `created` it dates the model in
+`/v1/models` (a restarted server's identity changes with it). A token is a whitespace-separated
 word, and each message adds 4 (its template). A prompt past the window gets the 400 that
 kind of server answers ("maximum context length is N tokens", or llama-server's
 `exceed_context_size_error`); a reply longer than `max_tokens` words is cut there with
@@ -190,6 +191,7 @@ class Model:
     kind: str = "vllm"
     slots: int = 0
     says: bool = True  # False: the window is named nowhere (only its rejections tell)
+    created: int = 0  # the date `GET /v1/models` lists the model with (0: none), as vLLM's
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:
@@ -395,6 +397,8 @@ class _Handler(BaseHTTPRequestHandler):
         found: dict[str, Any] | None = None
         if self.path == "/v1/models":
             entry: dict[str, Any] = {"id": "scripted", "object": "model"}
+            if model and model.created:
+                entry["created"] = model.created
             if model and says and kind == "vllm":
                 entry["max_model_len"] = model.window
             found = {"object": "list", "data": [entry]}

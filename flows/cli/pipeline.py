@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from lilo.flows.cli._args import add_common_args, add_pipeline_args, add_publish_args
@@ -109,11 +110,28 @@ def cmd_failures(args: argparse.Namespace) -> int:
     from lilo.tasks.printable import printable
     from lilo.warehouse.queries.failures import failure_rows
 
+    if args.forget_windows:
+        return _forget_windows(settings_from_args(args).cache_dir / "llm")
     with published_results(settings_from_args(args)) as con:
         rows = failure_rows(con)
     for row in rows:
         print("\t".join("-" if v is None else printable(v, one_line=True) for v in row))
     print(f"{len(rows)} failure{'' if len(rows) == 1 else 's'}")
+    return 0
+
+
+def _forget_windows(cache: Path) -> int:
+    """`lilo failures --forget-windows`: the windows learned from servers' rejections
+    removed (tasks/llm/window.py), so that the next run asks the servers again."""
+    from lilo.tasks.llm.window import forget_windows
+
+    removed = forget_windows(cache)
+    for path in removed:
+        print(f"forgot {path}")
+    print(
+        f"{len(removed)} learned context window{'' if len(removed) == 1 else 's'} forgotten: "
+        "the next run sends their prompts to the servers again"
+    )
     return 0
 
 
@@ -170,6 +188,13 @@ def register(sub: Any) -> None:
         "sample waiting for review misses every method and length); then the count. Reasons "
         "quote endpoints and judges: control characters are shown as \\uXXXX and line breaks "
         "as spaces, so each failure is one line.",
+    )
+    failures.add_argument(
+        "--forget-windows",
+        action="store_true",
+        help="instead, forget the context windows learned from servers' rejections (the "
+        "`*.window.json` files beside the LLM cache): a failure `context_exceeded` that says "
+        "`(learned)` is then sent to the server again by the next run",
     )
     add_common_args(failures)
     failures.set_defaults(func=cmd_failures)

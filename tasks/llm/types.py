@@ -64,11 +64,14 @@ class Completion:
 class EndpointFacts:
     """What an endpoint says about the model it serves, 0 or "" where it does not say:
     its context window in tokens (prompt and reply together), the requests it computes at
-    once, and which tokenizer endpoint it offers (`tasks/llm/window.py`)."""
+    once, which tokenizer endpoint it offers (`tasks/llm/window.py`), and who it is as far
+    as it says (its model's id and date, its window, as JSON): a window learned from a
+    server of another identity is not used."""
 
     window: int = 0
     slots: int = 0
     tokenizer: str = ""
+    identity: str = ""
 
 
 class Backend(Protocol):

@@ -21,6 +21,7 @@ import pytest
 from llm_server import LLMServer, Model, prompt_tokens, serve_in_background
 
 from lilo.flows.cli import main
+from lilo.flows.cli._errors import CLIError
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import ContextExceeded, LLMError, make_client
 from lilo.tasks.llm.ledger import CallLog, LedgerReader
@@ -359,3 +360,19 @@ def test_a_server_lilo_starts_is_started_by_the_first_request_not_in_the_cache(t
             assert started == ["first"] and len(_sent(server)) == 1
         else:
             assert started == [] and server.asked == [] and server.requests == []
+
+
+def test_a_server_lilo_could_not_start_fails_each_call_naming_why(tmp_path, server):
+    """Each call fails as an LLMError (recorded, retried by the next run), none is sent."""
+    tries = []
+
+    def start() -> None:
+        tries.append(1)
+        raise CLIError("the local model server exited with code 1: its output is in x.tmp", 1)
+
+    with started_on_first_use(server.base_url, start):
+        llm = _client(tmp_path, server)
+        for n in range(2):
+            with pytest.raises(LLMError, match="exited with code 1: its output is in x.tmp"):
+                llm.chat(_prompt(5, str(n)), purpose="t")
+    assert len(tries) == 2 and server.asked == [] and server.requests == []

@@ -9,7 +9,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["ensure_started", "started_on_first_use", "starts_on_first_use"]
+from lilo.tasks.errors import LiloError
+from lilo.tasks.llm.types import LLMError
+
+__all__ = ["NotStarted", "ensure_started", "started_on_first_use", "starts_on_first_use"]
+
+
+class NotStarted(LLMError):
+    """The server lilo starts for the command did not start: each call to it fails so, and
+    is recorded as failed; the command then fails saying why (flows/cli/_local_model.py)."""
+
 
 _STARTERS: dict[str, Callable[[], None]] = {}
 _LOCK = threading.Lock()
@@ -30,12 +39,16 @@ def started_on_first_use(base_url: str, start: Callable[[], None]) -> Iterator[N
 
 def ensure_started(base_url: str) -> None:
     """Starts the server at `base_url` if lilo starts it and has not yet; the callers that
-    come meanwhile wait for it. A start that fails fails every caller, each trying again."""
+    come meanwhile wait for it. A start that failed is NotStarted for every caller (`start`
+    says so again)."""
     with _LOCK:
         start = _STARTERS.get(base_url)
         if start is None:
             return
-        start()
+        try:
+            start()
+        except LiloError as exc:
+            raise NotStarted(str(exc)) from None
         _STARTERS.pop(base_url, None)
 
 

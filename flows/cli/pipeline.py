@@ -47,7 +47,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     manifest = write_corpus(corpus_dir, together=size if size > 4 else 0, scale=scale)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
     print(f"demo corpus: {len(manifest.items)} e-prints in {corpus_dir}")
-    with Mirror(corpus_dir) as mirror, served(args.local_model, settings.data_dir) as model:
+    # Units in other processes (Dask) cannot start the local model: it starts at once.
+    at_once = settings.runner.kind == "dask"
+    with (
+        Mirror(corpus_dir) as mirror,
+        served(args.local_model, settings.data_dir, at_once=at_once) as model,
+    ):
         settings = settings.with_overrides(
             {
                 "surveys": survey_ids,

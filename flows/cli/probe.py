@@ -41,7 +41,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
     ]
     settings = settings_from_args(args, *given)
     start_prefect_early(settings)
-    with served(args.local_model, settings.data_dir) as model, running_flows(args.debug):
+    at_once = settings.runner.kind == "dask"  # units in other processes: started at once
+    with (
+        served(args.local_model, settings.data_dir, at_once=at_once) as model,
+        running_flows(args.debug),
+    ):
         result = probe_flow(args.task, settings.with_overrides(model))
     _print_probe(result)
     return 1 if result.failed == result.units else 0

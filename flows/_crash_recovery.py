@@ -48,15 +48,16 @@ def mark_crashed(wh: Warehouse, run_id: str) -> int:
     return len(gone)
 
 
-def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
+def fold_call_logs(wh: Warehouse, data_dir: Path) -> tuple[int, int]:
     """Fold the call logs that killed or stopped runs left (those of runs no longer
-    `running`) into the ledger and the cache table, then remove them; returns the calls
-    folded. Lines the run itself folded add nothing again (same run, stage and seq). A
+    `running`) into the ledger and the cache table, then remove them; returns (the ledger
+    rows added, the calls the logs held). Lines the run itself folded add nothing again
+    (same run, stage and seq). A
     request in the run's `.sent` log with no reply in its call log was in flight at the kill
     or the stop: it goes into the ledger with `replied` false, after the stage's calls. Each
     such run's record then counts the calls and tokens its ledger rows add up to."""
     running = {r[0] for r in running_runs(wh)}
-    folded = 0
+    before, seen = wh.count("fct_llm_calls"), 0
     logs = {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.jsonl")}
     logs |= {p.with_suffix("") for p in (data_dir / "runs").glob("*/*.sent")}
     for stem in sorted(logs):
@@ -68,8 +69,8 @@ def fold_call_logs(wh: Warehouse, data_dir: Path) -> int:
         with wh.transaction():
             StageReport(stage=stage_name, run_id=run_id).save_calls(wh, calls)
             recount_calls(wh, run_id)
-        folded += len(calls.ledger) + len(calls.unanswered)
+        seen += len(calls.ledger) + len(calls.unanswered)
         ledger.log.remove()
         if not any(stem.parent.iterdir()):
             stem.parent.rmdir()
-    return folded
+    return wh.count("fct_llm_calls") - before, seen

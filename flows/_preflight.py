@@ -68,6 +68,8 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
     use (model, judge, embeddings) answer at all; any HTTP status counts as an answer."""
     if arxiv:
         _check_arxiv(settings)
+    from lilo.tasks.llm.starting import starts_on_first_use
+
     llm, judge, embedding = settings.llm, settings.judge, settings.embedding
     for name, backend, base_url in (
         ("llm", llm.backend, llm.base_url),
@@ -87,8 +89,9 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
             )
     if llm.backend == "openai":
         base_url = llm.base_url or os.environ.get("OPENAI_BASE_URL")
-        _check_openai("llm", base_url, llm.key(), instead="offline")
-    if judge.backend == "openai":
+        if not starts_on_first_use(base_url):  # a local model lilo starts when needed
+            _check_openai("llm", base_url, llm.key(), instead="offline")
+    if judge.backend == "openai" and not starts_on_first_use(judge.base_url):
         _check_openai("judge", judge.base_url, judge.key(), instead="offline")
     if embedding.backend == "openai" and embedding.base_url:
         _check_openai("embedding", embedding.base_url, embedding.key(), instead="local")

@@ -192,8 +192,15 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         log.warning("removed %s, left by a killed run", path)
     with open_warehouse(settings) as wh:
         mark_crashed(wh, run.run_id)
-        if folded := fold_call_logs(wh, settings.data_dir):
-            log.warning("%d LLM calls of killed runs added to the ledger", folded)
+        added, seen = fold_call_logs(wh, settings.data_dir)
+        if seen:
+            log.warning(
+                "%d row%s added to the LLM call ledger from the call logs of killed or stopped "
+                "runs (%d calls logged; the others were in the ledger already)",
+                added,
+                "" if added == 1 else "s",
+                seen,
+            )
         if not settings.published_path.exists():
             publish_warehouse(wh, settings.published_path, settings.data_dir)
     run.save("running")

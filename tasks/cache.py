@@ -45,7 +45,8 @@ class DiskCache:
         self.root = root
         self.data_dir = data_dir
 
-    def _path(self, key: str, suffix: str) -> Path:
+    def path(self, key: str, suffix: str = ".json") -> Path:
+        """Where the entry `key` with `suffix` is (or would be) kept."""
         return self.root / key[:2] / f"{key}{suffix}"
 
     def get_bytes(
@@ -53,7 +54,7 @@ class DiskCache:
     ) -> bytes | None:
         """The entry, or None when there is none or it is larger than `max_bytes` (a miss,
         so the caller computes it again and replaces it)."""
-        path = self._path(key, suffix)
+        path = self.path(key, suffix)
         try:
             with path.open("rb") as file:
                 size = os.fstat(file.fileno()).st_size
@@ -67,7 +68,7 @@ class DiskCache:
             return None
 
     def put_bytes(self, key: str, data: bytes, suffix: str = ".json") -> None:
-        write_atomic(self._path(key, suffix), data, self.data_dir)
+        write_atomic(self.path(key, suffix), data, self.data_dir)
 
     def get_json(self, key: str, max_bytes: int | None = None) -> Any | None:
         """The entry's JSON, or None as `get_bytes` says or when it is no JSON."""
@@ -77,7 +78,7 @@ class DiskCache:
         try:
             return json.loads(data)
         except ValueError:  # cut short, not UTF-8: no entry lilo wrote (it writes atomically)
-            log.warning("cache entry %s is no JSON: made again", self._path(key, ".json"))
+            log.warning("cache entry %s is no JSON: made again", self.path(key, ".json"))
             return None
 
     @contextlib.contextmanager
@@ -87,7 +88,7 @@ class DiskCache:
         computes while the others wait, then finds the entry. The holder removes the file
         before letting go, so a waiter may lock a removed file and a newcomer a new one:
         both look in the cache first, and find what the holder wrote."""
-        path = self._path(key, ".lock")
+        path = self.path(key, ".lock")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:

@@ -320,7 +320,7 @@ def local_llm(tmp_path_factory):
     that does not start is an error saying why, never a skip."""
     from lilo.flows.cli._local_model import local_model
 
-    with local_model(None, tmp_path_factory.mktemp("llama"), n_ctx=8192) as server:
+    with local_model(None, tmp_path_factory.mktemp("llama"), n_ctx=8192, at_once=True) as server:
         yield server
 
 

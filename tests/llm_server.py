@@ -24,7 +24,8 @@ endpoints without structured output do.
 vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
 (`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
 (`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
-(nothing said); with `says` off it names no window. llama-server's `/props` names
+(nothing said); with `says` off it names no window, with `created` it dates the model in
+`/v1/models` (a restarted server's identity changes with it). llama-server's `/props` names
 `chat_template` where the model's is set. A token is a whitespace-separated
 word, and each message adds 4 (its template). A prompt past the window gets the 400 that
 kind of server answers ("maximum context length is N tokens", or llama-server's
@@ -194,6 +195,7 @@ class Model:
     slots: int = 0
     says: bool = True  # False: the window is named nowhere (only its rejections tell)
     chat_template: str | None = None  # llama-server's `/props` says it ("": none)
+    created: int = 0  # the date `GET /v1/models` lists the model with (0: none), as vLLM's
 
 
 def prompt_tokens(messages: list[dict[str, str]]) -> int:
@@ -461,6 +463,8 @@ class _Handler(BaseHTTPRequestHandler):
         found: dict[str, Any] | None = None
         if self.path == "/v1/models":
             entry: dict[str, Any] = {"id": "scripted", "object": "model"}
+            if model and model.created:
+                entry["created"] = model.created
             if model and says and kind == "vllm":
                 entry["max_model_len"] = model.window
             found = {"object": "list", "data": [entry]}

@@ -1,9 +1,12 @@
 """Context windows against loopback servers that behave as vLLM, llama-server,
 llama-cpp-python's server, Ollama and OpenAI do (tests/llm_server.py `Model`): the window
 taken from the server, from `llm.context_window`, or learned from the server's own 400 and
-kept for the next process; budgets fitted to it; a prompt that cannot fit failed as
-`context_exceeded` without a call; concurrency narrowed to the server's slots; a timed-out
-request not sent twice; the ledger equal to what the server received and answered."""
+kept for the next process as a hint (tested once per process, dropped when the server's
+identity changes, forgotten by `lilo failures --forget-windows`); queued requests fitted to
+the window a rejection taught while they waited; budgets fitted to it; a prompt that
+cannot fit failed as `context_exceeded` without a call; concurrency narrowed to the
+server's slots; a timed-out request not sent twice; the ledger equal to what the server
+received and answered."""
 
 from __future__ import annotations
 
@@ -15,11 +18,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from llm_server import LLMServer, Model, prompt_tokens
+from llm_server import LLMServer, Model, prompt_tokens, serve_in_background
 
+from lilo.flows.cli import main
+from lilo.flows.cli._errors import CLIError
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import ContextExceeded, LLMError, make_client
 from lilo.tasks.llm.ledger import CallLog, LedgerReader
+from lilo.tasks.llm.starting import started_on_first_use
 from lilo.tasks.llm.window import ESTIMATE_BYTES, MARGIN_TOKENS, estimate_tokens
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.prompt_packs import lilo_pack
@@ -107,11 +113,43 @@ def test_a_rejection_teaches_the_window_and_the_request_goes_again_fitted(tmp_pa
     assert rows.tokens_out == server.usage["completion_tokens"]
 
 
-@pytest.mark.e2e  # the next lilo process, a subprocess
+_RERUN = """
+import sys
+from lilo.tasks.config import Settings
+from lilo.tasks.llm import ContextExceeded, make_client
+llm = {{"backend": "openai", "model": "scripted", "api_key": "sk-test", "retries": 0,
+        "base_url": "{base_url}"}}
+client = make_client(Settings(data_dir=sys.argv[1]).with_overrides({{"llm": llm}}))
+for words in {prompts}:
+    try:
+        print(client.chat([{{"role": "user", "content": words}}], purpose="again", max_tokens=9))
+    except ContextExceeded as exc:
+        print(exc)
+"""
+
+
+def _rerun(tmp_path: Path, server: LLMServer, *prompts: list[dict[str, str]]) -> str:
+    """What a new lilo process prints for `prompts` sent to `server` with `tmp_path`'s cache."""
+    code = _RERUN.format(
+        base_url=server.base_url, prompts=json.dumps([p[0]["content"] for p in prompts])
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.e2e  # the next lilo processes, subprocesses
 @pytest.mark.slow
-def test_the_learned_window_is_kept_for_the_next_process(tmp_path, server):
-    """llama-cpp-python's server names no window: its first rejection teaches it, and a
-    rerun in a new process fails the same prompt without sending it again."""
+def test_the_learned_window_is_a_hint_tested_once_by_the_next_process(tmp_path, server):
+    """llama-cpp-python's server names no window: its first rejection teaches it, and the
+    same process fails a later prompt without sending it. A new process sends one prompt
+    past the learned window, once: refused again, the window is learned again and its
+    other prompts fail without a call, naming where the window is kept and how to forget
+    it; after a restart with a larger window (the server says nothing that tells), the one
+    prompt sent is answered and the learned window forgotten (it said "window 4096
+    (learned)" for ever)."""
     server.model = Model(window=500, kind="llama-cpp-python")
     llm = _client(tmp_path, server)
     with pytest.raises(ContextExceeded, match="prompt 604 tokens, window 500"):
@@ -120,24 +158,75 @@ def test_the_learned_window_is_kept_for_the_next_process(tmp_path, server):
     with pytest.raises(ContextExceeded, match="window 500 \\(learned\\)"):
         llm.chat(_prompt(600, "s"), purpose="generate:single", max_tokens=100)
     assert len(_sent(server)) == 1
-    rerun = f"""
-import sys
-from lilo.tasks.config import Settings
-from lilo.tasks.llm import ContextExceeded, make_client
-llm = {{"backend": "openai", "model": "scripted", "api_key": "sk-test", "retries": 0,
-        "base_url": "{server.base_url}"}}
-client = make_client(Settings(data_dir=sys.argv[1]).with_overrides({{"llm": llm}}))
-words = {json.dumps(_prompt(600)[0]["content"])}
-try:
-    client.chat([{{"role": "user", "content": words}}], purpose="again", max_tokens=32768)
-except ContextExceeded as exc:
-    print(exc)
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", rerun, str(tmp_path)], capture_output=True, text=True, timeout=120
-    )
-    assert "context_exceeded: prompt 604 tokens, window 500 (learned)" in done.stdout, done.stderr
+    (kept,) = (tmp_path / "cache" / "llm").glob("??/*.window.json")
+    said = _rerun(tmp_path, server, _prompt(600), _prompt(600, "t")).splitlines()
+    assert len(_sent(server)) == 2  # the first prompt, sent again once
+    for line in said:  # the first refused by the server, the second without a call
+        assert "context_exceeded: prompt 60" in line and line.endswith(
+            f"tokens, window 500 (learned): from the server's rejection, kept in {kept} "
+            "(`lilo failures --forget-windows` forgets it)"
+        )
+    server.model = Model(window=5000, kind="llama-cpp-python")  # restarted, --n_ctx 5000
+    said = _rerun(tmp_path, server, _prompt(600), _prompt(600, "t"))
+    assert said.splitlines() == ["A short reply.", "A short reply."]
+    assert len(_sent(server)) == 4 and not kept.exists()
+
+
+def test_queued_requests_see_the_window_one_rejection_taught(tmp_path, server):
+    """llama-cpp-python's server names no window and computes one request at a time: of
+    6 prompts that cannot fit, sent at once, only the first reaches it (4 did, as 400s,
+    when the size was checked before a request waited for the server's slot)."""
+    server.model = Model(window=500, kind="llama-cpp-python")
+    server.compute_s = 0.1
+    llm = _client(tmp_path, server, **{"llm.concurrency": 6})
+
+    def ask(n: int) -> str:
+        try:
+            return llm.chat(_prompt(600, str(n)), purpose="t", max_tokens=100)
+        except ContextExceeded as exc:
+            return str(exc)
+
+    with ThreadPoolExecutor(6) as pool:
+        said = list(pool.map(ask, range(6)))
     assert len(_sent(server)) == 1
+    # Each says where the learned window is kept and how to forget it.
+    forget = "(learned): from the server's rejection, kept in"
+    assert all("window 500 " + forget in s and "--forget-windows" in s for s in said), said
+
+
+def test_a_restarted_server_is_asked_again(tmp_path, server):
+    """A window learned from a server is not used once the server's identity changes (here
+    the date it lists its model with: another start): the prompt is sent, and answered."""
+    weights = {"llm.weights": "model.gguf:1"}  # one GGUF served on two ports, one cache
+    server.model = Model(window=500, kind="llama-cpp-python", created=1)
+    with pytest.raises(ContextExceeded, match="window 500"):
+        _client(tmp_path, server, **weights).chat(_prompt(600), purpose="t", max_tokens=9)
+    with LLMServer() as restarted:
+        restarted.respond = lambda prompt, n: "A short reply."
+        restarted.model = Model(window=5000, kind="llama-cpp-python", created=2)
+        llm = _client(tmp_path, restarted, **weights)
+        assert llm.chat(_prompt(600), purpose="t", max_tokens=9) == "A short reply."
+        assert len(_sent(restarted)) == 1
+
+
+def test_forget_windows_removes_only_the_windows_lilo_learned(tmp_path, server, capsys):
+    server.model = Model(window=500, kind="llama-cpp-python")
+    with pytest.raises(ContextExceeded):
+        _client(tmp_path, server).chat(_prompt(600), purpose="t", max_tokens=9)
+    _client(tmp_path, server).chat(_prompt(5), purpose="t", max_tokens=9)
+    cache = tmp_path / "cache" / "llm"
+    (learned,) = cache.glob("??/*.window.json")
+    other = learned.parent / "notes.window.json"  # a file lilo did not write
+    other.write_text('{"window": "mine"}')
+    kept = {p for p in cache.rglob("*") if p.is_file()} - {learned}
+    assert main(["failures", "--forget-windows", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        f"forgot {learned}",
+        "1 learned context window forgotten: the next run sends their prompts to the servers again",
+    ]
+    assert {p for p in cache.rglob("*") if p.is_file()} == kept
+    assert any(p.name.endswith(".tokens.json") for p in kept)  # counts stay: still true
 
 
 def test_llama_server_rejection_fields_teach_the_window(tmp_path, server):
@@ -241,3 +330,49 @@ def test_ral_writer_lowers_k_to_the_window(tmp_path, shared_embedder):
     assert 0 < lowered["k"] < 6
     assert prompt_tokens(narrow["messages"]) + 300 + MARGIN_TOKENS <= window
     assert narrow["max_tokens"] == 300
+
+
+def test_a_server_lilo_starts_is_started_by_the_first_request_not_in_the_cache(tmp_path):
+    """`--local-model` starts llama.cpp when a request first needs it (tasks/llm/starting.py):
+    a rerun whose replies, and whose planning (`fits`), are all in the cache starts none and
+    asks it nothing. Here the servers are loopback ones that answer once started."""
+    weights = {"llm.weights": "model.gguf:1", "llm.context_window": 4096}  # one GGUF
+    messages = _prompt(50)
+    for run in ("first", "rerun"):
+        server, started = LLMServer(), []
+        server.respond = lambda prompt, n: "A short reply."
+        server.model = Model(window=4096, kind="llama-cpp-python")
+
+        def start(server: LLMServer = server, started: list[str] = started, run: str = run) -> None:
+            started.append(run)
+            serve_in_background(server)
+
+        try:
+            with started_on_first_use(server.base_url, start):
+                llm = _client(tmp_path, server, **weights)
+                assert llm.fits(messages, 100)
+                assert llm.chat(messages, purpose="t", max_tokens=100) == "A short reply."
+        finally:
+            if started:
+                server.shutdown()
+            server.server_close()
+        if run == "first":
+            assert started == ["first"] and len(_sent(server)) == 1
+        else:
+            assert started == [] and server.asked == [] and server.requests == []
+
+
+def test_a_server_lilo_could_not_start_fails_each_call_naming_why(tmp_path, server):
+    """Each call fails as an LLMError (recorded, retried by the next run), none is sent."""
+    tries = []
+
+    def start() -> None:
+        tries.append(1)
+        raise CLIError("the local model server exited with code 1: its output is in x.tmp", 1)
+
+    with started_on_first_use(server.base_url, start):
+        llm = _client(tmp_path, server)
+        for n in range(2):
+            with pytest.raises(LLMError, match="exited with code 1: its output is in x.tmp"):
+                llm.chat(_prompt(5, str(n)), purpose="t")
+    assert len(tries) == 2 and server.asked == [] and server.requests == []

@@ -1,9 +1,10 @@
 """The real_model tier: lilo against llama.cpp's server with Gemma 3 270M (the `local-llm`
 extra), on 127.0.0.1, nothing mocked: the one-command demo on the small synthetic corpus
-(Single and RAL-Writer), an imported benchmark whose prompts cannot fit the server's window,
-the KV probe, and the errors a real server produces (a file that is no model, a server
-killed while a command runs). `pytest -m real_model` runs it (.ci/run does, every time;
-README, Development); the default run deselects it. A server that cannot start fails the
+(Single and RAL-Writer) and its rerun, which starts no server, an imported benchmark whose
+prompts cannot fit the server's window, the KV probe and its rerun, and the errors a real
+server produces (a file that is no model, a server killed while a command runs).
+`pytest -m real_model` runs it (.ci/run does, every time; README, Development); the
+default run deselects it. A server that cannot start fails the
 tier with its reason: it is never skipped."""
 
 from __future__ import annotations
@@ -70,10 +71,28 @@ def test_the_one_command_demo_runs_on_the_packaged_model_and_reruns_from_the_cac
     assert calls[0][0] <= 1 + 2, calls
     assert not list((data / "tmp").glob(".llama-server-*"))  # stopped, its log removed
 
-    # Another server on another port, the same weights: everything is served from the cache.
+    # The same weights: everything is served from the cache, and no server is started.
     assert main(["demo", "--local-model", "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
-    assert "0 LLM calls made" in out and "llama.cpp answered 0 chat requests" in out
+    assert "0 LLM calls made" in out
+    assert "the local model was not started: every reply came from the cache" in out
+
+
+def test_a_command_whose_replies_are_cached_starts_no_local_model(
+    tmp_path, capsys, prefect_harness
+):
+    """The server starts at the first request not in the cache (it took 52 s to load the
+    model for a rerun that needed no call); the first run's one call starts it."""
+    data = tmp_path / "data"
+    args = ["probe", "kv", "--keys", "10", "--positions", "0", "--examples", "1"]
+    args += ["--local-model", "--data-dir", str(data)]
+    assert main(args) == 0
+    assert "llama.cpp answered 1 chat request; stopping it" in capsys.readouterr().out
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "0 LLM calls made" in out, out
+    assert "the local model was not started: every reply came from the cache" in out
+    assert not list((data / "tmp").glob(".llama-server-*"))  # no log left either
 
 
 def test_a_benchmark_prompt_that_cannot_fit_the_window_is_recorded_without_a_call(
@@ -109,17 +128,29 @@ def test_the_kv_probe_on_a_real_model(local_llm, tmp_path, capsys, prefect_harne
     assert all(0.0 <= a <= 1.0 for _, _, a in curve)
 
 
-def test_a_file_that_is_no_model_fails_in_one_line_with_the_servers_log(tmp_path, capsys):
+def test_a_file_that_is_no_model_fails_in_one_line_with_the_servers_log(
+    tmp_path, capsys, prefect_harness
+):
+    """A file that is no GGUF fails at once; one that only begins as one starts the server
+    at the first request, which fails it: each call recorded as failed, then the command
+    with the server's end and its log."""
     bad = tmp_path / "model.gguf"
     bad.write_bytes(b"not a GGUF file")
     data = tmp_path / "data"
-    assert main(["probe", "kv", "--local-model", str(bad), "--data-dir", str(data)]) == 1
+    args = ["probe", "kv", "--keys", "10", "--positions", "0", "--examples", "1"]
+    assert main([*args, "--local-model", str(bad), "--data-dir", str(data)]) == 2
     err = capsys.readouterr().err.strip()
+    assert err == f"lilo: --local-model {bad}: not a GGUF file (it does not begin with GGUF)"
+    bad.write_bytes(b"GGUF" + bytes(60))
+    assert main([*args, "--local-model", str(bad), "--data-dir", str(data)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
     assert re.fullmatch(
         r"lilo: the local model server exited with code \d+: its output is in \S+", err
     )
     log = Path(err.rsplit(" ", 1)[1])
     assert log.parent == data / "tmp" and "model.gguf" in log.read_text()
+    answers = "SELECT count(*), count(*) FILTER (WHERE error <> '') FROM fct_probe_answers"
+    assert _sql(data, answers, "lilo.duckdb") == [(1, 1)]  # recorded as failed
     assert main(["probe", "kv", "--local-model", str(tmp_path / "absent.gguf")]) == 2
     assert "no such GGUF file" in capsys.readouterr().err
 

@@ -53,8 +53,11 @@ def _chat_settings(tmp_path: Path, server: LLMServer, **overrides: object) -> Se
 
 
 def _entries(settings: Settings, kind: str = "llm") -> list[Path]:
+    """The cache's replies and vectors, not what it keeps of an endpoint (`*.facts.json`)."""
     return sorted(
-        p for p in (settings.cache_dir / kind).rglob("*") if p.suffix in (".json", ".f32")
+        p
+        for p in (settings.cache_dir / kind).rglob("*")
+        if p.suffix in (".json", ".f32") and not p.name.endswith(".facts.json")
     )
 
 

@@ -103,12 +103,13 @@ def _shown(progress: StageProgress) -> str:
     return console.file.getvalue()
 
 
-def test_a_stopped_stage_counts_in_its_run_s_record_which_adds_up_with_the_ledger(tmp_path):
+def test_a_stopped_stage_counts_in_its_run_s_record_which_adds_up_with_the_ledger(tmp_path, caplog):
     """A stage stopped by an exception (Ctrl-C, a failure) once recorded nothing of itself:
     55 calls in `runs` for 186 in the ledger, no seconds for it, its finished units and calls
     not written. Now what it did is written at the stop and counted in the record, and the
     next start, folding the request that was in flight, counts that too. On the way, the
-    progress line counts each call as it is logged and its time left counts down."""
+    progress line counts each call as it is logged and its time left counts down. The next
+    start says what it added: 1 row, of the 3 calls logged (it said "3 LLM calls added")."""
     settings = Settings(data_dir=tmp_path)
     with pytest.raises(RuntimeError, match="endpoint gone"):
         with recorded_run(settings, "stopped") as run:
@@ -153,8 +154,12 @@ def test_a_stopped_stage_counts_in_its_run_s_record_which_adds_up_with_the_ledge
         assert wh.con.execute(ledger, [run.run_id]).fetchall() == [(2, 20)]
         assert wh.count("quarantine") == 1  # the finished unit's row, written at the stop
     assert call_log_path(tmp_path, run.run_id, "generate").exists()  # for the next start
-    with recorded_run(settings, "next"):
+    with caplog.at_level(logging.WARNING, logger="lilo"), recorded_run(settings, "next"):
         pass
+    assert (
+        "1 row added to the LLM call ledger from the call logs of killed or stopped runs "
+        "(3 calls logged; the others were in the ledger already)" in caplog.text
+    )
     with Warehouse(settings.db_path) as wh:
         assert wh.con.execute(ledger, [run.run_id]).fetchall() == [(3, 20)]  # k2 in flight
         assert wh.con.execute(record, [run.run_id]).fetchall()[0][1] == 3

@@ -1,7 +1,9 @@
 """`--local-model`: a real model for one command, with no API key. lilo starts llama.cpp's
 server (llama-cpp-python's `llama_cpp.server`, the `local-llm` extra) on 127.0.0.1 with a
 GGUF file, the packaged Gemma 3 270M by default, and points `llm.*` at it: every call goes
-through the openai backend, as to any remote endpoint. The server is stopped when the
+through the openai backend, as to any remote endpoint. The server starts when the first
+request not in the cache needs it (tasks/llm/starting.py), so a rerun that makes no call
+loads no model; at once where the units run in other processes. It is stopped when the
 command ends, on Ctrl-C and on failure too; it also ends by itself once lilo's process is
 gone (killed with SIGKILL). Its output goes to a temporary log under the data dir
 (`tmp/.llama-server-*.<pid>.tmp`), named in the error when it fails to start, removed at
@@ -28,10 +30,11 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -71,6 +74,8 @@ class LocalModel:
     n_ctx: int
     log: Path
     api: str = "chat"
+    # Set once the server answers: started by the first request that needs it.
+    running: threading.Event = field(default_factory=threading.Event, compare=False)
 
     def chat_requests(self) -> int:
         """The chat and completion requests the server has answered, whatever their status,
@@ -176,16 +181,24 @@ def local_model(
     api: str = "chat",
     n_ctx: int = 32_768,
     timeout_s: float = 120.0,
+    at_once: bool = False,
 ) -> Iterator[LocalModel]:
     """A llama.cpp server for `gguf` (None: the packaged model) while the block runs, asked
-    as `api` says (`llm.api`; auto: as the GGUF's metadata says, `has_chat_template`). A
-    missing extra, a missing file or a server that does not answer within `timeout_s` is a
-    CLIError saying what to do."""
+    as `api` says (`llm.api`; auto: as the GGUF's metadata says, `has_chat_template`),
+    started when this process first asks it something (tasks/llm/starting.py), or at once
+    with `at_once` (the units run in other processes: runner.kind dask). A missing extra,
+    a missing file or a server that does not answer within `timeout_s` is a CLIError saying
+    what to do; a start that failed fails the command once the block ends."""
+    from lilo.tasks.llm.starting import started_on_first_use
+
     if importlib.util.find_spec("llama_cpp") is None:
         raise CLIError(f"--local-model needs llama.cpp's server: {INSTALL}")
     path = packaged_model() if gguf is None else gguf.expanduser()
     if not path.is_file():
         raise CLIError(f"--local-model {gguf}: no such GGUF file")
+    with path.open("rb") as head:  # said now, not at the first request the server would fail
+        if head.read(4) != b"GGUF":
+            raise CLIError(f"--local-model {path}: not a GGUF file (it does not begin with GGUF)")
     model = PACKAGED if gguf is None else path.stem
     if api == "auto":
         api = "completions" if has_chat_template(path) is False else "chat"
@@ -196,53 +209,73 @@ def local_model(
     with tempfile.NamedTemporaryFile(
         dir=data_dir / "tmp", prefix=".llama-server-", suffix=f".{os.getpid()}.tmp", delete=False
     ) as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                _SERVE,
-                str(os.getpid()),
-                "--model",
-                str(path),
-                "--model_alias",
-                model,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                str(n_ctx),
-                # Without it llama-cpp-python keeps logits for every position: 32 GiB at 32k.
-                "--logits_all",
-                "False",
-                # The GGUF's own template is not read: without it every chat reply is empty.
-                "--chat_format",
-                "gemma",
-            ],
-            # Its access log (the requests it answered) reaches the file line by line.
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            # Its own process group: a terminal's Ctrl-C reaches lilo, which stops it.
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        pass
     url = f"http://127.0.0.1:{port}/v1"
     server = LocalModel(url, model, _weights(path), n_ctx, Path(log.name), api)
-    try:
-        _wait(process, server, timeout_s)
+    arguments = [
+        "--model",
+        str(path),
+        "--model_alias",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        # Without it llama-cpp-python keeps logits for every position: 32 GiB at 32k.
+        "--logits_all",
+        "False",
+        # The GGUF's own template is not read: without it every chat reply is empty.
+        "--chat_format",
+        "gemma",
+    ]
+    processes: list[subprocess.Popen[bytes]] = []  # the server, once started
+    failed: list[CLIError] = []  # its start, where it failed
+
+    def start() -> None:  # a failure: the same CLIError for every call
+        if failed:
+            raise failed[0]
+        with server.log.open("ab") as output:
+            process = subprocess.Popen(
+                [sys.executable, "-c", _SERVE, str(os.getpid()), *arguments],
+                # Its access log (the requests it answered) reaches the file line by line.
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                # Its own process group: a terminal's Ctrl-C reaches lilo, which stops it.
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        processes.append(process)
         try:
-            yield server
-        except Exception as exc:  # what failed because the server died is said as that
-            if process.poll() is None:
-                raise
-            raise _died(process, server) from exc
-        if process.poll() is not None:
-            raise _died(process, server)
+            _wait(process, server, timeout_s)
+        except CLIError as exc:
+            failed.append(exc)
+            raise
+        server.running.set()
+
+    try:
+        if at_once:
+            start()
+        with started_on_first_use(server.base_url, start):
+            try:
+                yield server
+            except Exception as exc:  # what failed because the server died is said as that
+                if failed:
+                    raise failed[0] from exc
+                if not processes or processes[0].poll() is None:
+                    raise
+                raise _died(processes[0], server) from exc
+            if failed:
+                raise failed[0]
+            if processes and processes[0].poll() is not None:
+                raise _died(processes[0], server)
     finally:
-        ended_by_itself = process.poll() is not None
-        _stop(process)
-        if not ended_by_itself:  # a server that failed keeps its log: the error names it
+        ended_by_itself = any(p.poll() is not None for p in processes)
+        for process in processes:
+            _stop(process)
+        if not (ended_by_itself or failed):  # a failed server keeps its log: the error names it
             server.log.unlink(missing_ok=True)
 
 
@@ -299,23 +332,34 @@ def add_local_model_arg(p: argparse.ArgumentParser, what: str) -> None:
         nargs="?",
         const="",
         metavar="GGUF",
-        help="a real model with no API key: lilo starts llama.cpp's server on 127.0.0.1 with "
-        "this GGUF file, or without one the packaged Gemma 3 270M (both need "
-        f"`{INSTALL}`), {what} through the openai backend and stops the server at the end",
+        help="a real model with no API key: lilo starts llama.cpp's server on 127.0.0.1, at "
+        "the first request not in the cache, with this GGUF file, or without one the "
+        f"packaged Gemma 3 270M (both need `{INSTALL}`), {what} through the openai backend "
+        "and stops the server at the end",
     )
 
 
 @contextmanager
-def served(option: str | None, data_dir: Path, api: str = "chat") -> Iterator[dict[str, Any]]:
-    """With `--local-model` (`option` "" or a GGUF path) the server, running while the block
-    runs, and the `llm.*` settings that point at it, `api` (`llm.api`) resolved; without,
-    nothing to change."""
+def served(
+    option: str | None, data_dir: Path, api: str = "chat", *, at_once: bool = False
+) -> Iterator[dict[str, Any]]:
+    """With `--local-model` (`option` "" or a GGUF path) the server, started when the first
+    request needs it (or `at_once`) and running until the block ends, and the `llm.*`
+    settings that point at it, `api` (`llm.api`) resolved; without, nothing to change."""
     if option is None:
         yield {}
         return
-    with local_model(Path(option) if option else None, data_dir, api=api) as server:
-        print(f"local model {server.model} served by llama.cpp at {server.base_url} ({server.api})")
+    gguf = Path(option) if option else None
+    with local_model(gguf, data_dir, api=api, at_once=at_once) as server:
+        when = "started" if server.running.is_set() else "to start at the first uncached request"
+        print(
+            f"local model {server.model} served by llama.cpp at {server.base_url} "
+            f"({server.api}; {when})"
+        )
         yield server.settings()
+        if not server.running.is_set():
+            print("the local model was not started: every reply came from the cache")
+            return
         answered = server.chat_requests()
         print(
             f"llama.cpp answered {answered} chat request{'' if answered == 1 else 's'}; stopping it"

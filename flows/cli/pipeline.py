@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from lilo.flows.cli._args import add_common_args, add_pipeline_args, add_publish_args
@@ -47,9 +48,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     manifest = write_corpus(corpus_dir, together=size if size > 4 else 0, scale=scale)
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
     print(f"demo corpus: {len(manifest.items)} e-prints in {corpus_dir}")
+    # Units in other processes (Dask) cannot start the local model: it starts at once.
+    at_once = settings.runner.kind == "dask"
     with (
         Mirror(corpus_dir) as mirror,
-        served(args.local_model, settings.data_dir, settings.llm.api) as model,
+        served(args.local_model, settings.data_dir, settings.llm.api, at_once=at_once) as model,
     ):
         settings = settings.with_overrides(
             {
@@ -119,6 +122,8 @@ def cmd_failures(args: argparse.Namespace) -> int:
     from lilo.warehouse.queries.failures import failure_rows
     from lilo.warehouse.queries.reviews import waiting_note
 
+    if args.forget_windows:
+        return _forget_windows(settings_from_args(args).cache_dir / "llm")
     with published_results(settings_from_args(args)) as con:
         rows = failure_rows(con)
         waiting = "" if rows else waiting_note(con)
@@ -127,6 +132,21 @@ def cmd_failures(args: argparse.Namespace) -> int:
     print(f"{len(rows)} failure{'' if len(rows) == 1 else 's'}")
     if waiting:
         print(waiting, file=sys.stderr)
+    return 0
+
+
+def _forget_windows(cache: Path) -> int:
+    """`lilo failures --forget-windows`: the windows learned from servers' rejections
+    removed (tasks/llm/window.py), so that the next run asks the servers again."""
+    from lilo.tasks.llm.window import forget_windows
+
+    removed = forget_windows(cache)
+    for path in removed:
+        print(f"forgot {path}")
+    print(
+        f"{len(removed)} learned context window{'' if len(removed) == 1 else 's'} forgotten: "
+        "the next run sends their prompts to the servers again"
+    )
     return 0
 
 
@@ -183,6 +203,13 @@ def register(sub: Any) -> None:
         "sample waiting for review misses every method and length); then the count. Reasons "
         "quote endpoints and judges: control characters are shown as \\uXXXX and line breaks "
         "as spaces, so each failure is one line.",
+    )
+    failures.add_argument(
+        "--forget-windows",
+        action="store_true",
+        help="instead, forget the context windows learned from servers' rejections (the "
+        "`*.window.json` files beside the LLM cache): a failure `context_exceeded` that says "
+        "`(learned)` is then sent to the server again by the next run",
     )
     add_common_args(failures)
     failures.set_defaults(func=cmd_failures)

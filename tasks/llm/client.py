@@ -208,20 +208,19 @@ class LLMClient:
     ) -> tuple[Completion, float, int | None]:
         """One request under the endpoint's concurrency and rate limits (a slot first, so
         that a request counts against the rate when it is sent, not while it queues), with
-        its budget fitted to the window; and the budget sent. A server that rejects the
-        prompt's length teaches lilo its window: the request goes once more with the budget
-        that window leaves, or fails as `context_exceeded`. A completion's `text` is what
-        the window counts, as one message."""
+        its budget fitted to the window once it holds its slot: a window that a rejection
+        taught while it queued applies to it, so at most one rejection per window reaches
+        the server; and the budget sent. A server that rejects the prompt's length teaches
+        lilo its window: the request goes once more with the budget that window leaves, or
+        fails as `context_exceeded`. A request sent to test a learned window (`fit`) that
+        the server answers makes lilo forget that window. A completion's `text` is what the
+        window counts, as one message."""
         if text is not None:
             messages = [{"role": "user", "content": text.text}]
         fit = self.settings.llm.fit_max_tokens
-        try:
-            slots = self.window.facts().slots  # asked of the server once
-            if slots:
-                self._endpoint.slots.narrow(slots)
-            sent = self.window.fit(messages, max_tokens) if fit else max_tokens
-        except ContextExceeded as exc:
-            raise ContextExceeded(f"{self.backbone} failed for {purpose}: {exc}") from None
+        slots = self.window.facts().slots  # asked of the server once
+        if slots:
+            self._endpoint.slots.narrow(slots)
 
         def sending() -> None:  # counted even if this process dies before the reply
             if self.log is not None:
@@ -229,6 +228,10 @@ class LLMClient:
 
         with self._endpoint.slots:
             raise_if_stopping()  # a stopping run sends nothing new (tasks/lifetime.py)
+            try:
+                sent, testing = self.window.fit(messages, max_tokens) if fit else (max_tokens, 0)
+            except ContextExceeded as exc:
+                raise ContextExceeded(f"{self.backbone} failed for {purpose}: {exc}") from None
             # Tokens are only estimated where a tokens-per-minute limit needs them.
             rate = self._endpoint.rate
             estimate = (
@@ -242,11 +245,13 @@ class LLMClient:
                     completion = self.backend.complete(
                         messages, max_tokens=sent, sending=sending, **ask
                     )
+                    if testing:
+                        self.window.forget()
                 except ContextRejected as rejected:
                     if not fit:
                         raise
                     self.window.learn(rejected, messages)
-                    fitted = self.window.fit(messages, max_tokens)
+                    fitted, _ = self.window.fit(messages, max_tokens)
                     if fitted == sent:  # the same request again would get the same answer
                         window = f"window {rejected.window} (learned)"
                         raise ContextExceeded(f"context_exceeded: {window}: {rejected}") from None

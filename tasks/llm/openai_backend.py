@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import functools
 import json
@@ -130,7 +131,8 @@ class OpenAIBackend:
         """The window, slots and tokenizer the server names: vLLM in `/v1/models`,
         llama-server in `/props`, Ollama in `/api/show`; llama-cpp-python's server names
         no window but counts tokens at `/extras/tokenize/count`, and computes one request
-        at a time. Asked once per process."""
+        at a time. With them, who the server is as far as it says (`EndpointFacts.identity`).
+        Asked once per process."""
         where = (self.base_url, self.model)
         if where not in _FACTS:
             try:
@@ -141,14 +143,26 @@ class OpenAIBackend:
 
     def _facts(self) -> EndpointFacts:
         models = self._ask("GET", "/v1/models")
-        for entry in _entries(models):
-            if entry.get("id") == self.model and _count(entry.get("max_model_len")):
-                return EndpointFacts(window=_count(entry["max_model_len"]), tokenizer="vllm")
+        entry = next((e for e in _entries(models) if e.get("id") == self.model), {})
+        # Who serves the model as far as it says: the id and date it lists the model with,
+        # the file llama-server names, the window it states (untrusted: strings and numbers).
+        named = {k: entry[k] for k in ("id", "created") if isinstance(entry.get(k), (str, int))}
+        facts = self._stated(entry, named)
+        identity = json.dumps({**named, "window": facts.window}, sort_keys=True)
+        return dataclasses.replace(facts, identity=identity)
+
+    def _stated(self, entry: dict[str, Any], named: dict[str, Any]) -> EndpointFacts:
+        """The window, slots and tokenizer, from the model's `/v1/models` entry or the other
+        endpoints; the model file llama-server names goes into `named`."""
+        if _count(entry.get("max_model_len")):
+            return EndpointFacts(window=_count(entry["max_model_len"]), tokenizer="vllm")
         props = self._ask("GET", "/props")
         if isinstance(props, dict) and "default_generation_settings" in props:
             settings = props["default_generation_settings"]
             window = _count(settings.get("n_ctx")) if isinstance(settings, dict) else 0
             slots = _count(props.get("total_slots"))
+            if isinstance(props.get("model_path"), str):
+                named["path"] = props["model_path"]
             template = props.get("chat_template")
             has = bool(template.strip()) if isinstance(template, str) else None
             return EndpointFacts(window, slots, "llama.cpp", chat_template=has)

@@ -89,13 +89,16 @@ def as_completion(messages: list[Message]) -> CompletionPrompt:
 class EndpointFacts:
     """What an endpoint says about the model it serves, 0, "" or None where it does not
     say: its context window in tokens (prompt and reply together), the requests it computes
-    at once, which tokenizer endpoint it offers (`tasks/llm/window.py`), and whether the
-    model has a chat template (llama-server's `/props` says: `llm.api = auto`)."""
+    at once, which tokenizer endpoint it offers (`tasks/llm/window.py`), whether the model
+    has a chat template (llama-server's `/props` says: `llm.api = auto`), and who it is as
+    far as it says (its model's id and date, its window, as JSON): a window learned from a
+    server of another identity is not used."""
 
     window: int = 0
     slots: int = 0
     tokenizer: str = ""
     chat_template: bool | None = None
+    identity: str = ""
 
 
 class Backend(Protocol):

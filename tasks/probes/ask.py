@@ -1,6 +1,7 @@
 """One probe unit through the LLM client: the prompt built with the gold item at its
 position, asked greedily for at most 100 new tokens (as the authors ran their models),
-the reply graded, each as its task says (tasks/probes/kinds/)."""
+the reply graded, each as its task says (tasks/probes/kinds/), and checked for an echo of
+the prompt (tasks/probes/metric.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 
 from lilo.tasks.llm import LLMClient, LLMError
 from lilo.tasks.probes.kinds import get_probe_task
+from lilo.tasks.probes.metric import echoes_prompt
 from lilo.tasks.probes.prompts import ProbePrompts
 from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
 
@@ -21,7 +23,7 @@ def build_prompt(unit: ProbeUnit, prompts: ProbePrompts) -> str:
 
 
 def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
-    """The unit's answer; an LLM failure is an answer with its error (and no verdict)."""
+    """The unit's answer; an LLM failure is an answer with its error (no verdict, no echo)."""
     item = unit.item
     prompt = build_prompt(unit, prompts)
     answer_id = content_sha256(
@@ -60,6 +62,7 @@ def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
         prediction=prediction,
         correct=correct,
         error=error,
+        echo=None if error else echoes_prompt(prediction, prompt),
     )
 
 

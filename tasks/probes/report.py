@@ -51,14 +51,14 @@ def probe_curve_png(curve: pd.DataFrame) -> bytes:
             style = {"color": _COLOURS[i % len(_COLOURS)], "marker": _MARKERS[i % len(_MARKERS)]}
             ax.plot(x, line["accuracy"], label=f"{size} {get_probe_task(task).unit}", **style)
             ax.fill_between(x, line["ci_low"], line["ci_high"], alpha=0.12, color=style["color"])
-            if line["echo_rate"].notna().any():
+            if line["non_echo_accuracy"].notna().any():
                 ax.plot(
                     x,
                     line["non_echo_accuracy"],
                     color=style["color"],
                     linestyle="-.",
                     linewidth=0.9,
-                    label=f"{size}, replies that do not echo",
+                    label=f"{size} {get_probe_task(task).unit}, replies that do not echo",
                 )
             carried = line[line["echo_carried"].fillna(False).astype(bool)]
             if not carried.empty:

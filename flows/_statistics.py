@@ -15,7 +15,8 @@ __all__ = ["record_statistics"]
 def record_statistics(wh: Warehouse, version: int, settings: Settings) -> int:
     """The cells' intervals and the paired comparisons of `version`, unless it has them;
     returns the rows written. A judge repeat (`fct_judge_repeats`) is not a sample: cells
-    use the scores of the version itself."""
+    use the scores of the version itself. A diagnostic score (S_copy) gets its intervals but
+    no comparison: it does not say which method is better."""
     if has_cell_stats(wh, version):
         return 0
     scores = headline_scores(wh, version, [h.name for h in leaderboard_scores()])
@@ -23,7 +24,10 @@ def record_statistics(wh: Warehouse, version: int, settings: Settings) -> int:
         return 0
     stats = settings.stats
     cells = cell_statistics(scores, seed=stats.seed, resamples=stats.resamples)
-    paired = paired_statistics(scores, stats.reference, seed=stats.seed)
+    compared = [h.name for h in leaderboard_scores() if not h.diagnostic]
+    paired = paired_statistics(
+        scores[scores["score"].isin(compared)], stats.reference, seed=stats.seed
+    )
     extra = {"version": version, "seed": stats.seed}
     with wh.transaction():
         wh.upsert(

@@ -112,7 +112,10 @@ class Board:
             if self.has_intervals
             else "; no intervals"
         ) + f" (given from {fewest_samples()} samples on)"
-        scores = ", ".join(f"{h.label} {h.name}" for h in leaderboard_scores())
+        scores = ", ".join(
+            f"{h.label} {h.name}{' (a diagnostic, not quality)' if h.diagnostic else ''}"
+            for h in leaderboard_scores()
+        )
         return (
             f"{scores}: means over the scored summaries; "
             f"n: scored/expected; {OVERALL}: each score's mean over {lengths or 'the lengths'}"

@@ -147,7 +147,7 @@ def test_a_method_and_a_scorer_are_one_file_each(
     assert "s_b" in header.split(",") and any(",lead," in line for line in lines)
     assert main(["leaderboard", "--data-dir", str(data), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
-    assert "| 1k S_q | 1k S_b | 1k n |" in out and "| lead |" in out
+    assert "| 1k S_q | 1k S_b | 1k S_copy | 1k n |" in out and "| lead |" in out
 
     # The docs' generated tables.
     catalog = (Path(__file__).resolve().parent.parent / "docs" / "catalog.md").read_text()

@@ -256,7 +256,7 @@ def test_probe_vs_summary_joins_each_backbone(tmp_path):
                                           ("d", 1, True)):  # fmt: skip
             wh.con.execute(
                 "INSERT INTO res_probe_answers VALUES (1, ?, 'i', 'kv', 'p', 'published', 3, "
-                "'position', ?, false, 'lilo', ?, ?, '')",
+                "'position', ?, false, 'lilo', ?, ?, '', NULL)",  # echo: not recorded
                 [answer, position, backbone, correct],
             )
         row = wh.rows("SELECT * FROM probe_vs_summary")

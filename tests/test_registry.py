@@ -70,7 +70,7 @@ def test_unknown_names_are_one_error_listing_the_known_ones(tmp_path):
         "add tasks/methods/nope.py with @method('nope', args=...)"
     )
     assert str(scorer_error.value) == (
-        "unknown scorer 'nope': known are consistency, length, quality; "
+        "unknown scorer 'nope': known are consistency, copy, length, quality; "
         "add tasks/scoring/nope.py with @scorer('nope')"
     )
     assert isinstance(method_error.value, InputError) and method_error.value.exit_code == 2
@@ -97,7 +97,7 @@ def test_every_method_takes_typed_parameters_and_gets_them_all(tmp_path):
 
 
 def test_every_scorer_takes_one_context():
-    assert available_scorers() == ["consistency", "length", "quality"]
+    assert available_scorers() == ["consistency", "copy", "length", "quality"]
     for name in available_scorers():
         parameters = list(inspect.signature(get_scorer(name)).parameters.values())
         assert [(p.name, p.annotation) for p in parameters] == [("ctx", "ScoreContext")], name

@@ -148,11 +148,11 @@ def test_leaderboard_position_curve_and_cost_equal_the_views(report, views):
 
 
 def test_the_leaderboard_comes_first_as_table_2(report, views):
-    """Method x length x S_l, S_c, S_q (each with its interval) and n, then Overall: the
+    """Method x length x S_l, S_c, S_q, S_copy (each with its interval) and n, then Overall: the
     paper's Table 2, before the view's other columns; its numbers are the view's."""
     groups, scores, *rows = _page(report).tables["leaderboard"]
     assert groups == ["method", "1k", "2k", "Overall"]
-    assert scores == ["S_l", "S_c", "S_q", "n"] * 3
+    assert scores == ["S_l", "S_c", "S_q", "S_copy", "n"] * 3
     lb = views["leaderboard"]
     assert [r[0] for r in rows] == list(dict.fromkeys(lb["variant"]))
 
@@ -164,12 +164,12 @@ def test_the_leaderboard_comes_first_as_table_2(report, views):
         expected = []
         for r in cells.itertuples():
             expected += [shown(getattr(r, c), getattr(r, f"{c}_low"), getattr(r, f"{c}_high"))
-                         for c in ("s_l", "s_c", "s_q")]  # fmt: skip
+                         for c in ("s_l", "s_c", "s_q", "s_copy")]  # fmt: skip
             expected.append(f"{r.scored}/{r.expected}")
         first = cells.iloc[0]
         expected += [
             shown(first[f"overall_{c}"], first[f"overall_{c}_low"], first[f"overall_{c}_high"])
-            for c in ("s_l", "s_c", "s_q")
+            for c in ("s_l", "s_c", "s_q", "s_copy")
         ]
         expected.append(f"{cells['scored'].sum()}/{cells['expected'].sum()}")
         assert row[1:] == expected
@@ -224,12 +224,12 @@ def test_the_page_and_the_artifacts_show_overall_and_the_dataset_version(
     assert "overall_s_c" in board and '"dataset_version": "v1"' in board
     # Scores first, what they were measured with after: nothing to scroll to for a score.
     rows = json.loads(latest["leaderboard"].data)
-    assert list(rows[0])[:7] == ["variant", "target_words", "s_l", "s_c", "s_q", "scored",
-                                 "expected"]  # fmt: skip
+    assert list(rows[0])[:8] == ["variant", "target_words", "s_l", "s_c", "s_q", "s_copy",
+                                 "scored", "expected"]  # fmt: skip
     assert list(rows[0])[-6:] == ["method", "backbone", "judge", "dataset_version", "failed",
                                   "partial"]  # fmt: skip
     # Table 2 with a row per length: as narrow as the UI's Markdown column.
-    assert "| method | length | S_l | S_c | S_q | n |" in results
+    assert "| method | length | S_l | S_c | S_q | S_copy | n |" in results
     assert max(len(line) for line in results.splitlines() if line.startswith("|")) < 110
     assert "| Overall |" in results.replace("|  | Overall |", "| Overall |")
     assert "Leaderboard: dataset v1, result version 1" in results

@@ -15,7 +15,7 @@ __all__ = ["ProbeVersion", "materialize_probes"]
 
 _COLUMNS = (
     "answer_id, item_id, task, probe_set, variant, size, setting, position, query_aware, "
-    "prompts, backbone, correct, error"
+    "prompts, backbone, correct, error, echo"
 )
 
 
@@ -31,8 +31,8 @@ def materialize_probes(wh: Warehouse, run_id: str) -> ProbeVersion | None:
     """The version holding the current answers; None while there are none."""
     n, content, failed = wh.con.execute(
         "SELECT count(*), md5(coalesce(string_agg(answer_id || '|' || coalesce(correct::VARCHAR, "
-        "'') || '|' || error, ',' ORDER BY answer_id), '')), count(*) FILTER (WHERE error <> '') "
-        "FROM fct_probe_answers"
+        "'') || '|' || error || coalesce('|' || echo::VARCHAR, ''), ',' ORDER BY answer_id), "
+        "'')), count(*) FILTER (WHERE error <> '') FROM fct_probe_answers"
     ).fetchall()[0]
     if not n:
         return None

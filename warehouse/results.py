@@ -87,7 +87,8 @@ class ResultVersion:
 def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
     """Each cell of the scope (variant x length, papers in the sample's own order): how
     many summaries were expected, generated, failed and fully scored."""
-    headline = [h.name for h in leaderboard_scores()]  # what a scored generation has
+    # What a scored generation has: every headline score but the diagnostics.
+    headline = [h.name for h in leaderboard_scores() if not h.diagnostic]
     found = wh.con.execute(
         f"""
         WITH gens AS (

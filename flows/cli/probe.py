@@ -59,13 +59,17 @@ def _print_probe(result: Any) -> None:
     from lilo.tasks.printable import printable
 
     console = Console(width=max(Console().width, 100))
+    aware = {r["query_aware"] for r in result.curve}
     table = Table(
-        title=f"{result.task} probe on {escape(result.backbone)} (prompts: {result.prompts}); "
-        f"probe result version {result.version}",
-        caption="accuracy [95% interval] (n); position 0-based; baselines without position",
+        title=f"{result.task} probe on {escape(result.backbone)} (prompts: {result.prompts}"
+        f"{', query-aware' if True in aware else ''}); probe result version {result.version}",
+        caption="accuracy [95% interval], the authors' metric, over n replies; echo: the share "
+        "of them that echo the prompt; non-echo: the accuracy of the others, over their n (its "
+        "interval: probe_curve); *: most correct replies are echoes; position 0-based, or the "
+        "baseline",
     )
-    for column in ("variant", "size", "query-aware", "setting", "position", "accuracy", "n"):
-        table.add_column(column, justify="left" if column in ("variant", "setting") else "right")
+    for column in ("variant", "size", "position", "accuracy", "n", "echo", "non-echo", "n"):
+        table.add_column(column, justify="left" if column in ("variant", "position") else "right")
     for r in sorted(
         result.curve,
         key=lambda r: (
@@ -84,11 +88,12 @@ def _print_probe(result: Any) -> None:
         table.add_row(
             escape(r["variant"]),
             str(r["size"]),
-            "yes" if r["query_aware"] else "no",
-            r["setting"],
-            "" if r["position"] is None else str(r["position"]),
-            accuracy,
+            r["setting"] if r["position"] is None else str(r["position"]),
+            accuracy + ("*" if r["echo_carried"] else ""),
             str(r["n"]),
+            "-" if r["echo_rate"] is None else f"{r['echo_rate']:.2f}",
+            "-" if r["non_echo_accuracy"] is None else f"{r['non_echo_accuracy']:.3f}",
+            "-" if r["non_echo_n"] is None else str(r["non_echo_n"]),
         )
     console.print(table)
     for note in result.notes:

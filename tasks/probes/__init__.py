@@ -19,7 +19,13 @@ from lilo.tasks.probes.kinds import (
 )
 from lilo.tasks.probes.kinds.kv import kv_items
 from lilo.tasks.probes.kinds.mdqa import mdqa_from_oracle, mdqa_from_warehouse
-from lilo.tasks.probes.metric import kv_correct, normalize_answer, qa_correct
+from lilo.tasks.probes.metric import (
+    ECHO_TOKENS,
+    echoes_prompt,
+    kv_correct,
+    normalize_answer,
+    qa_correct,
+)
 from lilo.tasks.probes.placement import place_gold, place_kv
 from lilo.tasks.probes.prompts import (
     CLONE_PROMPTS,
@@ -40,6 +46,7 @@ __all__ = [
     "ProbeDataError",
     "Flag",
     "CLONE_PROMPTS",
+    "ECHO_TOKENS",
     "LILO_PROMPTS",
     "MAX_NEW_TOKENS",
     "PROMPTS_DATASET",
@@ -53,6 +60,7 @@ __all__ = [
     "ask",
     "build_prompt",
     "default_positions",
+    "echoes_prompt",
     "format_documents",
     "format_kv_records",
     "kv_correct",

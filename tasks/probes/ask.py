@@ -1,6 +1,7 @@
 """One probe unit through the LLM client: the prompt built with the gold item at its
 position, asked greedily for at most 100 new tokens (as the authors ran their models),
-the reply graded, each as its task says (tasks/probes/kinds/)."""
+the reply graded, each as its task says (tasks/probes/kinds/), and checked for an echo of
+the prompt (tasks/probes/metric.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 
 from lilo.tasks.llm import LLMClient, LLMError
 from lilo.tasks.probes.kinds import get_probe_task
+from lilo.tasks.probes.metric import echoes_prompt
 from lilo.tasks.probes.prompts import ProbePrompts
 from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
 
@@ -21,8 +23,8 @@ def build_prompt(unit: ProbeUnit, prompts: ProbePrompts) -> str:
 
 
 def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
-    """The unit's answer; an LLM failure is an answer with its error (and no verdict). The
-    completion form of the prompts is sent as a completion, stopped where its task says."""
+    """The unit's answer; an LLM failure is an answer with its error (no verdict, no echo).
+    The completion form of the prompts is sent as a completion, stopped where its task says."""
     item = unit.item
     task = get_probe_task(item.task)
     prompt = build_prompt(unit, prompts)
@@ -64,6 +66,7 @@ def ask(unit: ProbeUnit, prompts: ProbePrompts, llm: LLMClient) -> ProbeAnswer:
         prediction=prediction,
         correct=correct,
         error=error,
+        echo=None if error else echoes_prompt(prediction, prompt),
     )
 
 

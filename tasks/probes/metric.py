@@ -6,7 +6,11 @@ normalizes (lower case, punctuation removed, the articles a/an/the removed, whit
 collapsed), is correct when any gold answer, normalized the same way, is a substring of
 it. Key-value retrieval: correct when the value, lower-cased, is a substring of the
 lower-cased prediction (no normalization: a UUID has no articles, and its hyphens are
-part of it)."""
+part of it).
+
+Beside the authors' metric, lilo records whether a reply echoes its prompt (`echoes_prompt`,
+docs/design.md §17): a model that copies the prompt until its token budget runs out can
+contain the gold item without having retrieved it."""
 
 from __future__ import annotations
 
@@ -15,8 +19,11 @@ from collections.abc import Iterable
 
 import regex
 
-__all__ = ["kv_correct", "normalize_answer", "qa_correct"]
+__all__ = ["ECHO_TOKENS", "echoes_prompt", "kv_correct", "normalize_answer", "qa_correct"]
 
+# The shortest opening span, in whitespace-separated tokens, that makes a reply an echo: a
+# KV answer (a UUID, or `"key": "value"`) is one or two tokens, a short QA answer a few.
+ECHO_TOKENS = 8
 _PUNCTUATION = frozenset(string.punctuation)
 # `regex`, as the authors: its word boundaries count combining marks as part of a word
 _ARTICLES = regex.compile(r"\b(a|an|the)\b")
@@ -40,3 +47,15 @@ def qa_correct(prediction: str, answers: Iterable[str]) -> bool:
 
 def kv_correct(prediction: str, value: str) -> bool:
     return value.lower() in prediction.lower()
+
+
+def echoes_prompt(prediction: str, prompt: str) -> bool | None:
+    """Whether the reply echoes the prompt: its first `ECHO_TOKENS` whitespace-separated
+    tokens are, verbatim, consecutive tokens of the prompt (both whitespace-normalized, case
+    kept). None for an empty reply; False for one shorter than `ECHO_TOKENS` tokens."""
+    tokens = prediction.split()
+    if not tokens:
+        return None
+    if len(tokens) < ECHO_TOKENS:
+        return False
+    return f" {' '.join(tokens[:ECHO_TOKENS])} " in f" {' '.join(prompt.split())} "

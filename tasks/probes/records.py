@@ -69,6 +69,10 @@ class ProbeUnit:
 
 @dataclass(frozen=True)
 class ProbeAnswer:
+    """One reply and its verdict by the authors' metric (`correct`, None when the call
+    failed), and whether it echoes the prompt (`echo`, tasks/probes/metric.py; None for an
+    empty or failed reply)."""
+
     answer_id: str
     item_id: str
     task: str
@@ -83,3 +87,4 @@ class ProbeAnswer:
     prediction: str
     correct: bool | None
     error: str
+    echo: bool | None = None

@@ -9,7 +9,9 @@ not give, and the flow writes them. LLM scores ask the `judge` client (the confi
 not the model under test) with the dataset version's prompt pack. Adding a score is one
 file here: `@scorer("name", label="S_x", order=n)` puts the score on the leaderboard (a column
 named by its label, in `order`), in the intervals and paired comparisons, and in the docs'
-generated tables (docs/contributing.md).
+generated tables (docs/contributing.md). A `diagnostic=True` score is shown as one (a column,
+intervals, the cell page) but says nothing of quality: a generation counts as scored without
+it, and it has no paired comparison.
 """
 
 from __future__ import annotations
@@ -69,12 +71,14 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 @dataclass(frozen=True)
 class Headline:
     """A score on the leaderboard: its `name` in the score rows, its `label` as the table
-    shows it (S_l), `column` the views' (s_l), `about` what it measures."""
+    shows it (S_l), `column` the views' (s_l), `about` what it measures; a `diagnostic` is
+    not a quality score (a generation counts as scored without it; no paired comparison)."""
 
     name: str
     label: str
     order: int
     about: str
+    diagnostic: bool = False
 
     @property
     def column(self) -> str:
@@ -93,19 +97,20 @@ _SCORERS: Registry[_Entry] = Registry(
 
 
 def scorer(
-    name: str, *, label: str = "", order: int = 100, about: str = ""
+    name: str, *, label: str = "", order: int = 100, about: str = "", diagnostic: bool = False
 ) -> Callable[[Scorer], Scorer]:
     """Register a scorer under `name` (the module's file stem by convention). With a
     `label` ("S_x") the score is a headline: a leaderboard column, in `order` (lower first;
     ties by name), `about` saying what it measures in the docs' tables; without, it is
-    recorded only. A generation counts as scored once it has every headline score."""
+    recorded only. A `diagnostic` headline is no quality score: a generation counts as scored
+    once it has every other headline score, and it has no paired comparison."""
     if not _NAME.match(name):
         raise ValueError(f"scorer {name!r}: a name is lower-case letters, digits and _")
     if label and not _LABEL.match(label):
         raise ValueError(f"scorer {name!r}: label {label!r} is not like S_x (letters, digits)")
 
     def register(function: Scorer) -> Scorer:
-        headline = Headline(name, label, order, about) if label else None
+        headline = Headline(name, label, order, about, diagnostic) if label else None
         _SCORERS.add(name, _Entry(function, headline), function.__module__)
         return function
 

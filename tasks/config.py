@@ -388,6 +388,12 @@ class GenerateSettings(PluginSections):
     # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
     # "Paper order in a sample"); samples with no listing recorded keep their own order.
     paper_order: Literal["sample", "listing"] = "sample"
+    # Fit a method's input to the endpoint's window: `truncate` cuts each paper in a prompt
+    # that reads the whole papers (Single, the planners, AgentWrite's and RAL-Writer's
+    # writers) to its share of the room the window leaves, at a paragraph or sentence end,
+    # and records what was left out (docs/design.md §7); `off` sends the reference's
+    # request, and is left out of the config hash and the generation ids.
+    fit_input: Literal["off", "truncate"] = "off"
 
 
 class StatsSettings(Section):
@@ -568,6 +574,9 @@ class Settings(BaseSettings):
     def config_hash(self) -> str:
         """Hash of what determines results: the OUTPUT and SELECTS settings (see `Role`)."""
         payload = self.model_dump(mode="json", exclude=_unhashed(Settings))
+        for (section, name), default in _HASHED_UNLESS.items():
+            if payload[section].get(name) == default:  # as before the setting came
+                del payload[section][name]
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def secret_values(self) -> list[str]:
@@ -643,6 +652,11 @@ def field_at(dotted: str) -> FieldInfo | None:
 def _role(field: FieldInfo, within: Role) -> Role:
     own = role_of(field)
     return own if within is Role.OUTPUT or own in UNTAKEN else within
+
+
+# Settings added after users' caches were made, hashed only away from this value, so that a
+# run that leaves them there keeps its config hash (tests/test_generation_ids.py).
+_HASHED_UNLESS: dict[tuple[str, str], object] = {("generate", "fit_input"): "off"}
 
 
 def _unhashed(model: type[BaseModel]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lilo.tasks.methods._prompts import MethodPrompts, task_instruction
@@ -176,8 +176,9 @@ def plan_and_write(
     plan_steps_cap: int,
 ) -> Draft:
     """AgentWrite over `texts` (the papers, or Compress's compressed papers); `budgets`:
-    the writers' and the planner's max_tokens."""
-    chat = chat_for(run, temperature, *budgets, shared_plan)
+    the writers' and the planner's max_tokens; with `generate.fit_input` on, `texts` are
+    what each prompt's papers are cut from."""
+    chat = chat_for(replace(run, texts=tuple(texts)), temperature, *budgets, shared_plan)
     prompts = MethodPrompts(run.pack, sees_written)
     instruction = task_instruction(run.pack, texts, run.target_words)
     plan, capped = cap_plan(ask_plan(chat, prompts, instruction), plan_steps_cap, run.pack)

@@ -160,7 +160,7 @@ def ral_writer(
                 )
 
             def fits(prompt: str) -> bool:  # the endpoint's window, where it is known
-                return run.llm.fits([{"role": "user", "content": prompt}], max_tokens)
+                return run.fits(prompt, max_tokens)
 
             if prompts.reference:
                 used, chosen, prompt = _fit_as_run(

@@ -2,10 +2,12 @@
 fixture) on a loopback server whose window is under half a sample's papers
 (tests/llm_server.py `Model`): off, Single fails `context_exceeded` as the reference's
 request does; truncate, every method writes its summary from papers cut to the window and
-records what was left out."""
+records what was left out. And lilo's own planner and writers open with the same text, so a
+prefix-caching server reads the papers once per summary."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from lilo.tasks.llm.window import MARGIN_TOKENS
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.methods._fit import cut_text
 from lilo.tasks.methods._prompts import task_instruction
-from lilo.tasks.prompt_packs import PromptPack
+from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.records import PaperText, Sample
 from lilo.warehouse import Warehouse
 
@@ -137,3 +139,32 @@ def test_a_window_unknown_cuts_nothing_and_the_run_says_so_once(tmp_path, prefec
         rows = wh.rows("SELECT error, structure FROM fct_generations")
     assert len(rows) == 4 and all(r["error"] == "" for r in rows)
     assert all('"tokens_left_out": 0' in str(r["structure"]) for r in rows)
+
+
+def test_lilo_prompts_of_one_summary_open_with_the_papers(tmp_path):
+    """lilo's planner and writers (AgentWrite's, RAL-Writer's) open with the task and its
+    papers: every prompt of one summary shares them as its prefix."""
+    papers = [
+        PaperText(f"2601.0000{n}", f"P{n}", " ".join(f"w{n}x{i}." for i in range(300)), 300, 0,
+                  "main.tex", "t", "s", f"c{n}")
+        for n in range(1, 4)
+    ]  # fmt: skip
+    sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 900, "command")
+    for name in ("agentwrite", "ral_writer"):
+        with LLMServer() as server:
+            server.respond = _reply
+            settings = server.settings(
+                tmp_path / name,
+                **{"embedding.backend": "openai", "embedding.base_url": server.base_url},
+                **{"embedding.api_key": "sk-test", "embedding.model": "bag"},
+                **{"generate.ral.chunk_words": 100, "generate.ral.overlap_words": 0},
+            )
+            method = get_method(name, settings.generate, settings.llm, settings.embedding)
+            g = method.run(Unit(sample, papers, 400), make_client(settings), Embedder(settings),
+                           lilo_pack())  # fmt: skip
+            prompts = [r["messages"][0]["content"] for r in _chats(server)]
+        assert g.error == "" and len(prompts) == 3  # the plan and two steps
+        shared = os.path.commonprefix(prompts)
+        assert len(shared) >= sum(len(p.text) for p in papers)
+        assert all(p.text in shared for p in papers), name
+

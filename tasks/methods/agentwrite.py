@@ -20,6 +20,7 @@ from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.prompt_packs import PromptPack
 
 __all__ = [
+    "PLAN_WRITE",
     "Plan",
     "PlanStep",
     "agentwrite",
@@ -42,6 +43,9 @@ _LABEL_RE = re.compile(
     r"(?:\*\*|__)?\s*[.:)\-–—]*\s*(?:\*\*|__)?\s*(?:main\s*point\s*[:：]\s*)?",
     re.I,
 )
+
+# lilo's templates the planner and the writers render on lilo's datasets.
+PLAN_WRITE = ("plan", "write")
 
 Chat = Callable[[str, str, int], str]  # (prompt, step label, attempt) -> reply
 
@@ -195,7 +199,13 @@ def _variant(args: dict[str, Any]) -> str:
 SEES_WRITTEN = {"sees-written": lambda s: {"sees_written": True}}
 
 
-@method("agentwrite", args=plan_write_args, variant=_variant, options=SEES_WRITTEN)
+@method(
+    "agentwrite",
+    args=plan_write_args,
+    variant=_variant,
+    options=SEES_WRITTEN,
+    templates=PLAN_WRITE,
+)
 def agentwrite(
     temperature: float,
     max_tokens: int,

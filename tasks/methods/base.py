@@ -29,6 +29,7 @@ from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import LiloError, UnknownName
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.methods._fit import Cut, fit_papers, reserved
+from lilo.tasks.methods._prompts import templates_fingerprint
 from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, LLMCall, PaperText, Sample, content_id
 from lilo.tasks.redact import redacted
@@ -204,11 +205,14 @@ class _Registered:
     args: dict[str, Any]
     variant: str
     write: Writer = field(repr=False)
+    # lilo's method templates the method renders on lilo's datasets (tasks/methods/templates/).
+    templates: tuple[str, ...] = ()
 
     def generation_id(self, unit: Unit, llm: LLMClient, pack: PromptPack) -> str:
         """Everything that determines the summary: the papers' cleaned content in the order
         read, the method and its arguments, the length, the backbone and what else changes
-        its output, and the dataset's prompts."""
+        its output, and the dataset's prompts (on lilo's datasets: the method templates it
+        renders, where it names them)."""
         parts: list[Any] = [
             unit.sample.sample_id,
             [p.content_sha256 for p in unit.ordered],
@@ -220,6 +224,8 @@ class _Registered:
         ]
         if pack.name != "lilo" or unit.rotation:
             parts += [pack.fingerprint(), unit.rotation]
+        elif self.templates:
+            parts.append(templates_fingerprint(self.templates))
         return content_id(*parts)
 
     def run(self, unit: Unit, llm: LLMClient, embedder: Embedder, pack: PromptPack) -> Generation:
@@ -319,6 +325,7 @@ def method(
     section: str | None = None,
     variant: Variant | None = None,
     options: Options | None = None,
+    templates: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
     """Register a method factory under `name`; `args` reads its parameters from the
     `MethodSettings` (the factory's typed keyword parameters, recorded as `method_args`);
@@ -327,7 +334,9 @@ def method(
     or `--set`; `variant` names what the leaderboard shows for a given set of arguments
     (e.g. the compressor Compress used), the method's name by default; `options` are the
     variants a run can name in brackets beside the default
-    (`--methods agentwrite,agentwrite[sees-written]`), each setting some arguments."""
+    (`--methods agentwrite,agentwrite[sees-written]`), each setting some arguments;
+    `templates` are lilo's method templates it renders on lilo's datasets, whose text is part
+    of its generation ids there."""
 
     def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
         @functools.wraps(factory)
@@ -335,7 +344,7 @@ def method(
             label = variant(kwargs) if variant else name
             # generate.fit_input is every method's, applied by its Run: not the factory's.
             own = {k: v for k, v in kwargs.items() if k != "fit_input"}
-            return _Registered(name, dict(kwargs), label, factory(**own))
+            return _Registered(name, dict(kwargs), label, factory(**own), templates)
 
         key = None
         if settings:

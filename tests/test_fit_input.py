@@ -8,6 +8,7 @@ prefix-caching server reads the papers once per summary."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from lilo.tasks.methods._fit import cut_text
 from lilo.tasks.methods._prompts import task_instruction
 from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.records import PaperText, Sample
+from lilo.tasks.results_report import SummaryDetail
+from lilo.tasks.results_report._html import cell_rows
 from lilo.warehouse import Warehouse
 
 METHODS = ("single", "agentwrite", "compress[extractive]", "ral_writer")
@@ -168,3 +171,10 @@ def test_lilo_prompts_of_one_summary_open_with_the_papers(tmp_path):
         assert len(shared) >= sum(len(p.text) for p in papers)
         assert all(p.text in shared for p in papers), name
 
+
+def test_a_cell_page_shows_the_tokens_left_out_where_the_input_was_fitted():
+    scores = {"length": 90.0, "consistency": None, "quality": None}
+    fitted = SummaryDetail("g1", "s1", "single", 400, "b", 10, "t", scores, (), {}, left_out=5)
+    plain = replace(fitted, left_out=None)
+    assert cell_rows([fitted, plain])["tokens left out"].tolist()[:1] == [5]
+    assert "tokens left out" not in cell_rows([plain]).columns

@@ -224,7 +224,7 @@ class _Registered:
         ]
         if pack.name != "lilo" or unit.rotation:
             parts += [pack.fingerprint(), unit.rotation]
-        elif self.templates:
+        if pack.name == "lilo" and self.templates:  # lilo's pack holds no method template
             parts.append(templates_fingerprint(self.templates))
         return content_id(*parts)
 

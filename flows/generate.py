@@ -89,6 +89,11 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
         if not work:
             report.note("nothing new to generate")
             return report
+        if settings.generate.fit_input != "off" and not llm.window.size()[0]:
+            report.note(
+                f"generate.fit_input={settings.generate.fit_input}: the endpoint's context "
+                "window is unknown (it says none; set llm.context_window): no paper is cut"
+            )
         writer = StageWriter(report, settings)
         failed = 0
 

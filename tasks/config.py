@@ -72,7 +72,7 @@ SELECTS, PACING, SECRET, PLACE = Role.SELECTS, Role.PACING, Role.SECRET, Role.PL
 _HASHED = (Role.OUTPUT, Role.SELECTS)
 # Hashed settings added after the ids of users' runs were pinned (tests/test_generation_ids.py):
 # in the hash only when set away from their default, so a configuration from before keeps its.
-_HASHED_WHEN_SET = ("llm.api", "judge.api")
+_HASHED_WHEN_SET = ("llm.api", "judge.api", "generate.fit_input")
 # Roles a run's parameters never set (docs/operations.md): where things are, and keys.
 UNTAKEN = (Role.PLACE, Role.SECRET)
 
@@ -402,6 +402,12 @@ class GenerateSettings(PluginSections):
     # folder's listing gave at import, which the reference's scripts read (docs/reference.md,
     # "Paper order in a sample"); samples with no listing recorded keep their own order.
     paper_order: Literal["sample", "listing"] = "sample"
+    # Fit a method's input to the endpoint's window: `truncate` cuts each paper in a prompt
+    # that reads the whole papers (Single, the planners, AgentWrite's and RAL-Writer's
+    # writers) to its share of the room the window leaves, at a paragraph or sentence end,
+    # and records what was left out (docs/design.md §7); `off` sends the reference's
+    # request, and is left out of the config hash and the generation ids.
+    fit_input: Literal["off", "truncate"] = "off"
 
 
 class StatsSettings(Section):
@@ -664,6 +670,8 @@ def _role(field: FieldInfo, within: Role) -> Role:
     return own if within is Role.OUTPUT or own in UNTAKEN else within
 
 
+# Settings added after users' caches were made, hashed only away from this value, so that a
+# run that leaves them there keeps its config hash (tests/test_generation_ids.py).
 def _unhashed(model: type[BaseModel]) -> dict[str, Any]:
     """The exclusions of a model_dump that leave only hashed settings."""
     out: dict[str, Any] = {}

@@ -13,6 +13,7 @@ tags the benchmark's templates share with lilo's): keep those phrases when rewor
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -27,18 +28,30 @@ __all__ = [
     "STEP_ASK",
     "MethodPrompts",
     "task_instruction",
+    "templates_fingerprint",
 ]
 
-PLAN_ASK = "break the writing task below into numbered paragraph steps"
+PLAN_ASK = "break the writing task above into numbered paragraph steps"
 STEP_ASK = "Now write only the next paragraph, for this step of the plan:"
 # The reference joins restated chunks with a `---` line between blank lines.
 RESTATE_SEPARATOR = "\n\n---\n\n"
 
 
+def _source(name: str) -> str:
+    return (resources.files(__package__) / "templates" / f"{name}.jinja").read_text()
+
+
 @functools.cache
 def _template(name: str) -> jinja2.Template:
-    source = (resources.files(__package__) / "templates" / f"{name}.jinja").read_text()
-    return prompt_template(source)
+    return prompt_template(_source(name))
+
+
+@functools.cache
+def templates_fingerprint(names: tuple[str, ...]) -> str:
+    """Changes whenever one of lilo's method templates `names` does: part of the ids of
+    the generations rendered with them on lilo's datasets."""
+    blob = "\0".join(_source(n) for n in names)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def task_instruction(pack: PromptPack, texts: list[str], target_words: int) -> str:
@@ -139,9 +152,10 @@ class MethodPrompts:
     ) -> str:
         """lilo's writer, in the reference's order: instruction, steps, the text so far
         (from the second step on), the restatement block, the current step, the key
-        requirements (RAL-Writer, from the second step on), the closing rules. Everything up
-        to the text so far is the same at every step (the opening too), so a server that
-        caches prompt prefixes (llama.cpp, vLLM, OpenAI) reads the papers once per plan."""
+        requirements (RAL-Writer, from the second step on), the closing rules. It opens with
+        the instruction, as lilo's planner does, and everything up to the text so far is the
+        same at every step, so a server that caches prompt prefixes (llama.cpp, vLLM,
+        OpenAI) reads the papers once per summary."""
         return _template("write").render(
             instruction=instruction,
             plan=plan,

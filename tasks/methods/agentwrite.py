@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lilo.tasks.methods._prompts import MethodPrompts, task_instruction
@@ -20,6 +20,7 @@ from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.prompt_packs import PromptPack
 
 __all__ = [
+    "PLAN_WRITE",
     "Plan",
     "PlanStep",
     "agentwrite",
@@ -42,6 +43,9 @@ _LABEL_RE = re.compile(
     r"(?:\*\*|__)?\s*[.:)\-–—]*\s*(?:\*\*|__)?\s*(?:main\s*point\s*[:：]\s*)?",
     re.I,
 )
+
+# lilo's templates the planner and the writers render on lilo's datasets.
+PLAN_WRITE = ("plan", "write")
 
 Chat = Callable[[str, str, int], str]  # (prompt, step label, attempt) -> reply
 
@@ -176,8 +180,9 @@ def plan_and_write(
     plan_steps_cap: int,
 ) -> Draft:
     """AgentWrite over `texts` (the papers, or Compress's compressed papers); `budgets`:
-    the writers' and the planner's max_tokens."""
-    chat = chat_for(run, temperature, *budgets, shared_plan)
+    the writers' and the planner's max_tokens; with `generate.fit_input` on, `texts` are
+    what each prompt's papers are cut from."""
+    chat = chat_for(replace(run, texts=tuple(texts)), temperature, *budgets, shared_plan)
     prompts = MethodPrompts(run.pack, sees_written)
     instruction = task_instruction(run.pack, texts, run.target_words)
     plan, capped = cap_plan(ask_plan(chat, prompts, instruction), plan_steps_cap, run.pack)
@@ -194,7 +199,13 @@ def _variant(args: dict[str, Any]) -> str:
 SEES_WRITTEN = {"sees-written": lambda s: {"sees_written": True}}
 
 
-@method("agentwrite", args=plan_write_args, variant=_variant, options=SEES_WRITTEN)
+@method(
+    "agentwrite",
+    args=plan_write_args,
+    variant=_variant,
+    options=SEES_WRITTEN,
+    templates=PLAN_WRITE,
+)
 def agentwrite(
     temperature: float,
     max_tokens: int,

@@ -28,6 +28,8 @@ from lilo.tasks.config import (
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.errors import LiloError, UnknownName
 from lilo.tasks.llm import LLMClient
+from lilo.tasks.methods._fit import Cut, fit_papers, reserved
+from lilo.tasks.methods._prompts import templates_fingerprint
 from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, LLMCall, PaperText, Sample, content_id
 from lilo.tasks.redact import redacted
@@ -76,6 +78,19 @@ class _Tally:
     kept: list[LLMCall] = field(default_factory=list)
     # The steps whose reply was cut at its output budget (`finish_reason` "length").
     truncated: list[str] = field(default_factory=list)
+    # What fitting each prompt to the window left out (`generate.fit_input`).
+    cuts: list[Cut] = field(default_factory=list)
+
+    def fitted(self) -> dict[str, int]:
+        """What the generation records of its fitted input: the most tokens and words one
+        prompt left out of its papers, how many prompts were cut, and the window (0:
+        unknown, nothing cut)."""
+        return {
+            "tokens_left_out": max((c.tokens for c in self.cuts), default=0),
+            "words_left_out": max((c.words for c in self.cuts), default=0),
+            "prompts_cut": sum(c.tokens > 0 for c in self.cuts),
+            "window": max((c.window for c in self.cuts), default=0),
+        }
 
     def add(self, calls: list[LLMCall]) -> None:
         self.tokens_in += sum(c.tokens_in for c in calls)
@@ -92,7 +107,9 @@ class Run:
     purpose. `llm` is the run's own client (the caller's backend, cache, limits and call
     log): each call's tokens go into `tally` as it returns. `sampler` (the method variant)
     is part of each call's cache key: every method samples its own replies, as the
-    reference's runs did, and a rerun replays them."""
+    reference's runs did, and a rerun replays them. `fit_input` (generate.fit_input): each
+    prompt's copies of `texts` (the papers' texts, or what the method reads in their place)
+    are cut to the window (tasks/methods/_fit.py)."""
 
     sample: Sample
     papers: list[PaperText]
@@ -103,6 +120,8 @@ class Run:
     tag: str
     tally: _Tally
     sampler: str = ""
+    fit_input: str = "off"
+    texts: tuple[str, ...] = ()
 
     def chat(
         self,
@@ -117,6 +136,9 @@ class Run:
         """`shared`: the reply every method asking this prompt gets (no sample of its own).
         A reply cut at its budget is kept, and its step marked in the generation's
         `structure` ("truncated")."""
+        if self.fit_input != "off":
+            prompt, cut = fit_papers(self.llm, prompt, self._texts(), max_tokens)
+            self.tally.cuts.append(cut)
         try:
             reply = self.llm.complete(
                 [{"role": "user", "content": prompt}],
@@ -131,6 +153,19 @@ class Run:
         if reply.truncated:
             self.tally.truncated.append(step)
         return reply.text
+
+    def fits(self, prompt: str, max_tokens: int | None) -> bool:
+        """Whether `prompt` as `chat` sends it fits the endpoint's window with its budget
+        (with `fit_input` on: once its papers are cut, with the budget fitting reserves)."""
+        if self.fit_input != "off":
+            prompt, cut = fit_papers(self.llm, prompt, self._texts(), max_tokens)
+            if not cut.fits:
+                return False
+            max_tokens = reserved(max_tokens, cut.window) if cut.window else max_tokens
+        return self.llm.fits([{"role": "user", "content": prompt}], max_tokens)
+
+    def _texts(self) -> tuple[str, ...]:
+        return self.texts or tuple(p.text for p in self.papers)
 
 
 Writer = Callable[[Run], Draft]
@@ -170,11 +205,14 @@ class _Registered:
     args: dict[str, Any]
     variant: str
     write: Writer = field(repr=False)
+    # lilo's method templates the method renders on lilo's datasets (tasks/methods/templates/).
+    templates: tuple[str, ...] = ()
 
     def generation_id(self, unit: Unit, llm: LLMClient, pack: PromptPack) -> str:
         """Everything that determines the summary: the papers' cleaned content in the order
         read, the method and its arguments, the length, the backbone and what else changes
-        its output, and the dataset's prompts."""
+        its output, and the dataset's prompts (on lilo's datasets: the method templates it
+        renders, where it names them)."""
         parts: list[Any] = [
             unit.sample.sample_id,
             [p.content_sha256 for p in unit.ordered],
@@ -186,6 +224,8 @@ class _Registered:
         ]
         if pack.name != "lilo" or unit.rotation:
             parts += [pack.fingerprint(), unit.rotation]
+        if pack.name == "lilo" and self.templates:  # lilo's pack holds no method template
+            parts.append(templates_fingerprint(self.templates))
         return content_id(*parts)
 
     def run(self, unit: Unit, llm: LLMClient, embedder: Embedder, pack: PromptPack) -> Generation:
@@ -197,7 +237,10 @@ class _Registered:
         # log (a test, a bench) gets them back as records, from `llm.take_calls()`.
         own = LLMClient(llm.backend, llm.cache, llm.settings, llm.log)
         tally = _Tally(keep=llm.log is None)
-        run = Run(sample, unit.ordered, target_words, own, embedder, pack, tag, tally, self.variant)
+        fit = self.args.get("fit_input", "off")
+        run = Run(
+            sample, unit.ordered, target_words, own, embedder, pack, tag, tally, self.variant, fit
+        )
         started = time.perf_counter()
         try:
             draft, error = self.write(run), ""
@@ -207,6 +250,8 @@ class _Registered:
         llm.calls.extend(tally.kept)
         # A step cut at its budget is marked: the summary holds a reply that did not end.
         structure = {**draft.structure, "truncated": tally.truncated} if tally.truncated else {}
+        if fit != "off":
+            structure = {**(structure or draft.structure), "fit_input": tally.fitted()}
         return Generation(
             generation_id=self.generation_id(unit, llm, pack),
             sample_id=sample.sample_id,
@@ -280,6 +325,7 @@ def method(
     section: str | None = None,
     variant: Variant | None = None,
     options: Options | None = None,
+    templates: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Writer]], Callable[..., Method]]:
     """Register a method factory under `name`; `args` reads its parameters from the
     `MethodSettings` (the factory's typed keyword parameters, recorded as `method_args`);
@@ -288,13 +334,17 @@ def method(
     or `--set`; `variant` names what the leaderboard shows for a given set of arguments
     (e.g. the compressor Compress used), the method's name by default; `options` are the
     variants a run can name in brackets beside the default
-    (`--methods agentwrite,agentwrite[sees-written]`), each setting some arguments."""
+    (`--methods agentwrite,agentwrite[sees-written]`), each setting some arguments;
+    `templates` are lilo's method templates it renders on lilo's datasets, whose text is part
+    of its generation ids there."""
 
     def decorate(factory: Callable[..., Writer]) -> Callable[..., Method]:
         @functools.wraps(factory)
         def build(**kwargs: Any) -> Method:
             label = variant(kwargs) if variant else name
-            return _Registered(name, dict(kwargs), label, factory(**kwargs))
+            # generate.fit_input is every method's, applied by its Run: not the factory's.
+            own = {k: v for k, v in kwargs.items() if k != "fit_input"}
+            return _Registered(name, dict(kwargs), label, factory(**own), templates)
 
         key = None
         if settings:
@@ -344,4 +394,6 @@ def get_method(
             known = ", ".join(f"{base}[{o}]" for o in entry.options) or "none"
             raise UnknownName(f"method {name!r}: no option {option!r}; {base}'s are: {known}")
         args.update(entry.options[option](given))
+    if generate.fit_input != "off":  # off leaves a run's id as it was
+        args["fit_input"] = generate.fit_input
     return entry.build(**args)

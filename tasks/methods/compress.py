@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.embeddings import Embedder
-from lilo.tasks.methods.agentwrite import SEES_WRITTEN, plan_and_write, plan_write_args
+from lilo.tasks.methods.agentwrite import (
+    PLAN_WRITE,
+    SEES_WRITTEN,
+    plan_and_write,
+    plan_write_args,
+)
 from lilo.tasks.methods.base import Draft, MethodSettings, Run, Writer, method
 from lilo.tasks.text import split_sentences
 from lilo.tasks.tokens import count_word_tokens
@@ -121,7 +126,7 @@ OPTIONS = {
 }
 
 
-@method("compress", args=_args, variant=_variant, options=OPTIONS)
+@method("compress", args=_args, variant=_variant, options=OPTIONS, templates=PLAN_WRITE)
 def compress(
     ratio: float,
     compressor: str,

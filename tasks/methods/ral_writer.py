@@ -16,6 +16,7 @@ from lilo.tasks.config import Section, output_values
 from lilo.tasks.methods._prompts import RESTATE_SEPARATOR, MethodPrompts, task_instruction
 from lilo.tasks.methods._splitter import split_recursive
 from lilo.tasks.methods.agentwrite import (
+    PLAN_WRITE,
     Chat,
     Plan,
     PlanStep,
@@ -115,7 +116,14 @@ def _short_plan(
     return plan
 
 
-@method("ral_writer", args=_args, settings=RALSettings, section="ral", variant=_variant)
+@method(
+    "ral_writer",
+    args=_args,
+    settings=RALSettings,
+    section="ral",
+    variant=_variant,
+    templates=PLAN_WRITE,
+)
 def ral_writer(
     a: float,
     b: float,
@@ -160,7 +168,7 @@ def ral_writer(
                 )
 
             def fits(prompt: str) -> bool:  # the endpoint's window, where it is known
-                return run.llm.fits([{"role": "user", "content": prompt}], max_tokens)
+                return run.fits(prompt, max_tokens)
 
             if prompts.reference:
                 used, chosen, prompt = _fit_as_run(

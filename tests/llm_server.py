@@ -22,7 +22,9 @@ endpoints without structured output do.
 
 `Model` makes it a server with a context window, which it names or not as `kind` does:
 vLLM (`GET /v1/models` max_model_len, `POST /tokenize` of the messages), llama-server
-(`GET /props` n_ctx and total_slots, `POST /tokenize` of a text), llama-cpp-python's server
+(`GET /props` n_ctx and total_slots, `POST /tokenize` of a text; its window is one slot's, as
+`llama-server -np 2 -c 8192` names 4,096, and its `/v1/models` names it beside the model's
+trained context, `N_CTX_TRAIN`), llama-cpp-python's server
 (`POST /extras/tokenize/count`, no window said), Ollama (`POST /api/show`) or OpenAI
 (nothing said); with `says` off it names no window, with `created` it dates the model in
 `/v1/models` (a restarted server's identity changes with it). llama-server's `/props` names
@@ -184,11 +186,15 @@ def _gzipped(parts: Iterable[bytes]) -> Iterator[bytes]:
     yield gzip.flush()
 
 
+N_CTX_TRAIN = 32_768
+"""The trained context llama-server's `/v1/models` names (Gemma 3 270M's): no request's window."""
+
+
 @dataclass
 class Model:
     """A served model with a context window (see the module's docstring): `kind` is one of
     vllm, llama.cpp, llama-cpp-python, ollama, openai; `slots` what llama-server says it
-    computes at once."""
+    computes at once, and then `window` is one slot's."""
 
     window: int
     kind: str = "vllm"
@@ -467,6 +473,8 @@ class _Handler(BaseHTTPRequestHandler):
                 entry["created"] = model.created
             if model and says and kind == "vllm":
                 entry["max_model_len"] = model.window
+            elif model and says and kind == "llama.cpp":  # a slot's window, the model's own
+                entry["meta"] = {"n_ctx": model.window, "n_ctx_train": N_CTX_TRAIN}
             found = {"object": "list", "data": [entry]}
         elif self.path == "/props" and model and says and kind == "llama.cpp":
             found = {

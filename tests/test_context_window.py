@@ -275,6 +275,23 @@ def test_requests_in_flight_narrow_to_what_the_server_computes_at_once(tmp_path,
     assert len(_sent(server)) == 4 and server.peak == 1
 
 
+def test_llama_server_s_window_is_one_slot_s_share_of_its_context(tmp_path, server):
+    """`llama-server -np 2 -c 8192` names 4,096 tokens in `/props` (and in `/v1/models`, beside
+    the model's trained 32,768): a request can use one slot's share. lilo fits budgets to it
+    and, with its default concurrency (4), keeps the 2 slots busy and no more."""
+    server.model = Model(window=4096, kind="llama.cpp", slots=2)
+    server.compute_s = 0.2
+    llm = _client(tmp_path, server)
+    prompts = [_prompt(3000, str(n)) for n in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda m: llm.chat(m, purpose="t", max_tokens=8192), prompts))
+    room = 4096 - llm.window.prompt_tokens(prompts[0])[0] - MARGIN_TOKENS  # as /tokenize counts
+    assert [r["max_tokens"] for r in _sent(server)] == [room] * 4 and server.peak == 2
+    with pytest.raises(ContextExceeded, match="window 4096 \\(server\\)"):
+        llm.chat(_prompt(4100), purpose="t", max_tokens=100)
+    assert len(_sent(server)) == 4
+
+
 def test_a_request_that_timed_out_is_not_sent_again(tmp_path, server):
     """The server may still be computing it: another copy would be computed twice."""
     server.compute_s = 1.5

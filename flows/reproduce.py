@@ -25,6 +25,7 @@ from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.methods import Unit
 from lilo.tasks.methods._prompts import task_instruction
 from lilo.tasks.reproduce import figures
+from lilo.tasks.reproduce.claims import claims
 from lilo.tasks.reproduce.page import PaperPage, Section, render_page
 from lilo.tasks.reproduce.plan import (
     FIG6A,
@@ -35,21 +36,29 @@ from lilo.tasks.reproduce.plan import (
     figure_length,
     plan_runs,
 )
+from lilo.tasks.reproduce.published import (
+    OVERALL_TOLERANCE,
+    overall_check,
+    published_numbers,
+    statements,
+    statements_about,
+)
 from lilo.tasks.reproduce.sections import (
     restated_chunks,
     table2,
-    table2_published,
+    table2_beside,
     table4,
-    table4_published,
+    table4_beside,
 )
 from lilo.tasks.results_report import data_uri
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
 from lilo.warehouse.queries.datasets import sample_papers
 from lilo.warehouse.queries.generations import succeeded_generations
 from lilo.warehouse.queries.reproduction import reproduction_views, score_means
-from lilo.warehouse.queries.results import default_version, ral_recall_of
+from lilo.warehouse.queries.results import default_version, headline_scores, ral_recall_of
 
 __all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
 
@@ -161,6 +170,7 @@ def estimate_rows(planned: list[Planned]) -> list[dict[str, Any]]:
 def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...]) -> list[Section]:
     views = reproduction_views(wh)
     intervals, cost, sweep = views["cell_intervals"], views["cost"], views["ral_sweep"]
+    scores = headline_scores(wh, version, [h.name for h in leaderboard_scores()])
     lengths_view, curve = views["output_lengths"], views["position_curve"]
     permutation, spread = views["position_permutation"], views["judge_spread"]
     at = figure_length(lengths)
@@ -194,10 +204,33 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
         ),
         Section(
             "table2-published",
-            "Table 2 beside the paper: Overall",
-            "The paper's published Overall (tasks/reproduce/published.csv, with its source) beside "
-            "lilo's; same_backbone says whether lilo ran the paper's model.",
-            table2_published(intervals),
+            "Table 2 beside the paper: every backbone, method and length",
+            "The paper's S_l, S_c, S_q (tasks/reproduce/published.csv: all 120 values of its "
+            "Table 2, each with its row and column) beside lilo's cell on the same backbone: "
+            "mean [95% interval], n, and lilo minus the paper. * the paper's underlined best "
+            "of its setting (backbone x length); + lilo's best of its setting. A backbone lilo "
+            "has not run shows the paper's rows alone; a backbone lilo ran that the paper did "
+            "not follows with lilo's rows alone. lilo's Overall is the mean of its lengths, "
+            "shown beside the paper's only where lilo ran 4k, 8k and 16k. "
+            + statements_about("Table 2")
+            + " "
+            + statements_about("Compress"),
+            table2_beside(intervals),
+        ),
+        _overall_check(),
+        Section(
+            "claims",
+            "The paper's claims, checked on lilo's run",
+            "Each ordering the paper reports (which method ranks first per setting and score; "
+            "its observations), whether the paper's own numbers bear it out, and whether "
+            "lilo's run agrees: difference is the mean paired difference over the samples "
+            "both cells scored with the 95% interval of the sign-flip test, p from it, n "
+            "pairs (tasks/stats.py). Highlighted: reproduced, lilo agrees and the difference "
+            "is not within noise. not run: lilo has no cell at that length or method. lilo's "
+            "backbone need not be the paper's: a claim about an ordering is compared across "
+            "models, values are not.",
+            claims(published_numbers(), scores, seed=settings.stats.seed),
+            marked="reproduced",
         ),
         _table3(settings, wh),
         Section(
@@ -210,20 +243,24 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
         Section(
             "table4-published",
             "Table 4 beside the paper",
-            "The paper's input tokens per summary (x10^3) beside lilo's.",
-            table4_published(cost),
+            "The paper's 12 values of Table 4, input tokens per summary (x10^3) on "
+            "Qwen2.5-14B-Instruct, beside lilo's from its ledger (the cost view) per length, "
+            "on each backbone lilo ran. " + statements_about("Table 4"),
+            table4_beside(cost),
         ),
         Section(
             "fig6a",
             "Figure 6a: S_c of RAL-Writer over a x b",
-            f"At k = 12, {at} words (view ral_sweep).",
+            f"At k = 12, {at} words (view ral_sweep). " + statements_about("Figure 6a"),
             grid,
             figures.fig6a_png(grid),
         ),
         Section(
             "fig6b",
             "Figure 6b: S_c of RAL-Writer by k",
-            f"At a = {a}, b = {b}, {at} words; AgentWrite dashed (view ral_sweep).",
+            f"At a = {a}, b = {b}, {at} words; AgentWrite dashed (view ral_sweep). "
+            + statements_about("Figure 6b")
+            + _peak(by_k),
             by_k,
             figures.fig6b_png(by_k, baseline, a, b),
         ),
@@ -231,14 +268,14 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "fig7a",
             "Figure 7a: output length of Single",
             "Mean words written per required length, standard deviation as error bars "
-            "(view output_lengths).",
+            "(view output_lengths). " + statements_about("Figure 7a"),
             lengths_view[lengths_view["variant"] == "single"],
             figures.fig7a_png(lengths_view),
         ),
         Section(
             "fig7b",
             "Figure 7b: S_single by the paper's position",
-            f"{at} words (view position_curve).",
+            f"{at} words (view position_curve). " + statements_about("Figure 7b"),
             curve,
             figures.fig7b_png(curve, at),
         ),
@@ -246,9 +283,17 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "fig8",
             "Figure 8: S_single per slot over every cyclic order",
             "Each sample written in every cyclic order of its papers; S_single of the paper in "
-            "each slot averaged over the orders (view position_permutation).",
+            "each slot averaged over the orders (view position_permutation). "
+            + statements_about("Figure 8"),
             permutation,
             figures.fig8_png(permutation),
+        ),
+        Section(
+            "paper-text",
+            "What the paper's text states",
+            "The settings and figure results the paper states in words "
+            "(tasks/reproduce/statements.csv), each with its section.",
+            statements(),
         ),
         Section(
             "judge-spread",
@@ -259,6 +304,38 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             spread,
         ),
     ]
+
+
+def _peak(by_k: pd.DataFrame) -> str:
+    """Where lilo's S_c peaks over k, said beside the paper's peak."""
+    rows = by_k.dropna(subset=["s_c"])
+    if rows.empty:
+        return " lilo: no k swept."
+    top = rows.loc[rows["s_c"].idxmax()]
+    return f" lilo's S_c peaks at k = {int(top['k'])} ({top['s_c']:.2f})."
+
+
+def _overall_check() -> Section:
+    """The paper's Table 2 checked against itself: each Overall beside the mean of its
+    lengths."""
+    check = overall_check()
+    off = check[~check["agrees"]]
+    said = "; ".join(
+        f"{r['backbone']} {r['method']} {r['metric']}: {r['printed']:.2f} printed, "
+        f"{r['mean_of_lengths']:.2f} the mean"
+        for r in off.to_dict(orient="records")
+    )
+    return Section(
+        "overall-check",
+        "The paper checked against itself: Overall is the mean of the three lengths",
+        f"In {int(check['agrees'].sum())} of {len(check)} of Table 2's Overall cells the "
+        f"Overall equals the mean of its 4k, 8k and 16k cells to rounding (within "
+        f"{OVERALL_TOLERANCE}); not in: {said or 'none'}. lilo's Overall is the mean of "
+        "its lengths (each sample's mean over the lengths it was scored at, averaged over "
+        "samples). Highlighted: an Overall that is not its lengths' mean.",
+        check.assign(off=~check["agrees"]),
+        marked="off",
+    )
 
 
 def _table3(settings: Settings, wh: Any) -> Section:

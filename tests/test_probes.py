@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from lilo.flows.cli import main
@@ -29,6 +30,7 @@ from lilo.tasks.probes import (
     mdqa_from_warehouse,
     read_clone,
 )
+from lilo.tasks.probes.published import beside_published, published_litm
 from lilo.tasks.records import PaperText, QAPair
 from lilo.warehouse import Warehouse
 
@@ -100,6 +102,14 @@ def _published(data: Path, sql: str) -> list[tuple]:
         con.close()
 
 
+def _published_view(data: Path, name: str) -> pd.DataFrame:
+    con = duckdb.connect(str(data / "published" / "lilo.duckdb"), read_only=True)
+    try:
+        return con.execute(f"SELECT * FROM {name}").df()
+    finally:
+        con.close()
+
+
 def test_import_reads_what_the_clone_holds_once(tmp_path, capsys, prefect_harness):
     clone, data = make_clone(tmp_path / "clone"), tmp_path / "data"
     assert _lilo("import", "lost-in-the-middle", str(clone), "--data-dir", str(data)) == 0
@@ -139,6 +149,16 @@ def test_import_reads_what_the_clone_holds_once(tmp_path, capsys, prefect_harnes
     assert by_setting[("oracle", None)] == 1.0
     page = (data / "published" / "probes" / "version=0001" / "report.html").read_text()
     assert '<img id="probe-curves"' in page and 'id="summary"' in page and "closed_book" in page
+    # Liu et al.'s published accuracies, lilo's beside those of the same 10-document cells.
+    assert '<table id="published">' in page and "Appendix G, Table 5" in page
+    published = beside_published(_published_view(data, "probe_curve"))
+    ten = published[(published["documents"] == 10) & (published["model"] == "GPT-3.5-Turbo")]
+    assert list(ten["gold position"]) == [1, 5, 10] and list(ten["published"]) == [
+        0.768,
+        0.612,
+        0.624,
+    ]
+    assert list(ten["lilo"]) == [by_setting[("position", p)] for p in (0, 4, 9)]
     request = _published(data, "SELECT count(*) FROM fct_llm_calls WHERE purpose = 'probe_mdqa'")
     assert request == [(3 * 3 + 3 + 3,)]
 
@@ -404,3 +424,38 @@ def test_a_probe_run_with_failed_calls_is_partial_until_a_rerun_answers_them(
     with Warehouse(data / "lilo.duckdb") as wh:
         versions = wh.con.execute("SELECT partial FROM res_probe_versions ORDER BY version")
         assert versions.fetchall() == [(True,), (False,)]
+
+
+def test_liu_et_al_published_accuracies_carry_their_table_row_and_column():
+    """Table 1's closed-book and oracle accuracy (6 models) and Appendix G's Tables 5-7 by gold
+    position (6 models at 10 and 20 documents, 5 at 30: GPT-3.5-Turbo's 4K window holds no 30),
+    each naming where in the paper it was read; beside a curve without that cell, `-`."""
+    paper = published_litm()
+    assert len(paper) == 12 + 6 * 3 + 6 * 5 + 5 * 7
+    assert paper.groupby("setting").size().to_dict() == {
+        "closed_book": 6, "oracle": 6, "position": 83
+    }  # fmt: skip
+    assert paper["source"].str.startswith("Liu et al., Lost in the Middle (TACL 2024").all()
+    twenty = paper[(paper["size"] == 20) & (paper["model"] == "GPT-3.5-Turbo")]
+    assert list(twenty["position"]) == [0, 4, 9, 14, 19]
+    assert list(twenty["accuracy"]) == [0.758, 0.572, 0.538, 0.554, 0.632]
+    gpt = paper[(paper["model"] == "GPT-3.5-Turbo") & (paper["setting"] != "position")]
+    assert dict(zip(gpt["setting"], gpt["accuracy"], strict=True)) == {
+        "closed_book": 0.561, "oracle": 0.883
+    }  # fmt: skip
+    assert sorted(paper.loc[paper["size"] == 30, "position"].unique()) == [0, 4, 9, 14, 19, 24, 29]
+    curve = pd.DataFrame(
+        [("mdqa", "published", "b", False, "lilo", "position", 20, 9, 0.5, 0.3, 0.7, 10),
+         ("mdqa", "published", "b", False, "lilo", "closed_book", 20, None, 0.2, 0.1, 0.3, 4),
+         ("mdqa", "published", "b", False, "lilo", "closed_book", 10, None, 0.4, 0.1, 0.6, 6),
+         ("kv", "published", "b", False, "lilo", "position", 75, 0, 1.0, 0.9, 1.0, 5)],
+        columns=["task", "variant", "backbone", "query_aware", "prompts", "setting", "size",
+                 "position", "accuracy", "ci_low", "ci_high", "n"],
+    )  # fmt: skip
+    both = beside_published(curve)
+    assert len(both) == len(paper) and set(both["lilo panel"]) == {"b, published"}
+    at = both[(both["model"] == "GPT-3.5-Turbo") & (both["documents"] == 20)]
+    assert list(at["lilo"].fillna(-1)) == [-1, -1, 0.5, -1, -1]
+    closed = both[(both["model"] == "Claude-1.3") & (both["setting"] == "closed_book")].iloc[0]
+    assert (closed["published"], closed["lilo"], closed["lilo n"]) == (0.483, 0.32, 10)
+    assert beside_published(curve.iloc[0:0])["lilo"].isna().all()

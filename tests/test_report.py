@@ -441,3 +441,57 @@ def test_artifact_markdown_never_links_to_a_script(markdown, shown):
     from lilo.tasks.formatting import safe_markdown
 
     assert safe_markdown(markdown) == (markdown if shown is None else shown)
+
+
+def test_the_paper_page_holds_every_published_value_and_each_claim(demo, views, tmp_path):
+    """The reproduction page of the demo's run (Single and RAL-Writer at two lengths on a
+    backbone the paper did not run): the paper's 40 Table 2 rows alone, then lilo's; Table 4's
+    12 values; the paper checked against itself; every claim with lilo's side; and lilo's
+    Overall, in the leaderboard as on the page, the mean of its lengths."""
+    from prefect import flow
+
+    from lilo.flows.reproduce import write_paper_page
+    from lilo.tasks.config import Settings
+    from lilo.tasks.reproduce.claims import COLUMNS
+
+    data = tmp_path / "data"
+    shutil.copytree(demo, data)
+    write = flow(name="paper-page")(write_paper_page)
+    tables = _page(write(Settings(data_dir=data), REPORT_LENGTHS, pd.DataFrame())).tables
+
+    header, *rows = tables["table2-published-table"]
+    assert header[:3] == ["backbone", "method", "length"] and header[-2:] == ["n", "lilo backbone"]
+    paper, lilo = rows[:40], rows[40:]
+    assert {r[0] for r in paper} == {
+        "GPT-4o", "LongWriter-glm4-9b", "Qwen2.5-14B-Instruct", "Qwen2.5-32B-Instruct"
+    }  # fmt: skip
+    assert all(r[header.index("S_c lilo")] == "-" for r in paper)
+    assert sum(r[header.index("S_c paper")].endswith(" *") for r in paper) == 8
+    lengths = [f"{t // 1000}k" for t in REPORT_LENGTHS] + ["Overall"]
+    assert [(r[1], r[2]) for r in lilo] == [
+        (m, length) for m in ("ral_writer", "single") for length in lengths
+    ]
+    assert all(r[header.index("S_c lilo")] != "-" for r in lilo)
+    assert all(r[header.index("n")] == str(REPORT_SAMPLES) for r in lilo)
+
+    header, *rows = tables["table4-published-table"]
+    assert len(rows) == 12 and {r[header.index("lilo")] for r in rows} == {"-"}
+
+    header, *rows = tables["overall-check-table"]
+    assert len(rows) == 30 and [r[header.index("agrees")] for r in rows].count("no") == 1
+
+    header, *rows = tables["claims-table"]
+    assert header == COLUMNS and len(rows) >= 27
+    by = {(r[0], r[header.index("lilo_setting")]): r for r in rows}
+    overall = f"Overall ({', '.join(lengths[:2])})"
+    row = by[("Qwen2.5-14B-Instruct, Overall: ral_writer first on S_c",
+              f"{overall}: " + ("ral_writer - single"))]  # fmt: skip
+    assert row[header.index("agrees")] in ("yes", "no") and row[header.index("n")] == "2"
+    assert "n too small" in row[header.index("difference")]  # 2 samples: no interval
+    assert row[header.index("reproduced")] == "no"
+    assert all(r[header.index("agrees")] == "not run" for r in rows if ", 16k: " in r[0])
+
+    board = views["leaderboard"]
+    for score in ("s_l", "s_c", "s_q"):
+        for _, cell in board.groupby("variant"):
+            assert cell[f"overall_{score}"].iloc[0] == pytest.approx(cell[score].mean(), abs=0.011)

@@ -10,10 +10,17 @@ import pytest
 from conftest import copy_imported_longinoutbench
 
 from lilo.flows.cli import main
+from lilo.tasks.reproduce.claims import COLUMNS, claims
 from lilo.tasks.reproduce.page import PaperPage, Section, render_page
 from lilo.tasks.reproduce.plan import estimate_units, figure_length, plan_runs
-from lilo.tasks.reproduce.published import beside_published, published_numbers
-from lilo.tasks.reproduce.sections import table2, table4
+from lilo.tasks.reproduce.published import (
+    overall_check,
+    published_numbers,
+    statements,
+    statements_about,
+)
+from lilo.tasks.reproduce.sections import table2, table2_beside, table4, table4_beside
+from lilo.tasks.reproduce.significance import cell_statistics
 
 
 def test_the_plan_covers_every_table_and_figure_at_the_papers_settings() -> None:
@@ -55,22 +62,169 @@ def test_estimate_from_history_and_from_prompt_sizes_by_hand() -> None:
     assert estimate_units(units.iloc[0:0], history, None).source == "nothing left to run"
 
 
-def test_published_numbers_carry_their_source_and_sit_beside_lilos() -> None:
+def test_the_papers_132_values_carry_their_table_row_and_column() -> None:
+    """All of Table 2 (4 backbones, 10 backbone x method rows, Overall and 3 lengths, 3
+    scores: 120) and of Table 4 (12), each naming where in the paper it was read."""
     paper = published_numbers()
-    assert paper["source"].str.contains("Table").all()
-    ral = paper[(paper["table"] == "table2") & (paper["method"] == "ral_writer")]
-    assert dict(zip(ral["metric"], ral["value"], strict=True)) == {
-        "s_l": 75.15, "s_c": 55.28, "s_q": 75.68
-    }  # fmt: skip
-    lilo = pd.DataFrame(
-        [{"method": "ral_writer", "target_words": 0, "backbone": "openai:Qwen/Qwen2.5-14B-Instruct",
-          "metric": "s_c", "value": 50.0}]
+    assert len(paper) == 132
+    assert paper.groupby("table").size().to_dict() == {"table2": 120, "table4": 12}
+    t2 = paper[paper["table"] == "table2"]
+    assert t2["backbone"].nunique() == 4 and len(t2.groupby(["backbone", "method"])) == 10
+    assert sorted(t2["target_words"].unique()) == [0, 4000, 8000, 16000]
+    assert t2.groupby(["backbone", "method", "target_words"]).size().eq(3).all()
+    for r in paper.to_dict(orient="records"):
+        assert r["source"].startswith("RAL-Writer paper (arXiv 2503.06868), Table ")
+        assert f" {r['method'].replace('_', '-')}".lower() in r["source"].lower()
+    row = paper[
+        (paper["backbone"] == "Qwen2.5-14B-Instruct") & (paper["method"] == "agentwrite")
+        & (paper["target_words"] == 16000) & (paper["metric"] == "s_c")
+    ].iloc[0]  # fmt: skip
+    assert (row["value"], row["marked_best"]) == (55.15, True)
+    assert row["source"].endswith("row Qwen2.5-14B-Instruct AgentWrite, column 16k S_c")
+    said = statements()
+    assert len(said) == 12 and said["source"].str.contains("section").all()
+    assert "peaks at k = 12" in statements_about("Figure 6b")
+    assert statements_about("Figure 99") == ""
+
+
+def test_the_paper_checked_against_itself() -> None:
+    """29 of Table 2's 30 Overall cells are the mean of their three lengths to rounding; the
+    one that is not is printed so. The underline marks the highest value of its backbone x
+    length x score wherever a backbone ran several methods; Table 4's Overall is the mean of
+    its lengths and its increase RAL-Writer minus AgentWrite."""
+    check = overall_check()
+    assert len(check) == 30 and int(check["agrees"].sum()) == 29
+    off = check[~check["agrees"]].iloc[0]
+    assert (off["backbone"], off["method"], off["metric"]) == (
+        "Qwen2.5-14B-Instruct", "agentwrite", "s_c"
     )  # fmt: skip
-    both = beside_published(lilo, "table2")
-    row = both[(both["method"] == "ral_writer") & (both["metric"] == "s_c")].iloc[0]
-    assert (row["published"], row["lilo"], row["difference"]) == (55.28, 50.0, -5.28)
-    assert bool(row["same_backbone"])
-    assert both["lilo"].isna().sum() == len(both) - 1  # nothing invented for the others
+    assert (off["printed"], off["mean_of_lengths"]) == (54.10, 54.05)
+    paper = published_numbers()
+    t2 = paper[paper["table"] == "table2"]
+    several = t2.groupby("backbone")["method"].transform("nunique") > 1
+    top = t2.groupby(["backbone", "target_words", "metric"])["value"].transform("max")
+    assert (t2["marked_best"] == (several & (t2["value"] == top))).all()
+    assert int(t2["marked_best"].sum()) == 26
+    t4 = paper[paper["table"] == "table4"].pivot_table(
+        index="target_words", columns="method", values="value"
+    )
+    assert t4.loc[0, ["agentwrite", "ral_writer"]].round(2).tolist() == (
+        t4.loc[[4000, 8000, 16000], ["agentwrite", "ral_writer"]].mean().round(2).tolist()
+    )
+    assert ((t4["ral_writer"] - t4["agentwrite"]).round(2) == t4["increase"]).all()
+
+
+def _scores(backbone: str = "local:gemma", lengths=(4000, 8000), samples: int = 6) -> pd.DataFrame:
+    """Headline score rows: RAL-Writer's S_c 5 above AgentWrite's on every sample; Single's
+    S_l 50 below; each S_l 20 lower at the longer length; S_q the same for every method."""
+    rows = []
+    for s in range(samples):
+        for t in lengths:
+            for method, s_l, s_c in (("single", 10, 30), ("agentwrite", 60, 40),
+                                     ("ral_writer", 70, 45)):  # fmt: skip
+                for score, value in (
+                    ("length", s_l - 20 * lengths.index(t) + s),
+                    ("consistency", s_c + s + lengths.index(t)),
+                    ("quality", 50 + s),
+                ):
+                    rows.append(
+                        {"sample_id": f"s{s}", "method": method, "variant": method,
+                         "target_words": t, "backbone": backbone, "score": score,
+                         "value": float(value)}
+                    )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_lilos_overall_is_the_mean_of_its_lengths() -> None:
+    cells = pd.DataFrame(cell_statistics(_scores()))
+    for (variant, score), cell in cells.groupby(["variant", "score"]):
+        by = cell.set_index("target_words")["mean"]
+        assert by[0] == pytest.approx((by[4000] + by[8000]) / 2), (variant, score)
+
+
+def test_the_claims_say_what_reproduced_and_how_sure() -> None:
+    table = claims(published_numbers(), _scores())
+    assert list(table.columns) == COLUMNS
+    row = table.set_index(["claim", "lilo_setting"])
+    first = row.loc[("Qwen2.5-32B-Instruct, 4k: ral_writer first on S_c",
+                     "4k: ral_writer - agentwrite")]  # fmt: skip
+    assert (first["agrees"], first["n"], first["difference"]) == ("yes", 6, "+5.0 [+5.0, +5.0]")
+    assert first["p"] == pytest.approx(2 / 64, abs=1e-4) and first["reproduced"]
+    # Qwen2.5-14B-Instruct's 8k S_l: AgentWrite first in the paper, RAL-Writer in lilo's run.
+    other = row.loc[("Qwen2.5-14B-Instruct, 8k: agentwrite first on S_l",
+                     "8k: agentwrite - ral_writer")]  # fmt: skip
+    assert (other["agrees"], other["difference"], other["reproduced"]) == (
+        "no", "-10.0 [-10.0, -10.0]", False
+    )  # fmt: skip
+    # A tie in lilo's run that holds the paper's first agrees, within noise.
+    tie = table[table["claim"] == "Qwen2.5-14B-Instruct, 4k: ral_writer first on S_q"].iloc[0]
+    assert (tie["agrees"], tie["p"], tie["reproduced"]) == ("yes", 1.0, False)
+    assert (table[table["lilo_setting"].str.startswith("16k")]["agrees"] == "not run").all()
+    above = table[table["claim"].str.startswith("RAL-Writer's S_c above AgentWrite's")]
+    assert list(above["lilo_setting"]) == [
+        "4k: ral_writer - agentwrite", "8k: ral_writer - agentwrite",
+        "Overall (4k, 8k): ral_writer - agentwrite",
+    ]  # fmt: skip
+    assert above["paper_holds"].all() and above["reproduced"].all()
+    below = table[table["claim"] == "Single's S_l far below the Plan-Write methods'"]
+    assert below["paper"].iloc[0] == (
+        "below in 24 of 24 cells (Qwen2.5-14B-Instruct, Qwen2.5-32B-Instruct)"
+    )
+    assert set(below[below["lilo_setting"].str.contains("compress")]["agrees"]) == {"not run"}
+    falls = table[table["claim"].str.startswith("S_l falls")]
+    assert not falls["paper_holds"].any()
+    assert (
+        falls["paper"].iloc[0] == "strictly in 9 of 10 backbone x method rows (not GPT-4o single)"
+    )
+    assert list(falls["lilo_setting"]) == [
+        f"{m}: 4k - 8k" for m in ("agentwrite", "ral_writer", "single")
+    ]
+    assert falls["reproduced"].all()
+    assert table[table["claim"].str.contains(" first on ")]["paper_holds"].all()
+    # Nothing run: every claim listed, none run.
+    empty = claims(published_numbers(), _scores().iloc[0:0])
+    assert set(empty["agrees"]) == {"not run"} and empty["claim"].nunique() == 27
+
+
+def _intervals(scores: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(cell_statistics(scores)).assign(
+        reference=None, difference=None, difference_low=None, difference_high=None,
+        p_value=None, within_noise=None,
+    )  # fmt: skip
+
+
+def test_table2_beside_the_paper_keeps_every_published_row() -> None:
+    """lilo's cells on Qwen2.5-14B-Instruct stand beside the paper's; the paper's other
+    backbones keep their rows alone; lilo's own backbone follows with its rows alone."""
+    qwen = _scores("openai:Qwen/Qwen2.5-14B-Instruct", (4000, 8000, 16000))
+    both = _intervals(pd.concat([qwen, _scores("local:gemma")]))
+    table = table2_beside(both)
+    assert len(table) == 40 + 3 * 3  # the paper's rows, then gemma's methods x (4k, 8k, Overall)
+    row = table.set_index(["backbone", "method", "length"])
+    aw = row.loc[("Qwen2.5-14B-Instruct", "agentwrite", "16k")]
+    assert aw["S_c paper"] == "55.15 *" and aw["S_c lilo"].startswith("44.5 [")
+    assert aw["S_c lilo - paper"] == "-10.65" and aw["n"] == 6
+    assert row.loc[("Qwen2.5-14B-Instruct", "ral_writer", "4k"), "S_c lilo"].endswith(" +")
+    assert (
+        row.loc[("Qwen2.5-14B-Instruct", "agentwrite", "Overall"), "S_c lilo - paper"] == "-10.60"
+    )
+    assert row.loc[("Qwen2.5-14B-Instruct", "agentwrite", "Overall"), "S_c paper"] == "54.10"
+    gpt = row.loc[("GPT-4o", "single", "4k")]
+    assert (gpt["S_l paper"], gpt["S_l lilo"], gpt["lilo backbone"]) == ("0.00", "-", "-")
+    gemma = row.loc[("local:gemma", "single", "Overall")]
+    assert gemma["S_l paper"] == "-" and gemma["S_l lilo"].startswith("2.5 [")
+    cost = pd.DataFrame(
+        [(m, t, "local:gemma", 2, 1000.0 * (1 + (m == "ral_writer")) + t, 10.0)
+         for m in ("agentwrite", "ral_writer") for t in (4000, 8000, 16000)],
+        columns=["method", "target_words", "backbone", "generations", "tokens_in_per_summary",
+                 "tokens_out_per_summary"],
+    )  # fmt: skip
+    t4 = table4_beside(cost).set_index(["length", "method"])
+    assert len(t4) == 12 and not t4["same backbone"].any()
+    assert t4.loc[("4k", "agentwrite"), "lilo"] == 5.0
+    assert t4.loc[("4k", "agentwrite"), "lilo - paper"] == 5.0 - 405.0
+    assert t4.loc[("Overall", "increase"), ["paper", "lilo"]].tolist() == [168.59, 1.0]
+    assert table4_beside(cost.iloc[0:0])["lilo"].isna().all()
 
 
 def test_table2_marks_a_difference_within_noise_and_table4_the_increase() -> None:

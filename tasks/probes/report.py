@@ -14,6 +14,7 @@ import pandas as pd
 
 from lilo.tasks.formatting import Artifact, markdown_table, table_records
 from lilo.tasks.probes.kinds import get_probe_task
+from lilo.tasks.probes.published import PUBLISHED_TITLE, beside_published
 from lilo.tasks.results_report import data_uri, figure_png, pyplot, render_template
 
 __all__ = ["echo_carried_lines", "probe_artifacts", "probe_curve_png", "render_probe_report"]
@@ -140,12 +141,14 @@ def render_probe_report(
     version: int, curve: pd.DataFrame, summary: pd.DataFrame, versus: pd.DataFrame
 ) -> str:
     """The version's page: the figure, the echo-carried positions, probe_summary,
-    probe_vs_summary and probe_curve."""
+    probe_vs_summary, probe_curve and the published accuracies beside lilo's
+    (tasks/probes/published.py)."""
     figure = data_uri(probe_curve_png(curve)) if not curve.empty else ""
     tables = [
         ("summary", "U depth per curve (probe_summary)", summary),
         ("versus", "Probes beside the summaries' position curve (probe_vs_summary)", versus),
         ("curve", "Accuracy by gold position, with 95% intervals (probe_curve)", curve),
+        ("published", PUBLISHED_TITLE, beside_published(curve)),
     ]
     return render_template(
         "probes.html.j2",

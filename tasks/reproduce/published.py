@@ -1,8 +1,8 @@
-"""The RAL-Writer paper's published numbers (`published.csv`: Table 2's Overall on
-Qwen2.5-14B-Instruct, Table 4's input tokens per summary), each row naming its source,
-and lilo's numbers beside them for the same method, length and metric. The paper's
-per-length Table 2 values are not in the repository; only what `published.csv` holds is
-compared."""
+"""The RAL-Writer paper's published numbers (`published.csv`: all 120 values of Table 2 and
+all 12 of Table 4, each row naming the table, row and column it was read from, and whether
+the paper underlines it as the best of its setting) and the settings and figure results
+its text states in words (`statements.csv`, each naming its section). Pure readers, and the
+paper's Table 2 checked against itself."""
 
 from __future__ import annotations
 
@@ -11,35 +11,71 @@ from importlib import resources
 
 import pandas as pd
 
-__all__ = ["beside_published", "published_numbers"]
+__all__ = [
+    "OVERALL_TOLERANCE",
+    "PAPER",
+    "overall_check",
+    "published_numbers",
+    "same_backbone",
+    "statements",
+    "statements_about",
+]
+
+PAPER = "RAL-Writer paper (arXiv 2503.06868)"
+# Each printed cell is rounded to 0.005, so the mean of three is within 0.005 of the true
+# mean and a printed Overall within 0.005 of it: an Overall off its lengths' mean by more
+# than 0.01 is not rounding.
+OVERALL_TOLERANCE = 0.01
+
+
+def _read(name: str) -> pd.DataFrame:
+    text = (resources.files(__package__) / name).read_text()
+    return pd.read_csv(io.StringIO(text), keep_default_na=False)
 
 
 def published_numbers() -> pd.DataFrame:
-    """Columns: table, backbone, method, target_words (0: Overall), metric, value, source."""
-    text = (resources.files(__package__) / "published.csv").read_text()
-    return pd.read_csv(io.StringIO(text))
+    """Columns: table (table2, table4), backbone, method, target_words (0: Overall), metric
+    (s_l, s_c, s_q; tokens_in_k), value, marked_best (underlined in the paper), source."""
+    numbers = _read("published.csv")
+    numbers["value"] = numbers["value"].astype(float)
+    numbers["marked_best"] = numbers["marked_best"] == "yes"
+    return numbers
 
 
-def _same_backbone(published: str, lilo: str) -> bool:
+def statements() -> pd.DataFrame:
+    """Columns: section, about (a figure, a table or `setting`), statement, values, source."""
+    return _read("statements.csv")
+
+
+def statements_about(about: str) -> str:
+    """What the paper's text says of `about` (e.g. `Figure 6b`), one sentence per statement
+    with its section; empty when it says nothing."""
+    rows = statements()
+    rows = rows[rows["about"] == about]
+    return " ".join(
+        f"The paper (§{r['section']}): {r['statement']}: {r['values']}."
+        for r in rows.to_dict(orient="records")
+    )
+
+
+def same_backbone(published: str, lilo: str) -> bool:
     """lilo's backbone (`backend:model`) names the paper's model, e.g.
     `openai:Qwen/Qwen2.5-14B-Instruct` for Qwen2.5-14B-Instruct."""
     return published.lower() in lilo.lower()
 
 
-def beside_published(lilo: pd.DataFrame, table: str) -> pd.DataFrame:
-    """`lilo` (method, target_words, backbone, metric, value) joined to the published rows of
-    `table` on method, length and metric: published, lilo, difference (lilo - published) and
-    whether the backbones match (a difference across backbones is a comparison of models)."""
+def overall_check() -> pd.DataFrame:
+    """Each of Table 2's Overall cells beside the mean of its three lengths' cells: backbone,
+    method, metric, printed, mean_of_lengths (rounded to 2), agrees (within rounding,
+    OVERALL_TOLERANCE)."""
     paper = published_numbers()
-    paper = paper[paper["table"] == table].rename(
-        columns={"value": "published", "backbone": "published_backbone"}
-    )
-    found = lilo.rename(columns={"value": "lilo", "backbone": "lilo_backbone"})
-    both = paper.merge(found, on=["method", "target_words", "metric"], how="left")
-    both["difference"] = (both["lilo"] - both["published"]).round(2)
-    both["same_backbone"] = [
-        isinstance(b, str) and _same_backbone(p, b)
-        for p, b in zip(both["published_backbone"], both["lilo_backbone"], strict=True)
-    ]
-    columns = ["method", "target_words", "metric", "published", "published_backbone", "lilo"]
-    return both[columns + ["lilo_backbone", "difference", "same_backbone", "source"]]
+    paper = paper[paper["table"] == "table2"]
+    key = ["backbone", "method", "metric"]
+    printed = paper[paper["target_words"] == 0].set_index(key)["value"]
+    lengths = paper[paper["target_words"] != 0].groupby(key, sort=False)["value"]
+    means = lengths.mean().reindex(printed.index)
+    out = pd.DataFrame(
+        {"printed": printed, "mean_of_lengths": means.round(2), "lengths": lengths.size()}
+    ).reset_index()
+    out["agrees"] = (out["printed"] - means.to_numpy()).abs() <= OVERALL_TOLERANCE
+    return out

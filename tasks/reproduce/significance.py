@@ -12,14 +12,14 @@ import pandas as pd
 
 from lilo.tasks.stats import bootstrap_interval, paired_comparison
 
-__all__ = ["OVERALL", "cell_statistics", "paired_statistics"]
+__all__ = ["OVERALL", "cell_statistics", "paired_statistics", "with_overall"]
 
 OVERALL = 0
 
 _CELL = ["variant", "target_words", "backbone", "score"]
 
 
-def _with_overall(scores: pd.DataFrame) -> pd.DataFrame:
+def with_overall(scores: pd.DataFrame) -> pd.DataFrame:
     """Rows `sample_id, method, variant, target_words, backbone, score, value` (one per
     generation, papers in the sample's own order) plus the Overall rows."""
     lengths = scores.groupby(["variant", "backbone"])["target_words"].nunique()
@@ -41,7 +41,7 @@ def cell_statistics(
     """One record per cell (variant x length x backbone x score): n samples, mean, 95%
     interval."""
     records = []
-    for key, cell in _with_overall(scores).groupby(_CELL + ["method"], sort=True):
+    for key, cell in with_overall(scores).groupby(_CELL + ["method"], sort=True):
         variant, target_words, backbone, score, method = key
         ci = bootstrap_interval(cell["value"].tolist(), seed=seed, resamples=resamples)
         records.append(
@@ -66,7 +66,7 @@ def paired_statistics(
     """Every other variant against `reference` (a variant label, e.g. `ral_writer`), per
     length (and Overall), backbone and score, on the samples both have: difference =
     variant minus reference."""
-    data = _with_overall(scores)
+    data = with_overall(scores)
     ref = data[data["variant"] == reference]
     records = []
     for (variant, target_words, backbone, score), cell in data[

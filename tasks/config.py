@@ -490,6 +490,10 @@ class Settings(BaseSettings):
     # A run whose units failed ends `partial`; its result version replaces the last complete
     # one as the default `leaderboard` only when this is set (`--publish-partial`).
     publish_partial: Annotated[bool, PACING] = False
+    # A file of a clone (`lilo import`) with more than one name is not read: a hard link may
+    # be any file the user can read. On for a tree of one's own that uses them; never from
+    # a run's parameters, as what lilo may read is where things are.
+    clone_hard_links: Annotated[bool, PLACE] = False
     arxiv: ArxivSettings = ArxivSettings()
     clean: CleanSettings = CleanSettings()
     llm: LLMSettings = LLMSettings()

@@ -410,6 +410,35 @@ def test_a_template_using_more_than_its_variables_and_plain_filters_is_refused(t
     assert template_problem(template, frozenset({"papers", "length"})).startswith(why)
 
 
+_LOOP = "{% for a in papers|join|list %}"
+BOMBS = {
+    "doubling a string": "{% set a = papers|join %}" + "{% set a = a ~ a %}" * 31 + "{{ a }}",
+    "doubling a list": "{% set l = papers|list %}" + "{% set l = l + l %}" * 31 + "{{ l }}",
+    "summing lists": "{% set l = papers|list %}" + "{% set l = [l, l]|sum(start=[]) %}" * 31,
+    "nested loops": _LOOP * 4 + "{% endfor %}" * 4,
+}
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_a_template_that_would_exhaust_memory_or_time_is_refused(name, tmp_path):
+    """Each is one problem line at import (a trial render with paper-sized inputs stops at
+    its bound), and rendering one all the same stops at its bound."""
+    from lilo.tasks.prompt_packs import TemplateTooCostly, prompt_template
+
+    why = template_problem(BOMBS[name], frozenset({"papers", "length"}))
+    bound = "took over 2 s" if name == "nested loops" else "built a value of over 2,"
+    assert why.startswith("rendering ") and bound in why and why.endswith("paper-sized inputs")
+    root = write_benchmark(tmp_path / "clone", (2,))
+    (root / "dataset/prompt/survey_gen.jinja").write_text(BOMBS[name])
+    bench = read_longinoutbench(root, "lib")
+    assert [q.detail for q in bench.problems if q.reason == "bad_template"] == [
+        f"dataset/prompt/survey_gen.jinja: {why}: not stored, lilo's task template stands in"
+    ]
+    if name != "nested loops":  # the deadline of a render is 10 s: the trial's shows it
+        with pytest.raises(TemplateTooCostly, match="built a value of over 1,000,0"):
+            prompt_template(BOMBS[name]).render(papers=["a few words"], length=4000)
+
+
 def test_what_the_published_templates_use_is_allowed():
     template = (
         "{% for paper in papers %}<paper {{ loop.index }}>{{ paper|trim }}</paper>"

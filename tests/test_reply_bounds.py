@@ -180,6 +180,26 @@ def test_a_run_with_nan_usage_completes(prefect_harness, tmp_path, server):
     assert rows == [{"tokens_in": 0, "tokens_out": 0, "error": ""}]
 
 
+def test_a_key_echoed_in_a_reply_is_redacted_before_it_is_kept(tmp_path, server):
+    """A hostile endpoint puts the request's Authorization value in its completion: the key
+    is in neither the reply, the call's record (what fct_llm_calls and llm_cache store)
+    nor the cache file, and the call records how many it replaced; a second client replays
+    the redacted reply from the cache without a call."""
+    key = "sk-test-123SECRET"
+    server.respond = lambda prompt, n: f"Done. {server.requests[-1]['auth']}"
+    settings = _chat_settings(tmp_path, server, **{"llm.api_key": key})
+    client = make_client(settings)
+    reply = client.complete(HELLO, purpose="t")
+    assert server.requests[-1]["auth"] == f"Bearer {key}"
+    assert reply.text == "Done. Bearer [redacted]" and reply.redacted == 1
+    [call] = client.take_calls()
+    assert (call.response, call.redacted) == ("Done. Bearer [redacted]", 1)
+    assert _entries(settings) and not [p for p in _entries(settings) if key in p.read_text()]
+    again = make_client(settings)
+    assert again.complete(HELLO, purpose="t") == reply and len(server.requests) == 1
+    assert again.take_calls()[0].redacted == 1
+
+
 def _poison(path: Path, how: str) -> None:
     entry = json.loads(path.read_text())
     if how == "too_large":

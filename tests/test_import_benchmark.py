@@ -439,6 +439,30 @@ def test_a_template_that_would_exhaust_memory_or_time_is_refused(name, tmp_path)
             prompt_template(BOMBS[name]).render(papers=["a few words"], length=4000)
 
 
+def test_deep_nesting_is_one_problem_naming_its_file_and_the_rest_imports(tmp_path):
+    """200,000 `[` in datasetDescription.json and checklist.json, a questions file of
+    100,000 nested objects and a template of 3,000 nested parentheses: lilo before ended the
+    whole import with a RecursionError naming no file."""
+    root = write_benchmark(tmp_path / "clone", (2, 3))
+    ds = root / "dataset"
+    (ds / "datasetDescription.json").write_text("[" * 200_000)
+    (ds / "checklist/checklist.json").write_text("[" * 200_000)
+    (ds / "questions/single/group_2.json").write_text('{"a":' * 100_000)
+    deep = "{{ " + "(" * 3000 + "paper" + ")" * 3000 + " }}{{ question }}"
+    (ds / "prompt/gpt_qa.jinja").write_text(deep)
+    bench = read_longinoutbench(root, "lib")
+    deep_lines = sorted(q.detail for q in bench.problems if "nested too deeply" in q.detail)
+    assert deep_lines == [
+        "dataset/checklist/checklist.json: malformed JSON (nested too deeply): not stored, "
+        "lilo's stands in",
+        "dataset/datasetDescription.json: malformed JSON (nested too deeply): file skipped",
+        "dataset/prompt/gpt_qa.jinja: nested too deeply: not stored, lilo's qa_answer "
+        "template stands in",
+        "dataset/questions/single/group_2.json: malformed JSON (nested too deeply): file skipped",
+    ]
+    assert len(build_dataset(bench, [], datetime(2026, 1, 1)).samples) == 2
+
+
 def test_what_the_published_templates_use_is_allowed():
     template = (
         "{% for paper in papers %}<paper {{ loop.index }}>{{ paper|trim }}</paper>"

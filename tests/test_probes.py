@@ -210,6 +210,20 @@ def test_clone_files_that_are_hard_links_are_one_problem_each_unless_allowed(tmp
     assert "qa" in allowed.prompts and any(i.probe_set == "liu/kv-75" for i in allowed.items)
 
 
+def test_a_deeply_nested_line_is_one_problem_and_the_rest_of_its_file_reads(tmp_path):
+    clone = make_clone(tmp_path / "clone")
+    data = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
+    with gzip.open(data, "rt", encoding="utf-8") as lines:
+        rows = lines.read().splitlines()
+    _write_gz(data, ["[" * 200_000, *rows])
+    cloned = read_clone(clone)
+    rel = data.relative_to(clone).as_posix()
+    assert [q.detail for q in cloned.problems if q.item_id.endswith(":1")] == [
+        f"{rel}:1: JSON nested too deeply"
+    ]
+    assert cloned.files[rel] == len(rows) - 1  # the fixture's own bad line aside
+
+
 def test_a_clone_prompt_with_more_than_its_placeholders_is_refused(tmp_path):
     """The prompts are Python format strings: a field that reads an attribute or pads
     without bound is refused at import, and lilo's own prompt stands in."""

@@ -134,12 +134,13 @@ class Files:
         try:
             text = data.decode("utf-8")
             return json.loads(text), text
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
             problems.append(
                 problem(
                     self.item(rel),
                     "malformed_json",
-                    f"{self.shown(rel)}: malformed JSON ({exc}): file skipped",
+                    f"{self.shown(rel)}: malformed JSON ({why}): file skipped",
                 )
             )
             return None

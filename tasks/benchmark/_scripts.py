@@ -93,6 +93,8 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
                 found = find(ast.parse(text))
             except SyntaxError as exc:
                 why = f"not Python (line {exc.lineno})"
+            except (RecursionError, MemoryError):
+                why = "not Python (nested too deeply)"
             else:
                 why = "" if found else f"no {what} as a string literal"
         if found:

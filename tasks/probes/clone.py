@@ -113,6 +113,11 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
                 try:
                     out.items.append(make(json.loads(text), n, relative))
                     read += 1
+                except RecursionError:
+                    detail = f"{where}: JSON nested too deeply"
+                    out.problems.append(
+                        Quarantine(f"lost-in-the-middle/{where}", STAGE, "probe_item", detail)
+                    )
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     detail = f"{where}: {exc}" if str(exc) else f"{where}: {type(exc).__name__}"
                     out.problems.append(

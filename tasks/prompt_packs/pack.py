@@ -252,6 +252,13 @@ def template_problem(source: str, variables: frozenset[str]) -> str:
     be used, "" when it may: it must parse, and use only `variables` (those lilo renders it
     with), the names it binds itself, `loop`'s counters and plain filters and tests."""
     try:
+        return _problem(source, variables)
+    except RecursionError:  # `{{ ((((...)))) }}`: Jinja parses and compiles recursively
+        return "nested too deeply"
+
+
+def _problem(source: str, variables: frozenset[str]) -> str:
+    try:
         tree = _PACK.parse(source)
     except jinja2.TemplateSyntaxError as exc:
         return f"Jinja2 syntax error on line {exc.lineno}: {exc.message}"

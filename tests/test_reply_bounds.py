@@ -491,3 +491,31 @@ def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):
     cache.put_bytes("ab" * 32, b"x" * 100)
     assert cache.get_bytes("ab" * 32, max_bytes=99) is None
     assert cache.get_bytes("ab" * 32, max_bytes=100) == b"x" * 100
+
+
+def test_a_redirect_to_another_origin_is_not_followed(tmp_path, server):
+    """A 307 to another host would carry the key and the prompt there: the call fails naming
+    the redirect, and the other host gets no request."""
+    from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            self.send_response(307)
+            self.send_header("Location", f"{server.base_url}/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    hop = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    serve_in_background(hop)
+    try:
+        url = f"http://127.0.0.1:{hop.server_address[1]}/v1/chat/completions"
+        with bounded_client(Bounds(10.0, 1_000_000, "llm.max_reply_bytes")) as http:
+            with pytest.raises(ReplyRefused, match="redirected to another origin"):
+                http.post(url, json={"model": "m"}, headers={"Authorization": "Bearer sk-x"})
+    finally:
+        hop.shutdown()
+        hop.server_close()
+    assert server.requests == []

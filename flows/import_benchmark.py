@@ -24,6 +24,7 @@ from lilo.tasks.benchmark import (
     build_dataset,
     count_kinds,
     header_stripped,
+    own_texts,
     read_longinoutbench,
 )
 from lilo.tasks.config import Settings
@@ -64,8 +65,8 @@ class ImportResult:
 
 
 @task(name="read-benchmark", cache_policy=NO_CACHE)
-def read_benchmark_task(path: str, name: str) -> Benchmark:
-    return read_longinoutbench(Path(path), name)
+def read_benchmark_task(path: str, name: str, hard_links: bool) -> Benchmark:
+    return read_longinoutbench(Path(path), name, hard_links)
 
 
 @flow(name="import-benchmark", log_prints=True)
@@ -73,10 +74,11 @@ def import_benchmark_flow(path: str, name: str, settings: Settings) -> ImportRes
     """Import the LongInOutBench clone at `path` as dataset version `name`. Raises
     BenchmarkError (nothing recorded) when there is nothing to read."""
     settings = settings.with_overrides({"dataset_version": name})
-    bench = read_benchmark_task(path, name)
+    bench = read_benchmark_task(path, name, settings.clone_hard_links)
     try:
         with recorded_run(settings, "import") as run:
             with stage(STAGE, settings, run.run_id) as (report, wh):
+                bench = own_texts(bench, hashes_of(wh, [p.paper_id for p in bench.papers]))
                 validation = validate_papers_task(
                     [header_stripped(p) for p in bench.papers],
                     settings,
@@ -125,13 +127,11 @@ def _write(
     used = {p for s in dataset.samples for p in s.paper_ids}
     valid = [p for p in dataset.papers if p.paper_id in used]
     stored = hashes_of(wh, [p.paper_id for p in valid])
-    kept = [
-        p.paper_id for p in valid if stored.get(p.paper_id, p.content_sha256) != p.content_sha256
-    ]
-    if kept:
+    if bench.renamed:
         report.note(
-            f"{len(kept)} papers were already in dim_papers with other text and are kept as "
-            f"they were (their samples read that text): {', '.join(kept)}"
+            f"{len(bench.renamed)} paper ids are in dim_papers with other text (another "
+            "import's): this version's papers are stored under ids of their own text: "
+            + ", ".join(bench.renamed.values())
         )
     news = any(p.paper_id not in stored for p in valid) or _new_problems(wh, dataset)
     version_row = _version_row(wh, settings, dataset, now)

@@ -33,8 +33,8 @@ class ProbeImportResult:
 
 
 @task(name="read-lost-in-the-middle", cache_policy=NO_CACHE)
-def read_clone_task(path: str) -> ClonedProbes:
-    return read_clone(Path(path))
+def read_clone_task(path: str, hard_links: bool) -> ClonedProbes:
+    return read_clone(Path(path), hard_links)
 
 
 @flow(name="import-lost-in-the-middle", log_prints=True)
@@ -42,7 +42,7 @@ def import_probes_flow(path: str, settings: Settings) -> ProbeImportResult:
     """Store what the clone at `path` holds as probe items, and its prompt templates as
     assets of dataset `lost-in-the-middle`, in one transaction; a second import adds
     nothing. Raises CloneError (nothing recorded) when there is nothing to read."""
-    cloned = read_clone_task(path)
+    cloned = read_clone_task(path, settings.clone_hard_links)
     with recorded_run(settings, "import-probes") as run:
         with stage(STAGE, settings, run.run_id) as (report, wh):
             stored = probe_item_hashes(wh, [i.item_id for i in cloned.items])

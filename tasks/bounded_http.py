@@ -298,12 +298,28 @@ class _Client(httpx2.Client):
     def _init_proxy_transport(self, proxy: Any, **options: Any) -> httpx2.BaseTransport:
         return _Transport(self._bounds, proxy=proxy, **options)
 
+    def _build_redirect_request(
+        self, request: httpx2.Request, response: httpx2.Response
+    ) -> httpx2.Request:
+        """A redirect within the request's origin; one to another origin (where the key and
+        the prompt would go next) is `ReplyRefused`, naming it."""
+        redirect = super()._build_redirect_request(request, response)
+        before, after = request.url, redirect.url
+        if (before.scheme, before.host, before.port) != (after.scheme, after.host, after.port):
+            response.close()
+            shown = str(after.copy_with(query=None))
+            raise ReplyRefused(
+                f"{request.url.copy_with(query=None)}: redirected to another origin ({shown}): "
+                "not followed"
+            )
+        return redirect
+
 
 def bounded_client(bounds: Bounds, **options: Any) -> httpx2.Client:
-    """An `httpx2.Client` (`options` as its own; redirects followed) whose every request ends
-    within `bounds.timeout_s` and reads at most `bounds.max_bytes`: a longer one raises
-    httpx2's timeout errors, a larger reply `ReplyRefused`. It verifies TLS as httpx2 does by
-    default, with one context per process and CA source (`_verifying`)."""
+    """An `httpx2.Client` (`options` as its own; redirects within an origin followed) whose
+    every request ends within `bounds.timeout_s` and reads at most `bounds.max_bytes`: a
+    longer one raises httpx2's timeout errors, a larger reply `ReplyRefused`. It verifies TLS
+    as httpx2 does by default, with one context per process and CA source (`_verifying`)."""
     options.setdefault("follow_redirects", True)
     if "verify" not in options and "trust_env" not in options:
         env = os.environ

@@ -35,6 +35,8 @@ from lilo.tasks.registry import Registry
 __all__ = [
     "METHOD_SECTIONS",
     "PROBE_SECTIONS",
+    "BOUND",
+    "MODEL_PLACES",
     "UNTAKEN",
     "ChatEndpointSettings",
     "EmbeddingSettings",
@@ -66,15 +68,27 @@ class Role(Enum):
     PACING = "pacing"  # how a run is carried out: speed, retries, timeouts, where units run
     SECRET = "secret"  # an API key: never dumped, logged, hashed or passed as a parameter
     PLACE = "place"  # where things are: folders, endpoint and scheduler addresses
+    # A bound or a resource (reply bytes, timeouts, retries, worker processes): pacing, and
+    # a run's parameters may lower it, never raise it past the worker's own value.
+    BOUND = "bound"
 
 
-SELECTS, PACING, SECRET, PLACE = Role.SELECTS, Role.PACING, Role.SECRET, Role.PLACE
+SELECTS, PACING, SECRET, PLACE, BOUND = (
+    Role.SELECTS,
+    Role.PACING,
+    Role.SECRET,
+    Role.PLACE,
+    Role.BOUND,
+)
 _HASHED = (Role.OUTPUT, Role.SELECTS)
 # Hashed settings added after the ids of users' runs were pinned (tests/test_generation_ids.py):
 # in the hash only when set away from their default, so a configuration from before keeps its.
 _HASHED_WHEN_SET = ("llm.api", "judge.api", "generate.fit_input")
 # Roles a run's parameters never set (docs/operations.md): where things are, and keys.
 UNTAKEN = (Role.PLACE, Role.SECRET)
+# Models, named by a hub id or a local path, are where weights are: hashed (they change what
+# is computed), and never taken from a run's parameters, as a PLACE is not.
+MODEL_PLACES = ("embedding.model", "generate.llmlingua_model", "generate.llmlingua_lm")
 
 # A summary of fewer than 100 words is not a long output; more than 100k is no benchmark's.
 _TargetWords = Annotated[int, Field(ge=100, le=100_000)]
@@ -161,10 +175,10 @@ class ArxivSettings(Section):
     eprint_url: Annotated[str, PLACE] = "https://arxiv.org/e-print/"
     # arXiv asks for at most one request every 3 s (docs/design.md §3); 0 against a loopback mirror.
     delay_s: Annotated[float, PACING] = Field(3.0, ge=0.0)
-    retries: Annotated[int, PACING] = Field(4, ge=0)
+    retries: Annotated[int, BOUND] = Field(4, ge=0)
     backoff_s: Annotated[float, PACING] = Field(2.0, ge=0.0)
     # The most one request (a feed page, an e-print) may take, connecting to last byte.
-    timeout_s: Annotated[float, PACING] = Field(60.0, gt=0.0)
+    timeout_s: Annotated[float, BOUND] = Field(60.0, gt=0.0)
     user_agent: Annotated[str, PACING] = (
         "lilo/0.1 (long-in long-out benchmark builder; mailto:lilo@example.org)"
     )
@@ -173,7 +187,7 @@ class ArxivSettings(Section):
     # A download larger than this is abandoned (fetch_failed) before it fills memory.
     max_eprint_bytes: int = Field(200_000_000, gt=0)
     # A metadata reply (one page of the Atom feed) larger than this is refused while read.
-    max_feed_bytes: Annotated[int, PACING] = Field(50_000_000, gt=0)
+    max_feed_bytes: Annotated[int, BOUND] = Field(50_000_000, gt=0)
 
 
 class CleanSettings(Section):
@@ -191,7 +205,7 @@ class CleanSettings(Section):
     # paper may hold, and the seconds one paper may take before its worker is stopped.
     max_text_chars: int = Field(20_000_000, gt=0)
     max_words: int = Field(200_000, ge=1)
-    max_seconds: Annotated[float, PACING] = Field(120.0, gt=0.0)
+    max_seconds: Annotated[float, BOUND] = Field(120.0, gt=0.0)
 
 
 class OfflineSettings(Section):
@@ -210,7 +224,7 @@ class OfflineSettings(Section):
     # Worker processes that compute the replies, as a real endpoint runs apart from its
     # client (off lilo's interpreter lock); 0: in the calling thread. Changes no reply, so
     # it is in neither the config hash nor the engine's fingerprint.
-    processes: Annotated[int, PACING] = Field(2, ge=0, le=64)
+    processes: Annotated[int, BOUND] = Field(2, ge=0, le=64)
 
 
 class EndpointSettings(Section):
@@ -220,12 +234,12 @@ class EndpointSettings(Section):
     model: str
     base_url: Annotated[str | None, PLACE] = None
     api_key: _Key = None
-    retries: Annotated[int, PACING] = Field(5, ge=0)
+    retries: Annotated[int, BOUND] = Field(5, ge=0)
     # The most one request may take, from connecting to the reply's last byte (each retry
     # has its own), and the largest reply read: a larger one fails the call while it is
     # read, before it fills memory, and is never cached (tasks/bounded_http.py).
-    timeout_s: Annotated[float, PACING] = Field(600.0, gt=0.0)
-    max_reply_bytes: Annotated[int, PACING] = Field(16_000_000, gt=0)
+    timeout_s: Annotated[float, BOUND] = Field(600.0, gt=0.0)
+    max_reply_bytes: Annotated[int, BOUND] = Field(16_000_000, gt=0)
 
     def key(self) -> str | None:
         """The API key to send: this section's, else OPENAI_API_KEY (as the openai client)."""
@@ -240,7 +254,7 @@ class ChatEndpointSettings(EndpointSettings):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     # Requests in flight at once, and the rate limit: requests and tokens (in + out) per
     # minute; 0: none.
-    concurrency: Annotated[int, PACING] = Field(4, ge=1)
+    concurrency: Annotated[int, BOUND] = Field(4, ge=1)
     rpm: Annotated[int, PACING] = Field(0, ge=0)
     tpm: Annotated[int, PACING] = Field(0, ge=0)
     # What the served weights are where the address does not say: a server lilo starts
@@ -310,9 +324,9 @@ class EmbeddingSettings(EndpointSettings):
     # Where the local model runs; auto: CUDA or Apple's MPS when torch sees one, else the
     # CPU. Recorded in the embedder's label; vectors are cached by model, not device.
     device: Annotated[Literal["auto", "cpu", "cuda", "mps"], PACING] = "auto"
-    timeout_s: Annotated[float, PACING] = Field(120.0, gt=0.0)
+    timeout_s: Annotated[float, BOUND] = Field(120.0, gt=0.0)
     # A batch of vectors is JSON numbers: 32 texts of 3,072 dimensions are about 2 MB.
-    max_reply_bytes: Annotated[int, PACING] = Field(64_000_000, gt=0)
+    max_reply_bytes: Annotated[int, BOUND] = Field(64_000_000, gt=0)
 
 
 class SampleSettings(Section):
@@ -434,8 +448,8 @@ class RunnerSettings(Section):
     # An existing scheduler, e.g. tcp://10.0.0.5:8786; empty: start a LocalCluster.
     dask_address: Annotated[str, PLACE] = ""
     # The LocalCluster's worker processes and threads (Prefect tasks at once) in each.
-    dask_workers: int = Field(2, ge=1)
-    dask_threads_per_worker: int = Field(2, ge=1)
+    dask_workers: Annotated[int, BOUND] = Field(2, ge=1)
+    dask_threads_per_worker: Annotated[int, BOUND] = Field(2, ge=1)
     # Units per Prefect task on Dask: each task fans its units out over threads (bounded by
     # the endpoint's `concurrency`, per worker process) and returns its records and calls.
     batch_units: int = Field(8, ge=1)
@@ -510,6 +524,10 @@ class Settings(BaseSettings):
     # A run whose units failed ends `partial`; its result version replaces the last complete
     # one as the default `leaderboard` only when this is set (`--publish-partial`).
     publish_partial: Annotated[bool, PACING] = False
+    # A file of a clone (`lilo import`) with more than one name is not read: a hard link may
+    # be any file the user can read. On for a tree of one's own that uses them; never from
+    # a run's parameters, as what lilo may read is where things are.
+    clone_hard_links: Annotated[bool, PLACE] = False
     arxiv: ArxivSettings = ArxivSettings()
     clean: CleanSettings = CleanSettings()
     llm: LLMSettings = LLMSettings()
@@ -667,7 +685,7 @@ def field_at(dotted: str) -> FieldInfo | None:
 
 def _role(field: FieldInfo, within: Role) -> Role:
     own = role_of(field)
-    return own if within is Role.OUTPUT or own in UNTAKEN else within
+    return own if within is Role.OUTPUT or own in (*UNTAKEN, Role.BOUND) else within
 
 
 # Settings added after users' caches were made, hashed only away from this value, so that a

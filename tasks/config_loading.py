@@ -11,6 +11,7 @@ read is a `ConfigError` naming it.
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import secrets
 import tomllib
@@ -22,9 +23,12 @@ from pydantic import ValidationError
 from pydantic_settings.exceptions import SettingsError
 
 from lilo.tasks.config import (
+    BOUND,
+    MODEL_PLACES,
     UNTAKEN,
     Role,
     Settings,
+    fields_of,
     given_roles,
     nest_dotted,
     walk_fields,
@@ -153,12 +157,13 @@ def setting_path(select: Select) -> str:
 def flow_parameters(settings: Settings) -> dict[str, Any]:
     """`settings` as the `overrides` of a flow run in this process (a command runs
     its flows in itself). A run's parameters may not say where things are or carry a
-    key, and Prefect stores and shows them: each PLACE and SECRET value is a reference
-    only this process can resolve (`run_settings`); a flow run anywhere else gets them
-    from its own configuration."""
+    key, and Prefect stores and shows them: each PLACE and SECRET value (a model too), and
+    each BOUND one (this process's own, which it may have raised), is a reference only this
+    process can resolve (`run_settings`); a flow run anywhere else gets them from its own
+    configuration."""
     data = settings.model_dump(mode="json")
     for name, role in walk_fields(Settings):
-        if role in UNTAKEN:
+        if role in UNTAKEN or role is BOUND or name in MODEL_PLACES:
             *parents, leaf = name.split(".")
             node = data
             for part in parents:
@@ -182,15 +187,21 @@ def run_settings(parameters: dict[str, Any] | None) -> Settings:
     Parameters shape the run (surveys, methods, lengths, samples, method settings); a
     PLACE or SECRET setting among them (a folder, an endpoint, a key, a sweep of one) is
     refused with `ParameterRefused` naming each, unless it is a reference this process made
-    (`flow_parameters`, for a flow a command runs in itself)."""
+    (`flow_parameters`, for a flow a command runs in itself); so is a model (MODEL_PLACES),
+    a BOUND setting raised past this process's own value, and a key that names no setting
+    (a mis-cased one too), with the nearest valid name."""
     given = copy.deepcopy(nest_dotted(parameters or {}))  # references are resolved in place
+    unknown = _unknown(given, Settings)
+    if unknown:
+        raise ParameterRefused(f"a run's parameters name no setting: {'; '.join(unknown)}")
     refused: list[str] = []
+    bounds: list[str] = []
     for name, role, value in given_roles(given, Settings):
-        if role not in UNTAKEN:
-            continue
         if isinstance(value, str) and value in _HELD:
-            _set(given, name, _HELD[value])
-        else:
+            _set(given, name, _HELD[value])  # this process's own value
+        elif role is BOUND:
+            bounds.append(name)
+        elif role in UNTAKEN or name in MODEL_PLACES:
             refused.append(name)
     sweep = given.get("generate", {}).get("sweep", {})
     roles = dict(walk_fields(Settings))
@@ -201,7 +212,49 @@ def run_settings(parameters: dict[str, Any] | None) -> Settings:
             "keys come from the worker's own configuration (its LILO_CONFIG file or LILO_* "
             "variables); set them there"
         )
-    return load_settings(None, given)
+    settings = load_settings(None, given)
+    if bounds:
+        own = load_settings(None)
+        raised = [
+            f"{name}={settings.value_at(name)!r} (the worker's: {own.value_at(name)!r})"
+            for name in bounds
+            if settings.value_at(name) > own.value_at(name)
+        ]
+        if raised:
+            raise ParameterRefused(
+                f"a run's parameters may lower bounds and resources, not raise them: "
+                f"{', '.join(raised)}; raise them in the worker's own configuration"
+            )
+    return settings
+
+
+def _dotted(name: str, value: Any) -> list[str]:
+    """The dotted names of the leaves of `value`, given under `name`."""
+    if not isinstance(value, dict) or not value:
+        return [name]
+    return [leaf for key, inner in value.items() for leaf in _dotted(f"{name}.{key}", inner)]
+
+
+def _unknown(given: dict[str, Any], model: type[Any], prefix: str = "") -> list[str]:
+    """Each key of nested `given` that names no setting (case counts: `LLM.BASE_URL` is
+    none), with the nearest valid name."""
+    found = []
+    fields = fields_of(model)
+    for key, value in given.items():
+        field = fields.get(key)
+        if field is None:
+            names = [n for n, _ in walk_fields(Settings)]
+            for name in _dotted(f"{prefix}{key}", value):
+                lowered = {n.lower(): n for n in names}
+                near = [lowered[name.lower()]] if name.lower() in lowered else []
+                near = near or difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.6)
+                hint = f" (did you mean {near[0]}?)" if near else ""
+                found.append(f"{name} is not a setting{hint}")
+            continue
+        kind = field.annotation
+        if isinstance(value, dict) and isinstance(kind, type) and hasattr(kind, "model_fields"):
+            found += _unknown(value, kind, f"{prefix}{key}.")
+    return found
 
 
 def _set(nested: dict[str, Any], dotted: str, value: Any) -> None:

@@ -25,16 +25,19 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from lilo.tasks.errors import InputError
 
 __all__ = [
     "FileTooLarge",
+    "HardLinked",
     "LinkOutside",
     "NotLilosFolder",
     "claim_data_dir",
     "folders_to_make",
     "inside",
+    "open_within",
     "pid_alive",
     "place",
     "read_bounded",
@@ -66,23 +69,54 @@ class LinkOutside(FileTooLarge):
     """A file of a folder from outside lilo (a clone) that is a link out of that folder."""
 
 
+class HardLinked(FileTooLarge):
+    """A file of a clone with more than one name (a hard link: it may be any file the user
+    can read, from anywhere on the disk)."""
+
+
 class NotLilosFolder(InputError):
     """A data dir that holds what lilo did not make, or a link where lilo writes."""
 
 
-def read_bounded(path: Path, limit: int, within: Path | None = None) -> bytes:
+def read_bounded(
+    path: Path, limit: int, within: Path | None = None, hard_links: bool = False
+) -> bytes:
     """The bytes of `path`, a regular file of at most `limit` bytes. Otherwise `FileTooLarge`:
     `/dev/zero`, a FIFO or a huge file is refused, never read until memory runs out. With
-    `within` (a clone), a file that resolves outside that folder is `LinkOutside`."""
+    `within` (a clone), the file is opened by `open_within`."""
     if within is not None:
-        inside(path, within)
-    if not stat.S_ISREG(path.stat().st_mode):  # before opening: opening a FIFO blocks
-        raise FileTooLarge(f"{path}: not a regular file")
-    with path.open("rb") as handle:
+        handle = open_within(path, within, hard_links)
+    else:
+        if not stat.S_ISREG(path.stat().st_mode):  # before opening: opening a FIFO blocks
+            raise FileTooLarge(f"{path}: not a regular file")
+        handle = path.open("rb")
+    with handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise FileTooLarge(f"{path}: larger than {limit:,} bytes")
     return data
+
+
+def open_within(path: Path, within: Path, hard_links: bool = False) -> BinaryIO:
+    """`path` opened for reading, a file of a clone: the one check every reader of a folder
+    from outside lilo goes through. It must resolve inside `within` (the folder the user
+    named; else `LinkOutside`), be a regular file (else `FileTooLarge`) and, unless
+    `hard_links`, have one name (else `HardLinked`). The resolved file is what is opened
+    and checked, so a link swapped in after the check is not followed."""
+    resolved = inside(path, within).resolve()
+    try:
+        fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as exc:  # swapped for a link since, or unreadable
+        raise FileTooLarge(f"{path}: cannot be opened ({exc.strerror})") from exc
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and (info.st_nlink == 1 or hard_links):
+        return os.fdopen(fd, "rb")
+    os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise FileTooLarge(f"{path}: not a regular file")
+    raise HardLinked(
+        f"{path}: a hard link ({info.st_nlink} names, any file of the disk may be one)"
+    )
 
 
 def inside(path: Path, folder: Path) -> Path:

@@ -154,3 +154,5 @@ class LLMCall:
     # Why the reply ended: "stop", or "length" (cut at its budget); "" in logs written
     # before it was kept.
     finish_reason: str = ""
+    # Configured secrets the endpoint's reply held, replaced by `[redacted]` (tasks/redact.py).
+    redacted: int = 0

@@ -1,16 +1,23 @@
-"""Secrets out of error text. What an endpoint answers is untrusted: some echo the request's
-`Authorization: Bearer sk-...` header in a 400, and error text is logged, stored (quarantine,
-fct_llm_calls, run records) and published. `redact` runs wherever such text is kept or shown.
+"""Secrets out of error text and replies. What an endpoint answers is untrusted: some echo
+the request's `Authorization: Bearer sk-...` header in a 400 or in a completion, and error
+text is logged, stored (quarantine, fct_llm_calls, run records) and published. `redact` runs
+wherever such text is kept or shown; `redact_reply` on every reply as it comes in, before it
+is cached, stored or shown.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from lilo.tasks.config import Settings
 
-__all__ = ["configured_secrets", "redact", "redacted"]
+if TYPE_CHECKING:
+    from lilo.tasks.llm.types import Completion
+
+__all__ = ["configured_secrets", "redact", "redact_reply", "redacted"]
 
 REDACTED = "[redacted]"
 # A bearer token, an OpenAI-style key (`sk-...`, `sk-proj-...`): whatever the settings hold.
@@ -42,3 +49,17 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
 def redacted(exc: BaseException, settings: Settings | None = None) -> str:
     """`Type: message` of an exception, redacted: the one line that records an error."""
     return redact(f"{type(exc).__name__}: {exc}", configured_secrets(settings))
+
+
+def redact_reply(completion: Completion, secrets: list[str]) -> Completion:
+    """The reply with each configured secret in its text replaced by `[redacted]`, counted
+    in `redacted` (a model's own words that look like a key are its words: kept)."""
+    text, found = completion.text, 0
+    for secret in secrets:
+        found += text.count(secret)
+        text = text.replace(secret, REDACTED)
+    return (
+        replace(completion, text=text, redacted=completion.redacted + found)
+        if found
+        else completion
+    )

@@ -4,6 +4,7 @@ then every bad case, the one-transaction write, a second import adding nothing, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -334,6 +335,61 @@ def test_files_that_link_out_of_the_clone_are_one_problem_each_and_not_read(tmp_
     assert "judge_qa" not in bench.stand_ins and "qa_answer" in bench.stand_ins
 
 
+def _flattened(root: Path) -> Path:
+    """The fixture with its dataset/ folder's files at the clone's root (no dataset/)."""
+    for entry in (root / "dataset").iterdir():
+        entry.rename(root / entry.name)
+    (root / "dataset").rmdir()
+    return root
+
+
+def test_the_folder_named_is_the_boundary_also_without_a_dataset_folder(tmp_path):
+    """A clone whose benchmark files sit at its root: a paper that links to a file beside
+    the clone (inside the clone's parent, outside the folder named) is one problem, and
+    none of its text is read."""
+    root = _flattened(write_benchmark(tmp_path / "clone", (2, 3)))
+    (tmp_path / "id_rsa").write_text("\\title{KEY}\n" + "PRIVATE-KEY " * 3000)
+    paper = next((root / "papers/cleaned/group_2").glob("*.tex"))
+    paper.unlink()
+    paper.symlink_to(Path("../../../../id_rsa"))
+
+    bench = read_longinoutbench(root, "lib")
+    outside = [q.detail for q in bench.problems if q.reason == "link_outside"]
+    assert outside == [
+        f"papers/cleaned/group_2/{paper.name}: a link out of clone/ (to {tmp_path / 'id_rsa'}): "
+        "file skipped"
+    ]
+    assert not any("PRIVATE-KEY" in p.text for p in bench.papers)
+    samples = build_dataset(bench, [], datetime(2026, 1, 1)).samples
+    assert [s.sample_id for s in samples] == ["lib/group_3"]
+
+
+def test_a_hard_link_is_one_problem_and_not_read_unless_allowed(tmp_path):
+    """A paper and a template that are hard links (a second name of any file the user can
+    read) are one problem each; `clone_hard_links` reads them (a user's own tree)."""
+    root = write_benchmark(tmp_path / "clone", (2, 3))
+    paper = next((root / "dataset/papers/cleaned/group_2").glob("*.tex"))
+    template = root / "dataset/prompt/gpt_qa.jinja"
+    for n, path in enumerate((paper, template)):
+        private = tmp_path / f"private-{n}"
+        private.write_text(path.read_text().replace("\\title{", "\\title{PRIVATE "))
+        path.unlink()
+        os.link(private, path)
+
+    bench = read_longinoutbench(root, "lib")
+    hard = sorted(q.detail for q in bench.problems if q.reason == "hard_link")
+    assert hard == sorted(
+        f"{p.relative_to(root)}: a hard link (2 names, any file of the disk may be one): "
+        "file skipped"
+        for p in (paper, template)
+    )
+    samples = build_dataset(bench, [], datetime(2026, 1, 1)).samples
+    assert [s.sample_id for s in samples] == ["lib/group_3"] and "qa_answer" in bench.stand_ins
+    allowed = read_longinoutbench(root, "lib", hard_links=True)
+    assert not [q for q in allowed.problems if q.reason == "hard_link"]
+    assert len(build_dataset(allowed, [], datetime(2026, 1, 1)).samples) == 2
+
+
 @pytest.mark.parametrize(
     ("template", "why"),
     [
@@ -352,6 +408,59 @@ def test_files_that_link_out_of_the_clone_are_one_problem_each_and_not_read(tmp_
 )
 def test_a_template_using_more_than_its_variables_and_plain_filters_is_refused(template, why):
     assert template_problem(template, frozenset({"papers", "length"})).startswith(why)
+
+
+_LOOP = "{% for a in papers|join|list %}"
+BOMBS = {
+    "doubling a string": "{% set a = papers|join %}" + "{% set a = a ~ a %}" * 31 + "{{ a }}",
+    "doubling a list": "{% set l = papers|list %}" + "{% set l = l + l %}" * 31 + "{{ l }}",
+    "summing lists": "{% set l = papers|list %}" + "{% set l = [l, l]|sum(start=[]) %}" * 31,
+    "nested loops": _LOOP * 4 + "{% endfor %}" * 4,
+}
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_a_template_that_would_exhaust_memory_or_time_is_refused(name, tmp_path):
+    """Each is one problem line at import (a trial render with paper-sized inputs stops at
+    its bound), and rendering one all the same stops at its bound."""
+    from lilo.tasks.prompt_packs import TemplateTooCostly, prompt_template
+
+    why = template_problem(BOMBS[name], frozenset({"papers", "length"}))
+    bound = "took over 2 s" if name == "nested loops" else "built a value of over 2,"
+    assert why.startswith("rendering ") and bound in why and why.endswith("paper-sized inputs")
+    root = write_benchmark(tmp_path / "clone", (2,))
+    (root / "dataset/prompt/survey_gen.jinja").write_text(BOMBS[name])
+    bench = read_longinoutbench(root, "lib")
+    assert [q.detail for q in bench.problems if q.reason == "bad_template"] == [
+        f"dataset/prompt/survey_gen.jinja: {why}: not stored, lilo's task template stands in"
+    ]
+    if name != "nested loops":  # the deadline of a render is 10 s: the trial's shows it
+        with pytest.raises(TemplateTooCostly, match="built a value of over 1,000,0"):
+            prompt_template(BOMBS[name]).render(papers=["a few words"], length=4000)
+
+
+def test_deep_nesting_is_one_problem_naming_its_file_and_the_rest_imports(tmp_path):
+    """200,000 `[` in datasetDescription.json and checklist.json, a questions file of
+    100,000 nested objects and a template of 3,000 nested parentheses: lilo before ended the
+    whole import with a RecursionError naming no file."""
+    root = write_benchmark(tmp_path / "clone", (2, 3))
+    ds = root / "dataset"
+    (ds / "datasetDescription.json").write_text("[" * 200_000)
+    (ds / "checklist/checklist.json").write_text("[" * 200_000)
+    (ds / "questions/single/group_2.json").write_text('{"a":' * 100_000)
+    deep = "{{ " + "(" * 3000 + "paper" + ")" * 3000 + " }}{{ question }}"
+    (ds / "prompt/gpt_qa.jinja").write_text(deep)
+    bench = read_longinoutbench(root, "lib")
+    deep_lines = sorted(q.detail for q in bench.problems if "nested too deeply" in q.detail)
+    assert deep_lines == [
+        "dataset/checklist/checklist.json: malformed JSON (nested too deeply): not stored, "
+        "lilo's stands in",
+        "dataset/datasetDescription.json: malformed JSON (nested too deeply): file skipped",
+        "dataset/prompt/gpt_qa.jinja: nested too deeply: not stored, lilo's qa_answer "
+        "template stands in",
+        "dataset/questions/single/group_2.json: malformed JSON (nested too deeply): file skipped",
+    ]
+    assert len(build_dataset(bench, [], datetime(2026, 1, 1)).samples) == 2
 
 
 def test_what_the_published_templates_use_is_allowed():
@@ -425,6 +534,35 @@ def test_import_writes_the_version_once(tmp_path, capsys, prefect_harness):
     assert _counts(data) == {**before, "runs": before["runs"] + 1}
 
 
+def test_a_paper_id_another_import_holds_with_other_text_gets_an_id_of_its_own(
+    tmp_path, capsys, prefect_harness
+):
+    """Two clones with one paper id holding other text: each version's samples read its
+    own clone's text, the first import's is unchanged, and a second import adds nothing."""
+    data = tmp_path / "data"
+    first = write_benchmark(tmp_path / "first", (2, 3))
+    assert _import(capsys, first, data, "--name", "first")[0] == 0
+    second = write_benchmark(tmp_path / "second", (2, 3))
+    paper = next((second / "dataset/papers/cleaned/group_2").glob("*.tex"))
+    paper.write_text(paper.read_text().replace("\\section{Intro}", "\\section{Intro} SECOND"))
+    before = dict(_sql(data, "SELECT paper_id, text FROM dim_papers"))
+
+    code, out, _ = _import(capsys, second, data, "--name", "second")
+    assert code == 0, out
+    own = f"{paper_id_of(paper.name)}@{hashlib.sha256(paper.read_bytes()).hexdigest()[:12]}"
+    assert f"stored under ids of their own text: {own}" in out
+    texts = dict(_sql(data, "SELECT paper_id, text FROM dim_papers"))
+    assert {k: texts[k] for k in before} == before and "SECOND" in texts[own]
+    samples = dict(_sql(data, "SELECT sample_id, paper_ids FROM dim_samples"))
+    assert own in samples["second/group_2"] and own not in samples["first/group_2"]
+    assert samples["second/group_3"] == samples["first/group_3"]  # the same text: shared
+    named = _sql(data, "SELECT paper_ids FROM fct_qa_pairs WHERE sample_id = 'second/group_2'")
+    assert any(own in ids for (ids,) in named)
+    counts = _counts(data)
+    assert _import(capsys, second, data, "--name", "second")[0] == 0
+    assert _counts(data) == {**counts, "runs": counts["runs"] + 1}
+
+
 def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
     data, clone = tmp_path / "data", break_benchmark(tmp_path / "clone")
     code, out, _ = _import(capsys, clone / "dataset", data, "--name", "lib")
@@ -434,8 +572,12 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
     assert "papers:   15 read, 12 distinct papers kept" in out
     assert "QA pairs: 24 single, 18 cross" in out
     assert "\n    short_text: 1 paper\n" in out
-    assert "lilo's own stands in for: winrate" in out and "problems: 7" in out
+    # PATH is the dataset folder: the clone's scripts, above it, are not read
+    assert "lilo's own stands in for: winrate" in out and "problems: 14" in out
+    assert "\n    src/template/plan.jinja: missing: lilo's stands in" in out
     rows = dict(_sql(data, "SELECT item_id, reason FROM quarantine WHERE stage = 'import'"))
+    outside = {k: rows.pop(k) for k in list(rows) if "/src/" in k or "/experiments/" in k}
+    assert len(outside) == 7 and set(outside.values()) == {"method_template", "script_string"}
     assert rows == {
         "lib/group_4": "group_size",
         "lib/group_5": "paper_unreadable",
@@ -457,7 +599,7 @@ def test_bad_input_imports_the_rest(tmp_path, capsys, prefect_harness):
     warned = _sql(data, "SELECT sample_id, paper_id, kind FROM benchmark_warnings")
     assert warned == [("lib/group_6", "2406.10007v2", "short_text")]
     before = _counts(data)
-    code, out, _ = _import(capsys, clone, data, "--name", "lib")  # PATH as the clone now
+    code, out, _ = _import(capsys, clone / "dataset", data, "--name", "lib")
     assert code == 0 and "rows added: 0: nothing new" in out
     assert _counts(data) == {**before, "runs": before["runs"] + 1}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -205,6 +206,42 @@ def test_clone_files_that_link_out_of_it_are_one_problem_each_and_not_read(tmp_p
     }
     assert not any(i.probe_set == "liu/kv-75" for i in cloned.items) and "qa" not in cloned.prompts
     assert {i.probe_set for i in cloned.items} == {"liu/nq-oracle", "liu/mdqa-10"}
+
+
+def test_clone_files_that_are_hard_links_are_one_problem_each_unless_allowed(tmp_path):
+    clone = make_clone(tmp_path / "clone")
+    data = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
+    prompt = clone / "src" / "lost_in_the_middle" / "prompts" / CLONE_PROMPTS["qa"]
+    for path in (data, prompt):
+        os.link(path, tmp_path / path.name)
+    cloned = read_clone(clone)
+    lines = {q.item_id: (q.reason, q.detail) for q in cloned.problems if "hard" in q.detail}
+    kv, qa = (p.relative_to(clone).as_posix() for p in (data, prompt))
+    why = "a hard link (2 names, any file of the disk may be one)"
+    assert lines == {
+        f"lost-in-the-middle/{kv}": ("hard_link", f"{kv}: {why}"),
+        f"lost-in-the-middle/{qa}": (
+            "probe_prompt",
+            f"{qa}: {why}; lilo's own qa prompt stands in",
+        ),
+    }
+    assert not any(i.probe_set == "liu/kv-75" for i in cloned.items) and "qa" not in cloned.prompts
+    allowed = read_clone(clone, hard_links=True)
+    assert "qa" in allowed.prompts and any(i.probe_set == "liu/kv-75" for i in allowed.items)
+
+
+def test_a_deeply_nested_line_is_one_problem_and_the_rest_of_its_file_reads(tmp_path):
+    clone = make_clone(tmp_path / "clone")
+    data = clone / "kv_retrieval_data" / "kv-retrieval-75_keys.jsonl.gz"
+    with gzip.open(data, "rt", encoding="utf-8") as lines:
+        rows = lines.read().splitlines()
+    _write_gz(data, ["[" * 200_000, *rows])
+    cloned = read_clone(clone)
+    rel = data.relative_to(clone).as_posix()
+    assert [q.detail for q in cloned.problems if q.item_id.endswith(":1")] == [
+        f"{rel}:1: JSON nested too deeply"
+    ]
+    assert cloned.files[rel] == len(rows) - 1  # the fixture's own bad line aside
 
 
 def test_a_clone_prompt_with_more_than_its_placeholders_is_refused(tmp_path):

@@ -183,6 +183,26 @@ def test_a_run_with_nan_usage_completes(prefect_harness, tmp_path, server):
     assert rows == [{"tokens_in": 0, "tokens_out": 0, "error": ""}]
 
 
+def test_a_key_echoed_in_a_reply_is_redacted_before_it_is_kept(tmp_path, server):
+    """A hostile endpoint puts the request's Authorization value in its completion: the key
+    is in neither the reply, the call's record (what fct_llm_calls and llm_cache store)
+    nor the cache file, and the call records how many it replaced; a second client replays
+    the redacted reply from the cache without a call."""
+    key = "sk-test-123SECRET"
+    server.respond = lambda prompt, n: f"Done. {server.requests[-1]['auth']}"
+    settings = _chat_settings(tmp_path, server, **{"llm.api_key": key})
+    client = make_client(settings)
+    reply = client.complete(HELLO, purpose="t")
+    assert server.requests[-1]["auth"] == f"Bearer {key}"
+    assert reply.text == "Done. Bearer [redacted]" and reply.redacted == 1
+    [call] = client.take_calls()
+    assert (call.response, call.redacted) == ("Done. Bearer [redacted]", 1)
+    assert _entries(settings) and not [p for p in _entries(settings) if key in p.read_text()]
+    again = make_client(settings)
+    assert again.complete(HELLO, purpose="t") == reply and len(server.requests) == 1
+    assert again.take_calls()[0].redacted == 1
+
+
 def _poison(path: Path, how: str) -> None:
     entry = json.loads(path.read_text())
     if how == "too_large":
@@ -474,3 +494,31 @@ def test_a_disk_cache_entry_over_the_reader_limit_is_a_miss(tmp_path):
     cache.put_bytes("ab" * 32, b"x" * 100)
     assert cache.get_bytes("ab" * 32, max_bytes=99) is None
     assert cache.get_bytes("ab" * 32, max_bytes=100) == b"x" * 100
+
+
+def test_a_redirect_to_another_origin_is_not_followed(tmp_path, server):
+    """A 307 to another host would carry the key and the prompt there: the call fails naming
+    the redirect, and the other host gets no request."""
+    from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            self.send_response(307)
+            self.send_header("Location", f"{server.base_url}/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    hop = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    serve_in_background(hop)
+    try:
+        url = f"http://127.0.0.1:{hop.server_address[1]}/v1/chat/completions"
+        with bounded_client(Bounds(10.0, 1_000_000, "llm.max_reply_bytes")) as http:
+            with pytest.raises(ReplyRefused, match="redirected to another origin"):
+                http.post(url, json={"model": "m"}, headers={"Authorization": "Bearer sk-x"})
+    finally:
+        hop.shutdown()
+        hop.server_close()
+    assert server.requests == []

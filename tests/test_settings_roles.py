@@ -217,3 +217,42 @@ def test_the_settings_no_method_reads_are_the_clients_own_defaults(tmp_path):
     client.chat([{"role": "user", "content": task}], purpose="walk")
     (call,) = client.take_calls()
     assert json.loads(call.request)["max_tokens"] == 123
+
+
+@pytest.mark.parametrize(
+    ("given", "refused"),
+    [
+        ({"runner.kind": "dask", "runner.dask_workers": 1_000_000}, "runner.dask_workers=1000000"),
+        ({"llm.max_reply_bytes": 1e15}, "llm.max_reply_bytes=1000000000000000"),
+        ({"llm.timeout_s": 1e15}, "llm.timeout_s=1000000000000000.0"),
+        ({"llm.retries": 1e9}, "llm.retries=1000000000"),
+    ],
+)
+def test_a_run_parameter_may_lower_a_bound_never_raise_it(given, refused):
+    with pytest.raises(ParameterRefused, match=f"not raise them: {refused} \\(the worker's: "):
+        run_settings(given)
+    lowered = run_settings({"llm.retries": 1, "llm.timeout_s": 5, "runner.dask_workers": 1})
+    assert (lowered.llm.retries, lowered.llm.timeout_s, lowered.runner.dask_workers) == (1, 5, 1)
+
+
+@pytest.mark.parametrize("name", ["embedding.model", "generate.llmlingua_model"])
+def test_a_model_is_a_place_no_run_parameter_names(name):
+    with pytest.raises(ParameterRefused, match=f"may not set {name}:"):
+        run_settings({name: "/home/someone/private-model"})
+
+
+@pytest.mark.parametrize(
+    ("key", "near"),
+    [
+        ("LLM.BASE_URL", "llm.base_url"),
+        ("Data_Dir", "data_dir"),
+        ("RUNNER.DASK_ADDRESS", "runner.dask_address"),
+        ("data-dir", "data_dir"),
+        ("llm.modle", "llm.model"),
+    ],
+)
+def test_an_unknown_or_miscased_parameter_is_refused_with_the_nearest_name(key, near):
+    with pytest.raises(
+        ParameterRefused, match=rf"{key} is not a setting \(did you mean {near}\?\)"
+    ):
+        run_settings({key: "x"})

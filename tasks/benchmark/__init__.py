@@ -16,6 +16,7 @@ from lilo.tasks.benchmark.longinoutbench import (
     Group,
     ImportedDataset,
     build_dataset,
+    own_texts,
     read_longinoutbench,
 )
 
@@ -31,6 +32,7 @@ __all__ = [
     "count_kinds",
     "header_stripped",
     "locate_dataset",
+    "own_texts",
     "read_longinoutbench",
     "title_of",
     "warning_kinds",

@@ -113,6 +113,8 @@ def _checklist_problem(text: str, shown: str) -> str:
         parse_checklist(json.loads(text), shown)
     except json.JSONDecodeError as exc:
         return f"{shown}: malformed JSON ({exc})"
+    except RecursionError:
+        return f"{shown}: malformed JSON (nested too deeply)"
     except ValueError as exc:
         return str(exc)
     return ""

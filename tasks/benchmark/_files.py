@@ -14,7 +14,7 @@ from typing import Any
 from pylatexenc.latex2text import LatexNodes2Text
 
 from lilo.tasks.errors import InputError
-from lilo.tasks.files import FileTooLarge, LinkOutside, read_bounded
+from lilo.tasks.files import FileTooLarge, HardLinked, LinkOutside, read_bounded
 from lilo.tasks.records import PaperText, Quarantine
 from lilo.tasks.text import count_words
 from lilo.tasks.tokens import count_word_tokens
@@ -46,6 +46,7 @@ _TITLE_RE = re.compile(r"\\title\s*(?:\[[^\]]*\])?\s*\{")
 _BEGIN_DOCUMENT_RE = re.compile(r"\\begin\s*\{document\}")
 _PAPER_FILE_RE = re.compile(r"^arXiv-(?P<id>.+)\.tex$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REASONS: dict[type[FileTooLarge], str] = {LinkOutside: "link_outside", HardLinked: "hard_link"}
 
 
 class BenchmarkError(InputError, ValueError):
@@ -79,15 +80,19 @@ def locate_dataset(path: Path, name: str) -> Path:
 @dataclass(frozen=True)
 class Files:
     """A benchmark's dataset folder; paths in messages are relative to the PATH given. Every
-    file is read only where it resolves inside the clone (the dataset folder's parent)."""
+    file is read through `read`, only where it resolves inside PATH, the folder the user
+    named (never its parent), and has one name unless `hard_links`."""
 
     given: Path
     root: Path
     name: str
+    hard_links: bool = False
 
     @property
     def clone(self) -> Path:
-        return self.root.parent
+        """The clone's root, where its scripts are: PATH, or its parent's `dataset/` folder's
+        parent when PATH is the clone (never above PATH)."""
+        return self.root.parent if self.root != self.given else self.given
 
     def shown(self, rel: str) -> str:
         """`rel` (relative to the dataset folder) as the user sees it: relative to PATH."""
@@ -99,32 +104,43 @@ class Files:
 
     def read(self, rel: str, limit: int, problems: list[Quarantine]) -> bytes | None:
         """The file's bytes, or None with a `too_large` problem when it is past `limit` or
-        not a regular file, a `link_outside` one when it links out of the clone (missing
-        files: the caller)."""
+        not a regular file, a `link_outside` one when it links out of PATH, a `hard_link` one
+        when it has more names (missing files: the caller)."""
+        return self.read_at(self.root / rel, self.item(rel), self.shown(rel), limit, problems)
+
+    def read_at(
+        self, path: Path, item: str, shown: str, limit: int, problems: list[Quarantine]
+    ) -> bytes | None:
+        """`read` for any file of PATH (`shown` as the user sees it, `item` its id)."""
         try:
-            return read_bounded(self.root / rel, limit, within=self.clone)
+            return read_bounded(path, limit, within=self.given, hard_links=self.hard_links)
         except FileTooLarge as exc:
             why = str(exc).rpartition(": ")[2]
-            reason = "link_outside" if isinstance(exc, LinkOutside) else "too_large"
-            problems.append(
-                problem(self.item(rel), reason, f"{self.shown(rel)}: {why}: file skipped")
-            )
+            reason = _REASONS.get(type(exc), "too_large")
+            problems.append(problem(item, reason, f"{shown}: {why}: file skipped"))
             return None
 
     def read_json(self, rel: str, problems: list[Quarantine]) -> Any | None:
         """Parsed JSON, or None with a `malformed_json` or `too_large` problem (missing
         files: the caller)."""
+        found = self.read_json_text(rel, problems)
+        return None if found is None else found[0]
+
+    def read_json_text(self, rel: str, problems: list[Quarantine]) -> tuple[Any, str] | None:
+        """`read_json`'s value with the file's text."""
         data = self.read(rel, MAX_JSON_BYTES, problems)
         if data is None:
             return None
         try:
-            return json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            text = data.decode("utf-8")
+            return json.loads(text), text
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
             problems.append(
                 problem(
                     self.item(rel),
                     "malformed_json",
-                    f"{self.shown(rel)}: malformed JSON ({exc}): file skipped",
+                    f"{self.shown(rel)}: malformed JSON ({why}): file skipped",
                 )
             )
             return None

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from lilo.tasks.benchmark._assets import Asset, make_asset
-from lilo.tasks.benchmark._files import MAX_JSON_BYTES, PAPERS_DIR, Files, problem
+from lilo.tasks.benchmark._files import PAPERS_DIR, Files, problem
 from lilo.tasks.benchmark._questions import QUESTION_FOLDERS
-from lilo.tasks.files import LinkOutside, inside, read_bounded
+from lilo.tasks.files import LinkOutside, inside
 from lilo.tasks.records import Quarantine
 
 __all__ = ["DESCRIPTION_FILE", "group_folders", "read_descriptions", "report_orphans"]
@@ -34,9 +34,10 @@ def read_descriptions(
             )
         )
         return {}, None
-    data = files.read_json(rel, problems)
-    if data is None:
+    found_json = files.read_json_text(rel, problems)
+    if found_json is None:
         return {}, None
+    data, text = found_json
     if not isinstance(data, list):
         problems.append(
             problem(
@@ -59,8 +60,6 @@ def read_descriptions(
             )
             continue
         found[key] = entry
-    # read_json read it
-    text = read_bounded(files.root / rel, MAX_JSON_BYTES, within=files.clone).decode("utf-8")
     return found, make_asset("description.json", text, rel)
 
 
@@ -69,7 +68,7 @@ def group_folders(files: Files, problems: list[Quarantine]) -> dict[int, Path]:
     for entry in sorted((files.root / PAPERS_DIR).iterdir()):
         match = _GROUP_RE.match(entry.name)
         try:
-            inside(entry, files.clone)
+            inside(entry, files.given)
         except LinkOutside as exc:
             rel = f"{PAPERS_DIR}/{entry.name}"
             why = str(exc).rpartition(": ")[2]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lilo.tasks.benchmark._files import Files, paper_id_of, problem
+from lilo.tasks.benchmark._files import Files, problem
 from lilo.tasks.records import QAPair, Quarantine, content_id
 
 __all__ = ["QUESTION_FOLDERS", "Question", "qa_pair", "read_questions"]
@@ -114,11 +114,12 @@ def _question(item: Any, kind: str, source: str, index: int) -> tuple[Question |
     ), ""
 
 
-def qa_pair(question: Question, sample_id: str, files: tuple[str, ...], name: str) -> QAPair:
-    """An approved pair as imported. `files` are the sample's paper files in order; evidence
-    names each paper the question names by position (1-based) and id, quoting the
-    benchmark's `reference`. The id covers the sample, kind, source file, index and text."""
-    ids = {f: paper_id_of(f) for f in files}
+def qa_pair(question: Question, sample_id: str, ids: dict[str, str], name: str) -> QAPair:
+    """An approved pair as imported. `ids` are the sample's paper files in order with the
+    id each is stored under; evidence names each paper the question names by position
+    (1-based) and id, quoting the benchmark's `reference`. The id covers the sample, kind,
+    source file, index and text."""
+    files = list(ids)
     evidence = tuple(
         {"paper": files.index(f) + 1, "paper_id": ids[f], "quote": question.reference}
         for f in question.papers

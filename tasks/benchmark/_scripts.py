@@ -69,14 +69,14 @@ SCRIPTS: dict[str, tuple[str, Callable[[ast.AST], str | None], str]] = {
 
 
 def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
-    """The clone's method templates and script strings (the clone: the dataset folder's
-    parent); each missing or unusable one is a problem and absent."""
+    """The clone's method templates and script strings (`Files.clone`); each missing or
+    unusable one is a problem and absent."""
     clone = files.clone
     assets: list[Asset] = []
     problems: list[Quarantine] = []
     for name in METHOD_TEMPLATES:
         rel = f"{TEMPLATE_DIR}/{name}.jinja"
-        text, why = _read(clone / rel, clone)
+        text, why = _read(clone / rel, files)
         if text is not None:
             why = template_problem(text, METHOD_VARIABLES)
         if not why:
@@ -86,13 +86,15 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
                 problem(f"{files.name}/{rel}", "method_template", f"{rel}: {why}: lilo's stands in")
             )
     for name, (rel, find, what) in SCRIPTS.items():
-        text, why = _read(clone / rel, clone)
+        text, why = _read(clone / rel, files)
         found = None
         if text is not None:
             try:
                 found = find(ast.parse(text))
             except SyntaxError as exc:
                 why = f"not Python (line {exc.lineno})"
+            except (RecursionError, MemoryError):
+                why = "not Python (nested too deeply)"
             else:
                 why = "" if found else f"no {what} as a string literal"
         if found:
@@ -108,11 +110,12 @@ def read_method_assets(files: Files) -> tuple[list[Asset], list[Quarantine]]:
     return assets, problems
 
 
-def _read(path: Path, clone: Path) -> tuple[str | None, str]:
+def _read(path: Path, files: Files) -> tuple[str | None, str]:
     if not path.is_file():
         return None, "missing"
     try:
-        return read_bounded(path, MAX_PROMPT_BYTES, within=clone).decode("utf-8"), ""
+        data = read_bounded(path, MAX_PROMPT_BYTES, within=files.given, hard_links=files.hard_links)
+        return data.decode("utf-8"), ""
     except FileTooLarge as exc:
         return None, str(exc).rpartition(": ")[2]
     except UnicodeDecodeError as exc:

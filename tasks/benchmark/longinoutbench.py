@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +34,7 @@ __all__ = [
     "Group",
     "ImportedDataset",
     "build_dataset",
+    "own_texts",
     "read_longinoutbench",
 ]
 
@@ -68,10 +70,17 @@ class Benchmark:
     assets: tuple[Asset, ...]
     stand_ins: tuple[str, ...]  # pack assets not stored: lilo's own stands in
     problems: tuple[Quarantine, ...]
+    # paper id -> the id of its own text, where the id is stored with other text (own_texts)
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.files.name
+
+    def paper_id(self, file_name: str) -> str:
+        """The id the paper in `file_name` is stored under."""
+        found = paper_id_of(file_name)
+        return self.renamed.get(found, found)
 
 
 @dataclass(frozen=True)
@@ -83,11 +92,11 @@ class ImportedDataset:
     problems: tuple[Quarantine, ...]  # the reader's: files that could not be read
 
 
-def read_longinoutbench(path: Path, name: str) -> Benchmark:
+def read_longinoutbench(path: Path, name: str, hard_links: bool = False) -> Benchmark:
     """Read the clone at `path` (or its dataset/ folder). Raises BenchmarkError only when
     there is nothing to read (a missing folder); anything else is a problem, and the rest
-    is read."""
-    files = Files(path, locate_dataset(path, name), name)
+    is read. A file with more than one name is read only with `hard_links`."""
+    files = Files(path, locate_dataset(path, name), name, hard_links)
     problems: list[Quarantine] = []
     descriptions, description = read_descriptions(files, problems)
     folders = group_folders(files, problems)
@@ -166,6 +175,22 @@ def _read_papers(
     return True
 
 
+def own_texts(bench: Benchmark, stored: Mapping[str, str]) -> Benchmark:
+    """The benchmark with each paper whose id `stored` (id -> content hash of the warehouse's
+    papers) holds with other text given an id of its own text, `<id>@<12 hex digits of its
+    hash>`: a paper's text belongs to the version that imported it, and no import changes
+    what another version's samples read (docs/design.md §14)."""
+    renamed = {
+        p.paper_id: f"{p.paper_id}@{p.content_sha256[:12]}"
+        for p in bench.papers
+        if stored.get(p.paper_id, p.content_sha256) != p.content_sha256
+    }
+    if not renamed:
+        return bench
+    papers = tuple(replace(p, paper_id=renamed.get(p.paper_id, p.paper_id)) for p in bench.papers)
+    return replace(bench, papers=papers, renamed=renamed)
+
+
 def build_dataset(bench: Benchmark, findings: list[Quarantine], at: datetime) -> ImportedDataset:
     """Every group as a sample, in numeric group order, with its questions as approved
     pairs. `findings` (the papers suite's quarantine rows) become the papers' warnings."""
@@ -180,7 +205,8 @@ def build_dataset(bench: Benchmark, findings: list[Quarantine], at: datetime) ->
     pairs: list[QAPair] = []
     for group in bench.groups:
         sample_id = f"{name}/group_{group.number}"
-        unread = [p for p in group.paper_ids if p not in by_id]
+        paper_ids = tuple(bench.paper_id(f) for f in group.files)
+        unread = [p for p in paper_ids if p not in by_id]
         if unread:  # not UTF-8: the text cannot be read at all
             problems.append(
                 problem(
@@ -196,15 +222,16 @@ def build_dataset(bench: Benchmark, findings: list[Quarantine], at: datetime) ->
             Sample(
                 sample_id=sample_id,
                 dataset_version=name,
-                paper_ids=group.paper_ids,
-                listing_order=tuple(paper_id_of(f) for f in group.listing),
+                paper_ids=paper_ids,
+                listing_order=tuple(bench.paper_id(f) for f in group.listing),
                 topic=topics.most_common(1)[0][0] if topics else ", ".join(group.category),
                 survey_id=group.survey_id,
-                input_words=sum(by_id[p].words for p in group.paper_ids),
+                input_words=sum(by_id[p].words for p in paper_ids),
                 group_kind="import",
             )
         )
-        pairs += [qa_pair(q, sample_id, group.files, name) for q in group.questions]
+        ids = {f: bench.paper_id(f) for f in group.files}
+        pairs += [qa_pair(q, sample_id, ids, name) for q in group.questions]
     return ImportedDataset(
         papers=papers,
         samples=tuple(samples),

@@ -65,6 +65,9 @@ def cached_completion(
             and latency >= 0
             and isinstance(finish, str)
         ):
-            return Completion(text, tokens[0] or 0, tokens[1] or 0, finish), float(latency)
+            redacted = entry.get("redacted", 0)  # entries written before it was kept: 0
+            redacted = redacted if isinstance(redacted, int) else 0
+            completion = Completion(text, tokens[0] or 0, tokens[1] or 0, finish, redacted)
+            return completion, float(latency)
     log.warning("cache entry %s is not a completion lilo wrote: made again", key)
     return None

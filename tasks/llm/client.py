@@ -42,7 +42,7 @@ from lilo.tasks.llm.types import (
 )
 from lilo.tasks.llm.window import window_for
 from lilo.tasks.records import LLMCall
-from lilo.tasks.redact import configured_secrets, redact
+from lilo.tasks.redact import configured_secrets, redact, redact_reply
 from lilo.tasks.tokens import count_word_tokens
 
 __all__ = ["LLMClient", "judge_settings", "make_client", "make_judge_client"]
@@ -168,6 +168,7 @@ class LLMClient:
                             "latency_s": latency,
                             "finish_reason": completion.finish_reason,
                             "sent_max_tokens": sent,
+                            "redacted": completion.redacted,
                         },
                     )
         except BaseException as exc:  # the callers sharing this call get the same error
@@ -272,7 +273,8 @@ class LLMClient:
             finally:
                 latency = time.perf_counter() - started
         rate.settle(charge, completion.tokens_in + completion.tokens_out)
-        return completion, latency, sent
+        # A reply may echo the key sent (a hostile endpoint): out before it is kept anywhere.
+        return redact_reply(completion, configured_secrets(self.settings)), latency, sent
 
     def _record(
         self,
@@ -298,6 +300,7 @@ class LLMClient:
             request="" if cached else request,
             response=completion.text,
             finish_reason=completion.finish_reason,
+            redacted=completion.redacted,
         )
         if self.log is not None:
             self.log.append(call)

@@ -155,6 +155,7 @@ class LedgerReader:
                     "tokens_out": c.tokens_out,
                     "latency_s": c.latency_s,
                     "finish_reason": c.finish_reason or None,
+                    "redacted": c.redacted,
                 }
                 for n, c in enumerate(calls)
             ],
@@ -171,6 +172,7 @@ class LedgerReader:
                     "tokens_out": c.tokens_out,
                     "latency_s": c.latency_s,
                     "finish_reason": c.finish_reason or None,
+                    "redacted": c.redacted,
                 }
                 for c in fresh
             ],

@@ -61,6 +61,8 @@ class Completion:
     tokens_out: int
     # Why the reply ended: "stop" (the model ended it), "length" (cut at its budget).
     finish_reason: str = "stop"
+    # Configured secrets replaced in `text` by `[redacted]` as the reply came in.
+    redacted: int = 0
 
     @property
     def truncated(self) -> bool:

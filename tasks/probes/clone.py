@@ -8,13 +8,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lilo.tasks.errors import InputError
-from lilo.tasks.files import LinkOutside, inside
+from lilo.tasks.files import FileTooLarge, HardLinked, LinkOutside, open_within
 from lilo.tasks.probes.kinds import kv, mdqa
 from lilo.tasks.probes.prompts import read_clone_prompts
 from lilo.tasks.probes.records import ProbeItem
@@ -43,6 +42,7 @@ class ClonedProbes:
     problems: list[Quarantine] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)  # file -> items read from it
     absent: list[str] = field(default_factory=list)
+    hard_links: bool = False
 
 
 def locate_clone(path: Path) -> Path:
@@ -59,10 +59,12 @@ def locate_clone(path: Path) -> Path:
     return path
 
 
-def read_clone(path: Path) -> ClonedProbes:
+def read_clone(path: Path, hard_links: bool = False) -> ClonedProbes:
+    """Every file of the clone at `path`, each opened by `open_within` (a file with more
+    than one name only with `hard_links`)."""
     root = locate_clone(path)
-    out = ClonedProbes()
-    out.prompts, prompt_problems = read_clone_prompts(root)
+    out = ClonedProbes(hard_links=hard_links)
+    out.prompts, prompt_problems = read_clone_prompts(root, hard_links)
     for line in prompt_problems:
         out.problems.append(
             Quarantine(f"lost-in-the-middle/{line.split(':')[0]}", STAGE, "probe_prompt", line)
@@ -97,19 +99,10 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
     relative = file.relative_to(root).as_posix()
     read = total = 0
     try:
-        inside(file, root)
-    except LinkOutside as exc:
-        why = str(exc).rpartition(": ")[2]
-        out.problems.append(
-            Quarantine(
-                f"lost-in-the-middle/{relative}", STAGE, "link_outside", f"{relative}: {why}"
-            )
-        )
-        return
-    try:
-        if not stat.S_ISREG(file.stat().st_mode):  # before opening: opening a FIFO blocks
-            raise OSError("not a regular file")
-        with gzip.open(file, "rt", encoding="utf-8") as lines:
+        with (
+            open_within(file, root, out.hard_links) as handle,
+            gzip.open(handle, "rt", encoding="utf-8") as lines,
+        ):
             for n, text in enumerate(iter(lambda: lines.readline(MAX_LINE_CHARS + 1), "")):
                 where = f"{relative}:{n + 1}"
                 total += len(text)
@@ -120,18 +113,32 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
                 try:
                     out.items.append(make(json.loads(text), n, relative))
                     read += 1
+                except RecursionError:
+                    detail = f"{where}: JSON nested too deeply"
+                    out.problems.append(
+                        Quarantine(f"lost-in-the-middle/{where}", STAGE, "probe_item", detail)
+                    )
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     detail = f"{where}: {exc}" if str(exc) else f"{where}: {type(exc).__name__}"
                     out.problems.append(
                         Quarantine(f"lost-in-the-middle/{where}", STAGE, "probe_item", detail)
                     )
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (LinkOutside, HardLinked) as exc:
+        why = str(exc).rpartition(": ")[2]
+        reason = "link_outside" if isinstance(exc, LinkOutside) else "hard_link"
+        out.problems.append(
+            Quarantine(f"lost-in-the-middle/{relative}", STAGE, reason, f"{relative}: {why}")
+        )
+        return
+    except (OSError, EOFError, UnicodeDecodeError, FileTooLarge) as exc:
+        # not a regular file: the reason alone
+        why = str(exc).rpartition(": ")[2] if isinstance(exc, FileTooLarge) else exc
         out.problems.append(
             Quarantine(
                 f"lost-in-the-middle/{relative}",
                 STAGE,
                 "probe_file",
-                f"{relative}: unreadable after {read} lines: {exc}",
+                f"{relative}: unreadable after {read} lines: {why}",
             )
         )
     out.files[relative] = read

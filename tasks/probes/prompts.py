@@ -87,7 +87,9 @@ COMPLETION_CUES = {
 COMPLETIONS = "+completions"
 
 
-def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
+def read_clone_prompts(
+    clone: Path, hard_links: bool = False
+) -> tuple[dict[str, tuple[str, str]], list[str]]:
     """{name: (template, file)} of the clone's prompt files, and one line per problem (a
     file missing, or without the placeholders the probes fill)."""
     folder = clone / "src" / "lost_in_the_middle" / "prompts"
@@ -100,7 +102,7 @@ def read_clone_prompts(clone: Path) -> tuple[dict[str, tuple[str, str]], list[st
             problems.append(f"{relative}: missing; lilo's own {name} prompt stands in")
             continue
         try:
-            text = read_bounded(path, _MAX_PROMPT_BYTES, within=clone).decode("utf-8")
+            text = read_bounded(path, _MAX_PROMPT_BYTES, clone, hard_links).decode("utf-8")
         except FileTooLarge as exc:
             why = str(exc).rpartition(": ")[2]
             problems.append(f"{relative}: {why}; lilo's own {name} prompt stands in")

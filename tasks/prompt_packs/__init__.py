@@ -1,5 +1,6 @@
 """Prompt templates and checklists, as data of a dataset version (docs/design.md §14)."""
 
+from lilo.tasks.prompt_packs._bounded import TemplateTooCostly
 from lilo.tasks.prompt_packs.pack import (
     ASSET_NAMES,
     METHOD_TEMPLATES,
@@ -21,6 +22,7 @@ __all__ = [
     "SCRIPT_STRINGS",
     "TEMPLATES",
     "ChecklistItem",
+    "TemplateTooCostly",
     "PromptPack",
     "key_requirements",
     "lilo_pack",

@@ -29,7 +29,12 @@ from typing import Any
 
 import jinja2
 from jinja2 import meta, nodes
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from lilo.tasks.prompt_packs._bounded import (
+    BoundedEnvironment,
+    TemplateTooCostly,
+    render_within,
+)
 
 __all__ = [
     "ASSET_NAMES",
@@ -195,10 +200,11 @@ def _plain(checklist: dict[str, list[ChecklistItem]]) -> dict[str, Any]:
 
 # Prompts are plain text, not HTML: no autoescaping. In the sandbox: no attribute that
 # starts with `_`, no method that changes a value, whatever a template holds.
-_PACK = ImmutableSandboxedEnvironment(autoescape=False, undefined=jinja2.StrictUndefined)
+# Each render has a deadline and a size bound (tasks/prompt_packs/_bounded.py).
+_PACK = BoundedEnvironment(autoescape=False, undefined=jinja2.StrictUndefined)
 # As the reference compiles its method templates (`jinja2.Template(text)`): a variable it
 # does not pass renders empty, a trailing newline is dropped.
-_REFERENCE = ImmutableSandboxedEnvironment()
+_REFERENCE = BoundedEnvironment()
 
 # What a template from outside lilo may use besides text, its variables and the names its own
 # `for` and `set` bind: these statements and operators, `loop`'s counters, plain filters and
@@ -246,6 +252,13 @@ def template_problem(source: str, variables: frozenset[str]) -> str:
     be used, "" when it may: it must parse, and use only `variables` (those lilo renders it
     with), the names it binds itself, `loop`'s counters and plain filters and tests."""
     try:
+        return _problem(source, variables)
+    except RecursionError:  # `{{ ((((...)))) }}`: Jinja parses and compiles recursively
+        return "nested too deeply"
+
+
+def _problem(source: str, variables: frozenset[str]) -> str:
+    try:
         tree = _PACK.parse(source)
     except jinja2.TemplateSyntaxError as exc:
         return f"Jinja2 syntax error on line {exc.lineno}: {exc.message}"
@@ -258,6 +271,25 @@ def template_problem(source: str, variables: frozenset[str]) -> str:
     unknown = sorted(meta.find_undeclared_variables(tree) - variables)
     if unknown:
         return f"uses {', '.join(unknown)}; lilo renders it with {', '.join(sorted(variables))}"
+    return _trial_problem(source, variables)
+
+
+# A trial render's inputs: each variable as a paper-sized text (papers: three of them), the
+# length a number, a counted list a number.
+_TRIAL_TEXT = "word " * 20_000
+_TRIAL_SECONDS = 2.0
+_TRIAL_VALUES: dict[str, Any] = {"papers": [_TRIAL_TEXT] * 3, "length": 8000, "num_checklist": 5}
+
+
+def _trial_problem(source: str, variables: frozenset[str]) -> str:
+    """Why rendering `source` with paper-sized inputs goes past its bounds, "" if it does not."""
+    given = {v: _TRIAL_VALUES.get(v, _TRIAL_TEXT) for v in variables}
+    try:
+        render_within(_PACK.from_string(source), _TRIAL_SECONDS, given)
+    except TemplateTooCostly as exc:
+        return f"{exc} with paper-sized inputs"
+    except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError):
+        return ""  # an input it does not expect: its render fails where it is used
     return ""
 
 

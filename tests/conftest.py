@@ -36,7 +36,7 @@ SURVEY = CORPUS / "surveys" / "gp-astro-timeseries-review"
 
 
 SHARED_BUILDS = {
-    "report_demo": ("test_report.py", "test_grade_review.py"),
+    "report_demo": ("test_report.py", "test_grade_review.py", "test_doc_examples.py"),
     "manual_review_demo": ("test_review.py", "test_browser.py"),
     "imported_longinoutbench": (
         "test_benchmark_run.py",

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from prefect import Task
     from prefect_dask import DaskTaskRunner
 
-__all__ = ["check_runner", "run_units"]
+__all__ = ["check_runner", "elsewhere", "run_units"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -42,6 +42,11 @@ Fan = Callable[..., Any]
 module-level function: Dask workers import it."""
 Client = Callable[..., LLMClient]
 """`make_client` or `make_judge_client`: `client(settings, log=None)`."""
+
+
+def elsewhere(runner: RunnerSettings) -> bool:
+    """Whether the units run in processes other than the flow's (on Dask)."""
+    return runner.kind == "dask"
 
 
 def check_runner(runner: RunnerSettings) -> None:

@@ -9,13 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from lilo.tasks.config import Settings
-
-if TYPE_CHECKING:
-    from lilo.tasks.llm.types import Completion
 
 __all__ = ["configured_secrets", "redact", "redact_reply", "redacted"]
 
@@ -51,15 +46,11 @@ def redacted(exc: BaseException, settings: Settings | None = None) -> str:
     return redact(f"{type(exc).__name__}: {exc}", configured_secrets(settings))
 
 
-def redact_reply(completion: Completion, secrets: list[str]) -> Completion:
-    """The reply with each configured secret in its text replaced by `[redacted]`, counted
-    in `redacted` (a model's own words that look like a key are its words: kept)."""
-    text, found = completion.text, 0
+def redact_reply(text: str, secrets: list[str]) -> tuple[str, int]:
+    """A reply's text with each configured secret replaced by `[redacted]`, and how many
+    were (a model's own words that look like a key are its words: kept)."""
+    found = 0
     for secret in secrets:
         found += text.count(secret)
         text = text.replace(secret, REDACTED)
-    return (
-        replace(completion, text=text, redacted=completion.redacted + found)
-        if found
-        else completion
-    )
+    return text, found

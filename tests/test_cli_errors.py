@@ -399,6 +399,10 @@ def test_an_unreachable_endpoint_fails_a_dataset_run_and_leaves_the_warehouse(
     (A command that runs flows starts Prefect's temporary server first, unless an API is
     configured: here the harness's.)"""
     url = f"http://127.0.0.1:{_closed_port()}/v1"
+    with Warehouse(warehouse / "lilo.duckdb") as wh:  # the dataset exists: the endpoint fails
+        wh.con.execute(
+            "INSERT INTO dim_dataset_versions VALUES ('v1', 1, now(), [], 0, 0, 'h', 'r')"
+        )
     before = _counts(warehouse)
     argv = ["run", "--dataset", "v1", "--data-dir", str(warehouse)]
     sets = [f"{section}.backend=openai", f"{section}.base_url={url}"]

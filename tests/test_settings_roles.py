@@ -82,6 +82,8 @@ CONTEXT: dict[str, dict[str, Any]] = {
     "llm.weights": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
     # What the openai backend does with an empty reply: the offline engine never gives one.
     "llm.empty_reply": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
+    # How an endpoint is asked (chat or completions): the offline engine reads messages.
+    "llm.api": {"llm.backend": "openai", "llm.base_url": "http://127.0.0.1:1/v1"},
     # The two position formulas differ only for an exponent that is not a whole number.
     "generate.ral.position_formula": {"generate.ral.a": 2.5},
 }

@@ -49,7 +49,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     survey_ids = [item.arxiv_id for item in manifest.items if item.role == "survey"]
     print(f"demo corpus: {len(manifest.items)} e-prints in {corpus_dir}")
     # Units in other processes (Dask) cannot start the local model: it starts at once.
-    at_once = settings.runner.kind == "dask"
+    from lilo.flows._units import elsewhere
+
+    at_once = elsewhere(settings.runner)
     with (
         Mirror(corpus_dir) as mirror,
         served(args.local_model, settings.data_dir, settings.llm.api, at_once=at_once) as model,

@@ -41,7 +41,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     ]
     settings = settings_from_args(args, *given)
     start_prefect_early(settings)
-    at_once = settings.runner.kind == "dask"  # units in other processes: started at once
+    from lilo.flows._units import elsewhere
+
+    at_once = elsewhere(settings.runner)  # units in other processes: started at once
     with (
         served(args.local_model, settings.data_dir, settings.llm.api, at_once=at_once) as model,
         running_flows(args.debug),

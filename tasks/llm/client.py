@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 from lilo.tasks.cache import DiskCache, cache_key, canonical_json
@@ -274,7 +275,10 @@ class LLMClient:
                 latency = time.perf_counter() - started
         rate.settle(charge, completion.tokens_in + completion.tokens_out)
         # A reply may echo the key sent (a hostile endpoint): out before it is kept anywhere.
-        return redact_reply(completion, configured_secrets(self.settings)), latency, sent
+        text, found = redact_reply(completion.text, configured_secrets(self.settings))
+        if found:
+            completion = replace(completion, text=text, redacted=completion.redacted + found)
+        return completion, latency, sent
 
     def _record(
         self,

@@ -302,19 +302,7 @@ class OpenAIBackend:
             prompt = sum(count_word_tokens(m.get("content", "")) for m in messages)
             events = sse_events(response.response)
             return read_stream(events, self.base_url, self.keep_empty, prompt, received)
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
-        text = choices[0].message.content or ""
-        if not text.strip() and not self.keep_empty:  # `llm.empty_reply`
-            raise BadReply("empty reply")
-        tokens_in, tokens_out = usage_counts(response.usage, self.base_url)
-        return Completion(
-            text=text,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
-            finish_reason=choices[0].finish_reason or "stop",
-        )
+        return self._read_reply(response, lambda choice: choice.message.content)
 
     def _complete_text(
         self,
@@ -348,10 +336,15 @@ class OpenAIBackend:
             events = sse_events(response.response)
             estimate = count_word_tokens(prompt.text)
             return read_stream(events, self.base_url, self.keep_empty, estimate, received)
+        return self._read_reply(response, lambda choice: choice.text)
+
+    def _read_reply(self, response: Any, text_of: Callable[[Any], str | None]) -> Completion:
+        """The completion an unstreamed reply holds, its first choice's text by `text_of`
+        (a chat's message, a text completion's text); a BadReply where it holds none."""
         choices = getattr(response, "choices", None)
         if not choices:
             raise BadReply(f"no completion in the reply: {str(response)[:200]!r}")
-        text = choices[0].text or ""
+        text = text_of(choices[0]) or ""
         if not text.strip() and not self.keep_empty:  # `llm.empty_reply`
             raise BadReply("empty reply")
         tokens_in, tokens_out = usage_counts(response.usage, self.base_url)

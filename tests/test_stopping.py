@@ -203,28 +203,10 @@ def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
             return "KernelForge reaches a test RMSE of 0.635 on Kin40k. " * 20
 
         server.respond = slow
-        settings = server.settings(data)
-        seed_samples(settings, kernel_samples(4))
-        with Warehouse(settings.db_path) as wh:
-            wh.upsert(
-                "dim_dataset_versions",
-                [{"dataset_version": "v1", "number": 1,
-                  "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
-                  "n_samples": 4, "n_papers": 4, "config_hash": "seed"}],
-                ("dataset_version",),
-                extra={"run_id": "seed"},
-            )  # fmt: skip
-        run = subprocess.Popen(
-            [*LILO, "run", "--dataset", "v1", "--data-dir", str(data),
-             "--methods", "single,agentwrite", "--target-words", "400",
-             "--set", "llm.backend=openai", "--set", "llm.model=scripted",
-             "--set", f"llm.base_url={server.base_url}", "--set", "llm.api_key=sk-test",
-             "--set", "llm.concurrency=2",
-             "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
-            env=_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+        run = _start_run(
+            server, data, home, 4,
+            *("--methods", "single,agentwrite", "--target-words", "400"),
+            *("--set", "llm.concurrency=2"),
         )  # fmt: skip
         _wait_for(lambda: len(arrivals) >= 3 or run.poll() is not None, 600, "requests")
         assert run.poll() is None, run.stdout.read() if run.stdout else ""
@@ -333,28 +315,7 @@ def test_ctrl_c_hangs_up_a_streamed_request_and_exits_before_it_would_end(
     with LLMServer() as server:
         server.chunk_s = 0.5
         server.respond = lambda prompt, n: "word " * 120
-        settings = server.settings(data)
-        seed_samples(settings, kernel_samples(1))
-        with Warehouse(settings.db_path) as wh:
-            wh.upsert(
-                "dim_dataset_versions",
-                [{"dataset_version": "v1", "number": 1,
-                  "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
-                  "n_samples": 1, "n_papers": 1, "config_hash": "seed"}],
-                ("dataset_version",),
-                extra={"run_id": "seed"},
-            )  # fmt: skip
-        run = subprocess.Popen(
-            [*LILO, "run", "--dataset", "v1", "--data-dir", str(data),
-             "--methods", "single", "--target-words", "400",
-             "--set", "llm.backend=openai", "--set", "llm.model=scripted",
-             "--set", f"llm.base_url={server.base_url}", "--set", "llm.api_key=sk-test",
-             "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
-            env=_env(home),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
+        run = _start_run(server, data, home, 1, "--methods", "single", "--target-words", "400")
         # Streaming: a request is under way once the server has it and a second has passed.
         _wait_for(lambda: server.answered or run.poll() is not None, 600, "a request")
         time.sleep(1.0)

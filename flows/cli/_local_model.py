@@ -78,8 +78,10 @@ class LocalModel:
     running: threading.Event = field(default_factory=threading.Event, compare=False)
 
     def chat_requests(self) -> int:
-        """The chat and completion requests the server has answered, whatever their status,
-        as its access log counts them: what lilo's ledger (`fct_llm_calls`) must match."""
+        """The chat and completion requests the server has logged, whatever their status:
+        its access log writes a line as a reply starts, so a streamed reply cut short
+        counts and a request still computing does not. What lilo's ledger
+        (`fct_llm_calls`, with its unanswered requests) must match."""
         log = self.log.read_text(encoding="utf-8", errors="replace")
         routes = ("chat/completions", "completions")
         return sum(log.count(f'"POST /v1/{route} HTTP/1.1"') for route in routes)
@@ -360,7 +362,5 @@ def served(
         if not server.running.is_set():
             print("the local model was not started: every reply came from the cache")
             return
-        answered = server.chat_requests()
-        print(
-            f"llama.cpp answered {answered} chat request{'' if answered == 1 else 's'}; stopping it"
-        )
+        logged = server.chat_requests()
+        print(f"llama.cpp logged {logged} chat request{'' if logged == 1 else 's'}; stopping it")

@@ -272,23 +272,70 @@ class OpenAIBackend:
         response_format: dict[str, Any] | None,
         received: Callable[[int], None],
     ) -> Completion:
-        import openai
-
-        options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        """One `/v1/chat/completions` request."""
+        options = self._options(max_tokens)
         if response_format is not None:
             options["response_format"] = self._response_format(response_format)
-        if self.stream:  # `llm.stream`
-            options["stream"] = True
-            options["stream_options"] = {"include_usage": True}
-        try:
-            response = self._client.chat.completions.create(
+        return self._send(
+            lambda: self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
                 **options,
-            )
+            ),
+            sum(count_word_tokens(m.get("content", "")) for m in messages),
+            lambda choice: choice.message.content,
+            received,
+            response_format,
+        )
+
+    def _complete_text(
+        self,
+        prompt: CompletionPrompt,
+        temperature: float,
+        max_tokens: int | None,
+        received: Callable[[int], None],
+    ) -> Completion:
+        """One `/v1/completions` request: the prompt's text continued, up to a stop."""
+        options = self._options(max_tokens)
+        if prompt.stop:
+            options["stop"] = list(prompt.stop)
+        return self._send(
+            lambda: self._client.completions.create(
+                model=self.model, prompt=prompt.text, temperature=temperature, **options
+            ),
+            count_word_tokens(prompt.text),
+            lambda choice: choice.text,
+            received,
+            None,
+        )
+
+    def _options(self, max_tokens: int | None) -> dict[str, Any]:
+        """What every request carries besides its prompt: the budget, and streaming
+        (`llm.stream`) with the usage asked for at the stream's end."""
+        options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+        if self.stream:
+            options["stream"] = True
+            options["stream_options"] = {"include_usage": True}
+        return options
+
+    def _send(
+        self,
+        create: Callable[[], Any],
+        estimate: int,
+        text_of: Callable[[Any], str | None],
+        received: Callable[[int], None],
+        response_format: dict[str, Any] | None,
+    ) -> Completion:
+        """The reply to the request `create` sends, streamed or not; `estimate` is the
+        prompt's tokens where a stream reports no usage. A refusal naming the prompt's
+        length raises ContextRejected, one naming `response_format` ResponseFormatUnsupported
+        (refused as a 400, a 422 or, by llama-cpp-python, a 500 naming it)."""
+        import openai
+
+        try:
+            response = create()
         except openai.APIStatusError as exc:
-            # Refused as a 400, a 422 or (llama-cpp-python) a 500 naming it.
             if response_format is not None and _names_response_format(exc):
                 _NO_RESPONSE_FORMAT.add((self.base_url, self.model))
                 raise ResponseFormatUnsupported(str(exc)) from exc
@@ -299,44 +346,9 @@ class OpenAIBackend:
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
             raise BadReply(f"unreadable reply: {exc}") from exc
         if self.stream:
-            prompt = sum(count_word_tokens(m.get("content", "")) for m in messages)
             events = sse_events(response.response)
-            return read_stream(events, self.base_url, self.keep_empty, prompt, received)
-        return self._read_reply(response, lambda choice: choice.message.content)
-
-    def _complete_text(
-        self,
-        prompt: CompletionPrompt,
-        temperature: float,
-        max_tokens: int | None,
-        received: Callable[[int], None],
-    ) -> Completion:
-        """One `/v1/completions` request: the prompt's text continued, up to a stop;
-        streamed as a chat is (`llm.stream`)."""
-        import openai
-
-        options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
-        if prompt.stop:
-            options["stop"] = list(prompt.stop)
-        if self.stream:
-            options["stream"] = True
-            options["stream_options"] = {"include_usage": True}
-        try:
-            response = self._client.completions.create(
-                model=self.model, prompt=prompt.text, temperature=temperature, **options
-            )
-        except openai.APIStatusError as exc:
-            rejected = _context_rejection(exc) if exc.status_code == 400 else None
-            if rejected is not None:
-                raise rejected from exc
-            raise
-        except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
-            raise BadReply(f"unreadable reply: {exc}") from exc
-        if self.stream:
-            events = sse_events(response.response)
-            estimate = count_word_tokens(prompt.text)
             return read_stream(events, self.base_url, self.keep_empty, estimate, received)
-        return self._read_reply(response, lambda choice: choice.text)
+        return self._read_reply(response, text_of)
 
     def _read_reply(self, response: Any, text_of: Callable[[Any], str | None]) -> Completion:
         """The completion an unstreamed reply holds, its first choice's text by `text_of`

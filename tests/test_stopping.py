@@ -189,6 +189,34 @@ def test_ctrl_c_stops_a_demo_mid_generate_within_seconds(
     assert resumed > 0 and twice == 0
 
 
+def _start_run(
+    server: LLMServer, data: Path, home: Path, n_samples: int, *args: str
+) -> subprocess.Popen[str]:
+    """`lilo run` on dataset v1 of `n_samples` seeded kernel samples (two single QA pairs
+    each) against the loopback server, in a subprocess writing to one pipe."""
+    settings = server.settings(data)
+    seed_samples(settings, kernel_samples(n_samples))
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert(
+            "dim_dataset_versions",
+            [{"dataset_version": "v1", "number": 1,
+              "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
+              "n_samples": n_samples, "n_papers": n_samples, "config_hash": "seed"}],
+            ("dataset_version",),
+            extra={"run_id": "seed"},
+        )  # fmt: skip
+    return subprocess.Popen(
+        [*LILO, "run", "--dataset", "v1", "--data-dir", str(data), *args,
+         "--set", "llm.backend=openai", "--set", "llm.model=scripted",
+         "--set", f"llm.base_url={server.base_url}", "--set", "llm.api_key=sk-test",
+         "--set", "qa.quota_single=2", "--set", "qa.quota_cross=0"],
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+
+
 @pytest.mark.slow  # a run stopped on a slow endpoint
 def test_sigterm_stops_a_run_on_a_slow_endpoint_with_no_request_after_it(
     tmp_path: Path, used_prefect_home, loopback_embeddings

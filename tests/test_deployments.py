@@ -77,6 +77,7 @@ def test_workers_get_the_environment_a_terminal_run_sets():
     for d in _deployments():
         env = d["work_pool"]["job_variables"]["env"]
         assert env["PREFECT_LOGGING_EXTRA_LOGGERS"] == "lilo" and env["HF_HUB_OFFLINE"] == "1"
+        assert env["PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW"] == "ignore"
         assert d["work_pool"]["name"] == "lilo-process"
 
 

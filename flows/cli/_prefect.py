@@ -33,6 +33,9 @@ def quiet_prefect() -> None:
     defaults = {
         "PREFECT_LOGGING_LEVEL": "WARNING",
         "PREFECT_LOGGING_EXTRA_LOGGERS": "lilo",
+        # A line logged on a worker thread outside any flow run (an endpoint's note, say)
+        # reaches the terminal; Prefect's warning that it cannot reach the UI is noise.
+        "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
         "HF_HUB_OFFLINE": "1",

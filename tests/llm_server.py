@@ -31,7 +31,8 @@ trained context, `N_CTX_TRAIN`), llama-cpp-python's server
 `chat_template` where the model's is set. A token is a whitespace-separated
 word, and each message adds 4 (its template). A prompt past the window gets the 400 that
 kind of server answers ("maximum context length is N tokens", or llama-server's
-`exceed_context_size_error`); a reply longer than `max_tokens` words is cut there with
+`exceed_context_size_error`), except a streamed one to llama-cpp-python's server, which
+starts its reply before it reads the prompt: a 200 whose stream ends before its first event; a reply longer than `max_tokens` words is cut there with
 `finish_reason` "length", in every mode; with a model, a reply's `usage` counts both and
 the server sums what it answered in `usage`. llama-cpp-python's server answers a
 `json_schema` response_format with its 500. Requests to the endpoints other than chat and
@@ -380,6 +381,9 @@ class _Handler(BaseHTTPRequestHandler):
         messages = [{"content": body["prompt"]}] if text else body["messages"]
         tokens = len(body["prompt"].split()) if text else prompt_tokens(messages)
         if model and (error := _context_error(model, tokens, budget)):
+            if body.get("stream") and model.kind == "llama-cpp-python":
+                self._send_bytes(200, b"", "text/event-stream")  # its stream dies unsaid
+                return
             self._send(400, {"error": error})
             return
         with server.lock:

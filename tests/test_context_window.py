@@ -149,18 +149,19 @@ def test_the_learned_window_is_a_hint_tested_once_by_the_next_process(tmp_path, 
     other prompts fail without a call, naming where the window is kept and how to forget
     it; after a restart with a larger window (the server says nothing that tells), the one
     prompt sent is answered and the learned window forgotten (it said "window 4096
-    (learned)" for ever)."""
+    (learned)" for ever). A prompt it refuses is sent twice: streamed (the server starts
+    its reply and the stream dies unsaid), then unstreamed (its 400 names the window)."""
     server.model = Model(window=500, kind="llama-cpp-python")
     llm = _client(tmp_path, server)
     with pytest.raises(ContextExceeded, match="prompt 604 tokens, window 500"):
         llm.chat(_prompt(600), purpose="generate:single", max_tokens=32_768)
-    assert len(_sent(server)) == 1  # the one the server rejected
+    assert [r.get("stream") for r in _sent(server)] == [True, None]  # the one rejected
     with pytest.raises(ContextExceeded, match="window 500 \\(learned\\)"):
         llm.chat(_prompt(600, "s"), purpose="generate:single", max_tokens=100)
-    assert len(_sent(server)) == 1
+    assert len(_sent(server)) == 2
     (kept,) = (tmp_path / "cache" / "llm").glob("??/*.window.json")
     said = _rerun(tmp_path, server, _prompt(600), _prompt(600, "t")).splitlines()
-    assert len(_sent(server)) == 2  # the first prompt, sent again once
+    assert len(_sent(server)) == 4  # the first prompt, sent again once (twice: streamed)
     for line in said:  # the first refused by the server, the second without a call
         assert "context_exceeded: prompt 60" in line and line.endswith(
             f"tokens, window 500 (learned): from the server's rejection, kept in {kept} "
@@ -169,13 +170,14 @@ def test_the_learned_window_is_a_hint_tested_once_by_the_next_process(tmp_path, 
     server.model = Model(window=5000, kind="llama-cpp-python")  # restarted, --n_ctx 5000
     said = _rerun(tmp_path, server, _prompt(600), _prompt(600, "t"))
     assert said.splitlines() == ["A short reply.", "A short reply."]
-    assert len(_sent(server)) == 4 and not kept.exists()
+    assert len(_sent(server)) == 6 and not kept.exists()
 
 
 def test_queued_requests_see_the_window_one_rejection_taught(tmp_path, server):
     """llama-cpp-python's server names no window and computes one request at a time: of
     6 prompts that cannot fit, sent at once, only the first reaches it (4 did, as 400s,
-    when the size was checked before a request waited for the server's slot)."""
+    when the size was checked before a request waited for the server's slot): streamed,
+    then unstreamed once its stream died."""
     server.model = Model(window=500, kind="llama-cpp-python")
     server.compute_s = 0.1
     llm = _client(tmp_path, server, **{"llm.concurrency": 6})
@@ -188,7 +190,8 @@ def test_queued_requests_see_the_window_one_rejection_taught(tmp_path, server):
 
     with ThreadPoolExecutor(6) as pool:
         said = list(pool.map(ask, range(6)))
-    assert len(_sent(server)) == 1
+    first, again = _sent(server)
+    assert first["messages"] == again["messages"] and again.get("stream") is None
     # Each says where the learned window is kept and how to forget it.
     forget = "(learned): from the server's rejection, kept in"
     assert all("window 500 " + forget in s and "--forget-windows" in s for s in said), said

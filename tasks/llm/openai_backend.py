@@ -68,6 +68,12 @@ class BadReply(LiloError, RuntimeError):
     empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
 
 
+class StreamDied(BadReply):
+    """A stream that ended before its first chunk: a server that fails a request after
+    starting its reply (llama-cpp-python refuses a prompt past its window so) says why only
+    when asked without streaming."""
+
+
 # Endpoints (base URL, model) that rejected `response_format` in this process: not asked again.
 _NO_RESPONSE_FORMAT: set[tuple[str, str]] = set()
 # Endpoints whose stream had no usage, said once per process (`read_stream`).
@@ -277,12 +283,13 @@ class OpenAIBackend:
         if response_format is not None:
             options["response_format"] = self._response_format(response_format)
         return self._send(
-            lambda: self._client.chat.completions.create(
+            lambda options: self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=temperature,
                 **options,
             ),
+            options,
             sum(count_word_tokens(m.get("content", "")) for m in messages),
             lambda choice: choice.message.content,
             received,
@@ -301,9 +308,10 @@ class OpenAIBackend:
         if prompt.stop:
             options["stop"] = list(prompt.stop)
         return self._send(
-            lambda: self._client.completions.create(
+            lambda options: self._client.completions.create(
                 model=self.model, prompt=prompt.text, temperature=temperature, **options
             ),
+            options,
             count_word_tokens(prompt.text),
             lambda choice: choice.text,
             received,
@@ -321,20 +329,40 @@ class OpenAIBackend:
 
     def _send(
         self,
-        create: Callable[[], Any],
+        create: Callable[[dict[str, Any]], Any],
+        options: dict[str, Any],
         estimate: int,
         text_of: Callable[[Any], str | None],
         received: Callable[[int], None],
         response_format: dict[str, Any] | None,
     ) -> Completion:
-        """The reply to the request `create` sends, streamed or not; `estimate` is the
-        prompt's tokens where a stream reports no usage. A refusal naming the prompt's
-        length raises ContextRejected, one naming `response_format` ResponseFormatUnsupported
-        (refused as a 400, a 422 or, by llama-cpp-python, a 500 naming it)."""
+        """The reply to the request `create` sends with `options`, streamed or not;
+        `estimate` is the prompt's tokens where a stream reports no usage. A stream that
+        dies before its first chunk is asked once more unstreamed, where the server says
+        why (a prompt past its window is then a ContextRejected, and the window learned)."""
+        try:
+            return self._send_once(create, options, estimate, text_of, received, response_format)
+        except StreamDied:
+            raise_if_stopping()
+            plain = {k: v for k, v in options.items() if k not in ("stream", "stream_options")}
+            return self._send_once(create, plain, estimate, text_of, received, response_format)
+
+    def _send_once(
+        self,
+        create: Callable[[dict[str, Any]], Any],
+        options: dict[str, Any],
+        estimate: int,
+        text_of: Callable[[Any], str | None],
+        received: Callable[[int], None],
+        response_format: dict[str, Any] | None,
+    ) -> Completion:
+        """One request. A refusal naming the prompt's length raises ContextRejected, one
+        naming `response_format` ResponseFormatUnsupported (refused as a 400, a 422 or, by
+        llama-cpp-python, a 500 naming it)."""
         import openai
 
         try:
-            response = create()
+            response = create(options)
         except openai.APIStatusError as exc:
             if response_format is not None and _names_response_format(exc):
                 _NO_RESPONSE_FORMAT.add((self.base_url, self.model))
@@ -345,7 +373,7 @@ class OpenAIBackend:
             raise
         except (openai.APIResponseValidationError, ValueError) as exc:  # JSON cut short
             raise BadReply(f"unreadable reply: {exc}") from exc
-        if self.stream:
+        if options.get("stream"):
             events = sse_events(response.response)
             return read_stream(events, self.base_url, self.keep_empty, estimate, received)
         return self._read_reply(response, text_of)
@@ -418,7 +446,7 @@ def read_stream(
             close()
     if not isinstance(finish, str):
         raise_if_stopping()  # hung up by the stop
-        raise BadReply(
+        raise (StreamDied if count == 0 else BadReply)(
             f"streamed reply cut short after {count} chunks, with no finish_reason (for a "
             "server that does not stream, set llm.stream = false)"
         )

@@ -32,9 +32,10 @@ trained context, `N_CTX_TRAIN`), llama-cpp-python's server
 word, and each message adds 4 (its template). A prompt past the window gets the 400 that
 kind of server answers ("maximum context length is N tokens", or llama-server's
 `exceed_context_size_error`), except a streamed one to llama-cpp-python's server, which
-starts its reply before it reads the prompt: a 200 whose stream ends before its first event; a reply longer than `max_tokens` words is cut there with
-`finish_reason` "length", in every mode; with a model, a reply's `usage` counts both and
-the server sums what it answered in `usage`. llama-cpp-python's server answers a
+starts its reply before it reads the prompt: a 200 whose stream ends before its first event;
+a reply longer than `max_tokens` words is cut there with `finish_reason` "length", in every
+mode; with a model, a reply's `usage` counts both and the server sums what it answered in
+`usage`. llama-cpp-python's server answers a
 `json_schema` response_format with its 500. Requests to the endpoints other than chat and
 embeddings go to `asked`, not `requests`; `peak` is the most chat requests computed at
 once, each taking `compute_s`.

@@ -638,3 +638,22 @@ def test_an_endpoint_set_for_an_offline_backend_is_said_once(tmp_path, caplog):
         "llm.base_url http://x/v1 is not used: llm.backend is offline (set "
         "LILO_LLM__BACKEND=openai to use the endpoint)"
     ]
+
+
+def test_only_a_settings_models_validation_error_is_called_invalid_settings():
+    """A settings value out of range is bad input (exit 2, "invalid settings"); another
+    model's validation error is lilo's own failure (exit 1), never labelled as settings."""
+    from pydantic import ValidationError
+
+    from lilo.flows.cli._main import _explain
+    from lilo.tasks.config import SampleSettings
+    from lilo.tasks.qa import FileVerdict
+
+    with pytest.raises(ValidationError) as settings_error:
+        SampleSettings(papers_per_sample=1)
+    message, code = _explain(settings_error.value)
+    assert code == 2 and message.startswith("invalid settings: papers_per_sample = 1: ")
+    with pytest.raises(ValidationError) as other:
+        FileVerdict(qa_id="q1", paper_ids=[{"x": 1}])
+    message, code = _explain(other.value)
+    assert code == 1 and "invalid settings" not in message and "FileVerdict" in message

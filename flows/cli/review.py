@@ -113,7 +113,8 @@ def _record(
 
     applied = record_verdicts(settings, verdicts, _reviewer(args), channel)
     for d in applied.decisions:
-        print(printable(f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}"))
+        line = f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}"
+        print(printable(line, one_line=True))
     for line in applied.unchanged:
         print(f"unchanged: {printable(line, one_line=True)}")
     for problem in applied.problems:
@@ -502,9 +503,21 @@ def _common_args(p: argparse.ArgumentParser, *takes: str, top: bool = False) -> 
     if "reviewer" in takes:
         p.add_argument(
             "--reviewer",
+            type=_reviewer_name,
             default=argparse.SUPPRESS,
             help="who decides, recorded with each decision (default: your user name)",
         )
+
+
+def _reviewer_name(value: str) -> str:
+    """A reviewer's name; one holding a line break or a control character (it would print a
+    line of its own wherever the decision is shown) is a usage error (exit 2)."""
+    from lilo.tasks.printable import printable
+    from lilo.tasks.qa import reviewer_problem
+
+    if printable(value, one_line=True) != value:
+        raise argparse.ArgumentTypeError(reviewer_problem(value))
+    return value
 
 
 def _status_arg(p: argparse.ArgumentParser, default: str) -> None:

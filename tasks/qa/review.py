@@ -321,8 +321,9 @@ def apply_verdicts(
     """Apply a submission's verdicts by `reviewer` at `at`. `latest` holds each pair's last
     recorded decision. A verdict that cannot be applied, different verdicts on one pair in
     the submission (none of them is applied), and a verdict that differs from a decision
-    recorded after its `shown_at` are problems, never crashes; one that leaves the pair as
-    it is records nothing and is reported as unchanged, naming the decision that made it so."""
+    recorded after its `shown_at` (or, with no `shown_at`, from another person's decision)
+    are problems, never crashes; one that leaves the pair as it is records nothing and is
+    reported as unchanged, naming the decision that made it so."""
     latest = latest or {}
     by_pair: dict[str, list[Verdict]] = defaultdict(list)
     for verdict in verdicts:
@@ -386,9 +387,25 @@ def apply_verdicts(
                 )
             )
             continue
+        if last and not shown and last.reviewer != record.reviewer and _by_a_person(last):
+            problems.append(
+                NotRecorded(
+                    qa_id,
+                    "review_conflict",
+                    f"your {record.action} conflicts with the {_made(last)}: not recorded; it "
+                    f"stays {pair.status} (--replace records yours over it)",
+                )
+            )
+            continue
         changed[qa_id] = updated
         decisions.append(record)
     return Applied(list(changed.values()), decisions, problems, unchanged)
+
+
+def _by_a_person(decision: QADecision) -> bool:
+    """Whether a person made the decision: auto-review's and a benchmark import's
+    approvals are no one's to conflict with."""
+    return decision.channel != "auto" and not decision.reviewer.startswith("import:")
 
 
 def _made(decision: QADecision) -> str:

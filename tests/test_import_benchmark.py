@@ -703,3 +703,12 @@ def test_imported_pairs_export_for_review_and_a_forged_reviewer_line_is_refused(
     assert main([*review, "--reviewer", "ana", "import", str(exported)]) == 0
     assert "1 decision recorded" in capsys.readouterr().out
     assert _sql(data, "SELECT reviewer FROM fct_qa_decisions WHERE action = 'reject'") == [("ana",)]
+    # bob's line, with no time it was shown, contradicts ana's decision: a conflict, said;
+    # with --replace it is recorded over hers.
+    line = {k: v for k, v in lines[0].items() if k != "shown_at"}
+    exported.write_text(json.dumps({**line, "decision": "approve"}) + "\n")
+    assert main([*review, "--reviewer", "bob", "import", str(exported)]) == 1
+    assert "conflicts with the reject by ana (file) at " in capsys.readouterr().err
+    assert main([*review, "--reviewer", "bob", "import", str(exported), "--replace"]) == 0
+    status = f"SELECT status, reviewer FROM fct_qa_pairs WHERE qa_id = '{lines[0]['qa_id']}'"
+    assert _sql(data, status) == [("approved", "bob")]

@@ -259,6 +259,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
             bad.append(f"{args.file}:{n}: {errors}")
             continue
+        if args.replace:
+            verdict = verdict.model_copy(update={"shown_at": _replacing(args)})
         verdicts.append(verdict)
         if verdict.reviewer is not None or verdict.decided_at is not None:
             ignored.append(f"{args.file}:{n}")
@@ -471,6 +473,7 @@ def register(sub: Any) -> None:
     )
     imported.add_argument("file", metavar="FILE", help="the JSONL file, its decisions filled in")
     imported.set_defaults(func=cmd_import)
+    _replace_arg(imported)
 
     ui = action(
         "ui",

@@ -15,7 +15,12 @@ from lilo.tasks.config import Settings
 from lilo.tasks.llm.ledger import LedgerReader, LedgerRows, call_log_path
 from lilo.warehouse import WarehouseBusy
 
-__all__ = ["StageWriter"]
+__all__ = ["WRITE_BYTES", "StageWriter"]
+
+# The call log read and not yet written that makes a write at once, whatever the time: an
+# endpoint's replies each up to `llm.max_reply_bytes` (16 MB), many at once, are never all
+# held until the next write.
+WRITE_BYTES = 64 * 2**20
 
 
 class StageWriter:
@@ -23,7 +28,8 @@ class StageWriter:
     calls from the stage's call log and the queued rows go in together, in one short
     transaction, at most every `every_s` seconds, and never more often than keeps writing
     under a twentieth of the stage's time (a write that took 0.3 s waits 6 s for the next:
-    the call log on disk already keeps every call through a kill); a write that finds the
+    the call log on disk already keeps every call through a kill), unless `WRITE_BYTES` of
+    the call log wait (big replies are written at once, not held); a write that finds the
     file held keeps its rows for the next one, and the last one waits up to `db_wait_s`.
     Each `flush` reads the calls logged since the last one, so the stage's report (and its
     progress line) counts them as they come, written or not yet."""
@@ -93,17 +99,23 @@ class StageWriter:
         """Count the calls logged since the last flush; write them and the queued rows when
         the last write is `every_s` (or more, see above) ago, and at the `final` one, which
         also adds the requests that got no reply and removes the call log."""
-        if not final:
-            self._read(final=False)
-            if time.monotonic() - self._last < self._interval:
-                return
-        if self._write(final=final, wait_s=None if final else 0.0) and final:
+        wait_s = None if final else 0.0
+        # The log read to its end in steps of at most WRITE_BYTES, written whenever that
+        # much waits.
+        while self._read(final=False):
+            if self._calls.log_bytes >= WRITE_BYTES and not self._write(final=False, wait_s=wait_s):
+                break  # the file is busy: the rows wait for the next write
+        if not final and time.monotonic() - self._last < self._interval:
+            return
+        if self._write(final=final, wait_s=wait_s) and final:
             self.log.remove()
 
-    def _read(self, *, final: bool) -> None:
-        calls = self._ledger.read(final=final)
+    def _read(self, *, final: bool) -> int:
+        """Read the next step of the call log; the bytes it read."""
+        calls = self._ledger.read(final=final, most=WRITE_BYTES)
         self.report.count_calls(calls)
         self._calls.extend(calls)
+        return calls.log_bytes
 
     def _write(self, *, final: bool, wait_s: float | None) -> bool:
         """One write of the calls read and the rows queued; False when the file was busy

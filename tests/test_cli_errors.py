@@ -4,6 +4,7 @@ is left as it was (or never created). Endpoints are loopback ports nothing liste
 
 from __future__ import annotations
 
+import random
 import socket
 import sys
 import time
@@ -21,6 +22,7 @@ from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli.review import _resolve, _short
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import flow_parameters, load_settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.records import QAPair, Sample
 from lilo.warehouse import Warehouse
 
@@ -638,3 +640,46 @@ def test_an_endpoint_set_for_an_offline_backend_is_said_once(tmp_path, caplog):
         "llm.base_url http://x/v1 is not used: llm.backend is offline (set "
         "LILO_LLM__BACKEND=openai to use the endpoint)"
     ]
+
+
+def test_only_a_settings_models_validation_error_is_called_invalid_settings():
+    """A settings value out of range is bad input (exit 2, "invalid settings"); another
+    model's validation error is lilo's own failure (exit 1), never labelled as settings."""
+    from pydantic import ValidationError
+
+    from lilo.flows.cli._main import _explain
+    from lilo.tasks.config import SampleSettings
+    from lilo.tasks.qa import FileVerdict
+
+    with pytest.raises(ValidationError) as settings_error:
+        SampleSettings(papers_per_sample=1)
+    message, code = _explain(settings_error.value)
+    assert code == 2 and message.startswith("invalid settings: papers_per_sample = 1: ")
+    with pytest.raises(ValidationError) as other:
+        FileVerdict(qa_id="q1", paper_ids=[{"x": 1}])
+    message, code = _explain(other.value)
+    assert code == 1 and "invalid settings" not in message and "FileVerdict" in message
+
+
+def test_a_warehouse_file_of_random_bytes_is_named_not_a_warehouse_and_left_alone(tmp_path, capsys):
+    """`lilo datasets`, `lilo stats` and a run's opening of the warehouse say the file is
+    not a lilo warehouse and what to do (exit 2), never "no dataset versions"; the file is
+    left byte for byte."""
+    from lilo.warehouse import open_warehouse
+
+    data = tmp_path / "data"
+    data.mkdir()
+    junk = bytes(random.Random(54).randrange(256) for _ in range(64 * 1024))
+    (data / "lilo.duckdb").write_bytes(junk)
+    for command in (["datasets"], ["stats"]):
+        code = main([*command, "--data-dir", str(data)])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert err == (
+            f"lilo: {data / 'lilo.duckdb'} is not a lilo warehouse (not a DuckDB database "
+            "file), left as it is: move it away, or pass the --data-dir that holds lilo's "
+            "lilo.duckdb\n"
+        )
+    with pytest.raises(InputError, match="is not a lilo warehouse"):
+        open_warehouse(Settings(data_dir=data).db_path, 0)
+    assert (data / "lilo.duckdb").read_bytes() == junk

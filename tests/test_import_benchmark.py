@@ -676,3 +676,39 @@ def test_questions_are_kept_verbatim_and_the_listing_order_recorded(tmp_path):
     group = bench.groups[0]
     assert list(group.listing) == [f for f in os.listdir(folder) if f.endswith(".tex")]
     assert sorted(group.listing) == list(group.files)
+
+
+def test_imported_pairs_export_for_review_and_a_forged_reviewer_line_is_refused(
+    tmp_path, capsys, prefect_harness
+):
+    """An imported pair's evidence names its papers by position (integers): `lilo review
+    export` writes them as they are and `import` reads them back; a `--reviewer` holding a
+    line break is one usage line, and nothing is recorded."""
+    data = tmp_path / "data"
+    assert _import(capsys, write_benchmark(tmp_path / "clone"), data)[0] == 0
+    review = ["review", "--dataset", "longinoutbench", "--data-dir", str(data)]
+    exported = tmp_path / "pairs.jsonl"
+    code = main([*review, "export", str(exported), "--status", "approved"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, ""), err
+    lines = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(lines) == 36 and {type(e["paper"]) for e in lines[0]["evidence"]} == {int}
+    exported.write_text(json.dumps({**lines[0], "decision": "reject", "reason": "vague"}) + "\n")
+    forged = "eve\nlilo: all pairs approved"
+    code = main([*review, "--reviewer", forged, "import", str(exported)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "reviewer name 'eve lilo: all pairs approved' holds control characters" in err
+    assert _sql(data, "SELECT count(*) FROM fct_qa_decisions WHERE action = 'reject'") == [(0,)]
+    assert main([*review, "--reviewer", "ana", "import", str(exported)]) == 0
+    assert "1 decision recorded" in capsys.readouterr().out
+    assert _sql(data, "SELECT reviewer FROM fct_qa_decisions WHERE action = 'reject'") == [("ana",)]
+    # bob's line, with no time it was shown, contradicts ana's decision: a conflict, said;
+    # with --replace it is recorded over hers.
+    line = {k: v for k, v in lines[0].items() if k != "shown_at"}
+    exported.write_text(json.dumps({**line, "decision": "approve"}) + "\n")
+    assert main([*review, "--reviewer", "bob", "import", str(exported)]) == 1
+    assert "conflicts with the reject by ana (file) at " in capsys.readouterr().err
+    assert main([*review, "--reviewer", "bob", "import", str(exported), "--replace"]) == 0
+    status = f"SELECT status, reviewer FROM fct_qa_pairs WHERE qa_id = '{lines[0]['qa_id']}'"
+    assert _sql(data, status) == [("approved", "bob")]

@@ -262,6 +262,88 @@ def test_a_clone_prompt_with_more_than_its_placeholders_is_refused(tmp_path):
     assert "kv" not in cloned.prompts and "qa" not in cloned.prompts
 
 
+def test_zero_padded_names_of_one_size_are_one_problem_and_read_once(tmp_path):
+    """`kv-retrieval-075_` and `-0075_` name the key count of `kv-retrieval-75_`: one problem
+    line for both, and only `kv-retrieval-75_` is read (so also for the QA files' names)."""
+    clone = make_clone(tmp_path / "clone")
+    folder = clone / "kv_retrieval_data"
+    for padded in ("075", "0075"):
+        (folder / f"kv-retrieval-{padded}_keys.jsonl.gz").write_bytes(
+            (folder / "kv-retrieval-75_keys.jsonl.gz").read_bytes()
+        )
+    qa = clone / "qa_data" / "10_total_documents"
+    (qa / "nq-open-10_total_documents_gold_at_04.jsonl.gz").write_bytes(
+        (qa / "nq-open-10_total_documents_gold_at_4.jsonl.gz").read_bytes()
+    )
+    cloned = read_clone(clone)
+    assert sorted(q.detail for q in cloned.problems if q.reason == "probe_file") == [
+        "kv_retrieval_data/kv-retrieval-075_keys.jsonl.gz and 1 more: name the key count of "
+        "kv-retrieval-75_keys.jsonl.gz, which is read: not read",
+        "qa_data/10_total_documents/nq-open-10_total_documents_gold_at_04.jsonl.gz: name the "
+        "size and gold position of nq-open-10_total_documents_gold_at_4.jsonl.gz, which is "
+        "read: not read",
+    ]
+    assert [f for f in cloned.files if "kv-retrieval" in f] == [
+        "kv_retrieval_data/kv-retrieval-75_keys.jsonl.gz"
+    ]
+    assert sum(i.probe_set == "liu/kv-75" for i in cloned.items) == 4
+
+
+def test_the_files_and_characters_of_one_import_have_a_total(tmp_path, monkeypatch):
+    """Past `MAX_IMPORT_FILES` files, or `MAX_IMPORT_CHARS` characters read in all files
+    together, the rest of the clone is one problem line and not read."""
+    from lilo.tasks.probes import clone as clone_reader
+
+    clone = make_clone(tmp_path / "clone")
+    folder = clone / "kv_retrieval_data"
+    one = (folder / "kv-retrieval-75_keys.jsonl.gz").read_bytes()
+    for size in range(1, 101):  # 100 distinct key counts (75 among them): 104 files in all
+        (folder / f"kv-retrieval-{size}_keys.jsonl.gz").write_bytes(one)
+    cloned = read_clone(clone)
+    assert len(cloned.files) == clone_reader.MAX_IMPORT_FILES == 100
+    (left,) = [q.detail for q in cloned.problems if "limit" in q.detail]
+    assert left == (
+        "qa_data/nq-open-oracle.jsonl.gz and 3 more: not read, the import "
+        "reached its limit of 3,000,000,000 characters or 100 files: import the clone's "
+        "published files only"
+    )
+    monkeypatch.setattr(clone_reader, "MAX_IMPORT_CHARS", 47_017)  # 1.5 times the KV file
+    small = read_clone(make_clone(tmp_path / "small"))
+    details = [q.detail for q in small.problems if q.reason == "probe_file"]
+    gold_at = "qa_data/10_total_documents/nq-open-10_total_documents_gold_at_{}.jsonl.gz"
+    assert details == [
+        f"{gold_at.format(4)}: unreadable after 0 lines: past the import's 47,017 characters "
+        "decompressed",
+        f"{gold_at.format(9)}: not read, the import reached its limit of 47,017 characters or "
+        "100 files: import the clone's published files only",
+    ]
+    assert small.chars <= clone_reader.MAX_IMPORT_CHARS + 1_000_000
+
+
+def test_a_template_repeating_a_placeholder_is_refused_and_no_prompt_past_a_window_built(
+    tmp_path,
+):
+    """A 990 KB template naming `{formatted_kv_records}` 44,997 times is refused at import
+    (lilo's own stands in); a stored template that would build a prompt past any window is
+    refused before the prompt is built."""
+    from lilo.tasks.probes.prompts import MAX_PROMPT_CHARS, PromptTooLarge
+
+    clone = make_clone(tmp_path / "clone")
+    path = clone / "src" / "lost_in_the_middle" / "prompts" / CLONE_PROMPTS["kv_retrieval"]
+    path.write_text("{key}\n" + "{formatted_kv_records}" * 44_997)
+    cloned = read_clone(clone)
+    assert [q.detail for q in cloned.problems if "kv_retrieval.prompt" in q.detail] == [
+        "src/lost_in_the_middle/prompts/kv_retrieval.prompt: uses {formatted_kv_records} "
+        "44,997 times, a prompt may use each placeholder at most 3 times; lilo's own stands in"
+    ]
+    assert "kv_retrieval" not in cloned.prompts
+    stored = {**LILO_PROMPTS, "kv_retrieval": "{key}" + "{formatted_kv_records}" * 3}
+    records = [(f"{i:036d}", "v" * (MAX_PROMPT_CHARS // 3 // 300)) for i in range(300)]
+    with pytest.raises(PromptTooLarge, match=r"^the lilo kv_retrieval prompt would be 40,0"):
+        ProbePrompts("lilo", stored).kv(records, "k", query_aware=False)
+    assert len(ProbePrompts("lilo", stored).kv(records[:10], "k", query_aware=False)) > 0
+
+
 def _kv_curve(data: Path) -> dict[int, float]:
     rows = _published(
         data, "SELECT position, accuracy FROM probe_curve WHERE task = 'kv' ORDER BY position"

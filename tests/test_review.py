@@ -116,11 +116,48 @@ def test_a_decision_made_after_the_pair_was_shown_wins_and_is_named():
         "q1: already approved (approve by bob (cli) at 2026-01-02 10:05:00 UTC): "
         "nothing new recorded"
     )
-    # Without shown_at (a CLI command on the pair as it is now) a change of mind is recorded.
-    again = apply_verdicts(
-        [Verdict(qa_id="q2", decision="reject", reason="vague")], pairs, "carla", "cli", now, latest
-    )
+    # Without shown_at (a CLI command on the pair as it is now) bob's own change of mind is
+    # recorded; carla's contradicts bob's decision: the conflict is said, naming it.
+    reject = [Verdict(qa_id="q2", decision="reject", reason="vague")]
+    again = apply_verdicts(reject, pairs, "bob", "cli", now, latest)
     assert [d.action for d in again.decisions] == ["reject"] and again.problems == []
+    other = apply_verdicts(reject, pairs, "carla", "cli", now, latest)
+    assert other.decisions == [] and [str(p) for p in other.problems] == [
+        "q2: your reject conflicts with the approve by bob (cli) at 2026-01-02 10:05:00 UTC: "
+        "not recorded; it stays approved (--replace records yours over it)"
+    ]
+    assert other.problems[0].reason == "review_conflict"
+    # Shown now (`--replace`), hers replaces his; auto-review's approval is no one's.
+    replaced = [Verdict(qa_id="q2", decision="reject", reason="vague", shown_at=now)]
+    assert len(apply_verdicts(replaced, pairs, "carla", "cli", now, latest).decisions) == 1
+    auto = {"q2": decide(before["q2"], "approve", "auto", "auto", cli_at)[1]}
+    assert len(apply_verdicts(reject, pairs, "carla", "cli", now, auto).decisions) == 1
+
+
+def test_a_second_reviewer_on_the_cli_is_told_of_the_first_and_the_conflict_recorded(data, capsys):
+    """ana approves a pair, then bob rejects it from his terminal: bob's is not recorded, he
+    is told in one line naming the pair and ana's decision, and the conflict is quarantined;
+    with --replace his decision is recorded over hers."""
+    (qa_id,) = _sql(data, "SELECT min(qa_id) FROM fct_qa_pairs WHERE status = 'pending'")[0]
+    common = ["--data-dir", str(data)]
+    assert main(["review", "approve", qa_id, *common, "--reviewer", "ana"]) == 0
+    capsys.readouterr()
+    bob = ["review", "reject", qa_id, "--reason", "vague", *common, "--reviewer", "bob"]
+    assert main(bob) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"not recorded: {qa_id}: your reject conflicts with the approve by ana (cli) at "
+    )
+    assert _sql(data, f"SELECT status, reviewer FROM fct_qa_pairs WHERE qa_id = '{qa_id}'") == [
+        ("approved", "ana")
+    ]
+    assert _sql(data, f"SELECT reason FROM quarantine WHERE item_id = '{qa_id}'") == [
+        ("review_conflict",)
+    ]
+    assert main([*bob, "--replace"]) == 0
+    assert _sql(data, f"SELECT status, reviewer FROM fct_qa_pairs WHERE qa_id = '{qa_id}'") == [
+        ("rejected", "bob")
+    ]
 
 
 def test_the_ui_form_has_one_required_entry_per_pair():

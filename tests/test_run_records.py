@@ -226,6 +226,45 @@ def test_a_growing_call_log_is_read_in_steps_from_where_the_last_read_stopped(tm
     assert read_calls(log.path, offset) == ([call], 2 * offset)
 
 
+def test_a_call_log_is_read_in_steps_of_bounded_bytes(tmp_path):
+    """A step reads the whole lines within `most` bytes, or the one line there when it is
+    longer: a log of many big replies is never read whole at once."""
+    log = CallLog(call_log_path(tmp_path, "r", "score"))
+    calls = [
+        LLMCall(f"k{i}", "openai", "m", "p", 1, 2, 0.1, False, "{}", "x" * 1000) for i in range(3)
+    ]
+    for call in calls:
+        log.append(call)
+    line = log.path.read_bytes().index(b"\n") + 1
+    assert read_calls(log.path, 0, most=2 * line + 10) == (calls[:2], 2 * line)
+    assert read_calls(log.path, 0, most=10) == (calls[:1], line)  # the line alone
+    assert read_calls(log.path, 2 * line, most=10**9) == (calls[2:], 3 * line)
+
+
+def test_replies_of_many_megabytes_are_written_as_their_bytes_add_up_not_held(tmp_path):
+    """An endpoint answering 10 MB a call (under the 16 MB limit): the score stage's calls
+    held until the next timed write once drove it to 5.49 GB. The writer writes as soon as
+    64 MB of the call log wait (`WRITE_BYTES`), whatever the time; a small call waits."""
+    settings = Settings(data_dir=tmp_path)
+    reply = "x" * 10_000_000
+    with recorded_run(settings, "big replies") as run:
+        with timed_stage("score", run.run_id) as report:
+            with StageWriter(report, settings, every_s=3600.0) as writer:
+                writer.log.append(LLMCall("small", "openai", "m", "p", 1, 2, 0.1, False, "{}", "r"))
+                writer.flush()
+                with Warehouse(settings.db_path) as wh:
+                    assert wh.count("llm_cache") == 0  # written in an hour
+                n = 7  # 70 MB
+                for i in range(n):
+                    call = LLMCall(f"k{i}", "openai", "m", "p", 1, 2, 0.1, False, "{}", reply)
+                    writer.log.append(call)
+                    writer.flush()
+                with Warehouse(settings.db_path) as wh:
+                    assert wh.count("llm_cache") == n + 1  # at once: the bytes added up
+    with Warehouse(settings.db_path) as wh:
+        assert wh.count("fct_llm_calls") == n + 1
+
+
 def _scores(wh: Warehouse, sample: str, value: float | None) -> None:
     wh.upsert("dim_samples", [Sample(sample, "v1", ("a",), "t", "sv", 10, "command")],
               ("sample_id",), extra={"run_id": "r"})  # fmt: skip

@@ -10,14 +10,28 @@ from pathlib import Path
 import duckdb
 
 from lilo.tasks.backoff import WAREHOUSE_LOCK
-from lilo.tasks.errors import Unavailable
+from lilo.tasks.errors import InputError, Unavailable
 from lilo.warehouse.db import Warehouse
 
-__all__ = ["WarehouseBusy", "open_warehouse"]
+__all__ = ["NotAWarehouse", "WarehouseBusy", "not_a_warehouse", "open_warehouse"]
 
 
 class WarehouseBusy(Unavailable, RuntimeError):
     """Another process held the warehouse file for longer than we were willing to wait."""
+
+
+class NotAWarehouse(InputError, RuntimeError):
+    """The warehouse file is not a DuckDB database: lilo neither reads nor writes it."""
+
+
+def not_a_warehouse(path: Path, exc: duckdb.IOException) -> NotAWarehouse | None:
+    """The error to raise when DuckDB's refusal to open `path` says it is no DuckDB file."""
+    if "not a valid DuckDB database file" not in str(exc):
+        return None
+    return NotAWarehouse(
+        f"{path} is not a lilo warehouse (not a DuckDB database file), left as it is: move it "
+        "away, or pass the --data-dir that holds lilo's lilo.duckdb"
+    )
 
 
 _HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
@@ -55,6 +69,8 @@ def open_warehouse(path: Path, wait_s: float) -> Warehouse:
         try:
             return Warehouse(path)
         except duckdb.IOException as exc:
+            if (refused := not_a_warehouse(path, exc)) is not None:
+                raise refused from exc
             if "Conflicting lock" not in str(exc):
                 raise
             if time.monotonic() >= deadline:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import duckdb
 
+from lilo.warehouse.lock import not_a_warehouse
+
 __all__ = ["Connection", "MissingTable", "read_first", "read_only"]
 
 Connection = duckdb.DuckDBPyConnection
@@ -31,12 +33,14 @@ def read_only(path: Path) -> Iterator[Connection]:
 @contextmanager
 def read_first(*paths: Path) -> Iterator[Connection | None]:
     """A read-only connection to the first of `paths` that exists and no run holds; None
-    when none opens."""
+    when none opens. A file that is not DuckDB at all is `NotAWarehouse`."""
     for path in paths:
         if path.exists():
             try:
                 con = duckdb.connect(str(path), read_only=True)
-            except duckdb.IOException:
+            except duckdb.IOException as exc:
+                if (refused := not_a_warehouse(path, exc)) is not None:
+                    raise refused from exc
                 continue
             try:
                 yield con

@@ -74,7 +74,7 @@ def _explain(exc: Exception) -> tuple[str, int]:
     """The line to print for an error, and the exit code (the exception's own, for lilo's)."""
     from pydantic import ValidationError
 
-    if isinstance(exc, ValidationError):  # settings out of range: bad input
+    if isinstance(exc, ValidationError) and exc.title in _settings_models():  # bad input
         errors = exc.errors(include_url=False)
         # An item out of range also empties its list: the item's error says it all.
         problems = "; ".join(
@@ -87,6 +87,19 @@ def _explain(exc: Exception) -> tuple[str, int]:
     if isinstance(exc, LiloError) and exc.complete:
         return str(exc), code
     return f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)", code
+
+
+def _settings_models() -> set[str]:
+    """The names of the settings models (`Settings` and every `Section`): only their
+    validation errors are invalid settings; any other model's is lilo's own failure."""
+    from lilo.tasks.config import Section, Settings
+
+    names, todo = {Settings.__name__}, [Section]
+    while todo:
+        model = todo.pop()
+        names.add(model.__name__)
+        todo += model.__subclasses__()
+    return names
 
 
 def _problem(error: Any) -> str:

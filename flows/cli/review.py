@@ -113,7 +113,8 @@ def _record(
 
     applied = record_verdicts(settings, verdicts, _reviewer(args), channel)
     for d in applied.decisions:
-        print(printable(f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}"))
+        line = f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}"
+        print(printable(line, one_line=True))
     for line in applied.unchanged:
         print(f"unchanged: {printable(line, one_line=True)}")
     for problem in applied.problems:
@@ -150,6 +151,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replacing(args: argparse.Namespace) -> datetime | None:
+    """With --replace, the pairs count as seen as they stand now, so a decision another
+    person recorded before is replaced, not a conflict."""
+    return datetime.now(UTC).replace(tzinfo=None) if args.replace else None
+
+
 @stoppable
 def cmd_approve(args: argparse.Namespace) -> int:
     from lilo.tasks.qa import Verdict
@@ -161,7 +168,10 @@ def cmd_approve(args: argparse.Namespace) -> int:
         ids = _qa_ids(settings, args.qa_ids)
     else:
         ids = [p.qa_id for p in _pairs(args, settings, ("pending",))]
-    return _record(args, settings, [Verdict(qa_id=i, decision="approve") for i in ids])
+    shown = _replacing(args)
+    return _record(
+        args, settings, [Verdict(qa_id=i, decision="approve", shown_at=shown) for i in ids]
+    )
 
 
 @stoppable
@@ -170,7 +180,7 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
     settings = review_settings(args)
     verdicts = [
-        Verdict(qa_id=i, decision="reject", reason=args.reason)
+        Verdict(qa_id=i, decision="reject", reason=args.reason, shown_at=_replacing(args))
         for i in _qa_ids(settings, args.qa_ids)
     ]
     return _record(args, settings, verdicts)
@@ -187,6 +197,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         question=args.question,
         answer=args.answer,
         reason=args.reason,
+        shown_at=_replacing(args),
     )
     return _record(args, settings, [verdict])
 
@@ -248,6 +259,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
             bad.append(f"{args.file}:{n}: {errors}")
             continue
+        if args.replace:
+            verdict = verdict.model_copy(update={"shown_at": _replacing(args)})
         verdicts.append(verdict)
         if verdict.reviewer is not None or verdict.decided_at is not None:
             ignored.append(f"{args.file}:{n}")
@@ -432,6 +445,7 @@ def register(sub: Any) -> None:
         "qa_ids", nargs="*", default=[], metavar="QA_ID", help="pairs to approve (or --sample)"
     )
     approve.set_defaults(func=cmd_approve)
+    _replace_arg(approve)
 
     reject = action("reject", "reviewer", help="reject pairs, with a reason")
     reject.add_argument("qa_ids", nargs="+", metavar="QA_ID", help="pairs to reject")
@@ -439,6 +453,7 @@ def register(sub: Any) -> None:
         "--reason", required=True, help="why, recorded with the decision (e.g. 'ambiguous')"
     )
     reject.set_defaults(func=cmd_reject)
+    _replace_arg(reject)
 
     edit = action("edit", "reviewer", help="edit and approve a pair (the original is kept)")
     edit.add_argument("qa_id", metavar="QA_ID", help="the pair to edit")
@@ -446,6 +461,7 @@ def register(sub: Any) -> None:
     edit.add_argument("--answer", default=None, help="the new answer (default: as it is)")
     edit.add_argument("--reason", default="", help="why it was edited (optional)")
     edit.set_defaults(func=cmd_edit)
+    _replace_arg(edit)
 
     export = action("export", "sample", help="write pairs to a JSONL file for reviewers")
     _status_arg(export, "pending")
@@ -457,6 +473,7 @@ def register(sub: Any) -> None:
     )
     imported.add_argument("file", metavar="FILE", help="the JSONL file, its decisions filled in")
     imported.set_defaults(func=cmd_import)
+    _replace_arg(imported)
 
     ui = action(
         "ui",
@@ -502,9 +519,31 @@ def _common_args(p: argparse.ArgumentParser, *takes: str, top: bool = False) -> 
     if "reviewer" in takes:
         p.add_argument(
             "--reviewer",
+            type=_reviewer_name,
             default=argparse.SUPPRESS,
             help="who decides, recorded with each decision (default: your user name)",
         )
+
+
+def _replace_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        default=False,
+        help="record the decision over another reviewer's (without it, that is a conflict: "
+        "not recorded, and said)",
+    )
+
+
+def _reviewer_name(value: str) -> str:
+    """A reviewer's name; one holding a line break or a control character (it would print a
+    line of its own wherever the decision is shown) is a usage error (exit 2)."""
+    from lilo.tasks.printable import printable
+    from lilo.tasks.qa import reviewer_problem
+
+    if printable(value, one_line=True) != value:
+        raise argparse.ArgumentTypeError(reviewer_problem(value))
+    return value
 
 
 def _status_arg(p: argparse.ArgumentParser, default: str) -> None:

@@ -79,14 +79,17 @@ def read_sent(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
 
 
-def read_calls(path: Path, start: int = 0) -> tuple[list[LLMCall], int]:
-    """The calls from byte `start` on, and the byte to read from next time: a writer folds
-    a growing log in steps without reading it again from the top. A last line cut short by
-    a kill is left for later (or for good)."""
+def read_calls(path: Path, start: int = 0, most: int | None = None) -> tuple[list[LLMCall], int]:
+    """The calls from byte `start` on (the whole lines in the next `most` bytes, or the one
+    line that starts there when it is longer), and the byte to read from next time: a
+    writer folds a growing log in steps without reading it again from the top, nor all of
+    it at once. A last line cut short by a kill is left for later (or for good)."""
     try:
         with path.open("rb") as handle:
             handle.seek(start)
-            data = handle.read()
+            data = handle.read(-1 if most is None else most)
+            if most is not None and len(data) == most and b"\n" not in data:
+                data += handle.readline()  # a line longer than `most`: that line alone
     except FileNotFoundError:
         return [], start
     whole = data.rfind(b"\n") + 1  # what follows the last newline is not a whole line yet
@@ -111,9 +114,11 @@ class LedgerRows:
     cached: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    log_bytes: int = 0  # of the call log read (the replies' text in it)
 
     def extend(self, more: LedgerRows) -> None:
         """Add the rows and counts of a later step."""
+        self.log_bytes += more.log_bytes
         self.ledger += more.ledger
         self.unanswered += more.unanswered
         self.cache += more.cache
@@ -137,8 +142,11 @@ class LedgerReader:
         self._seq = 0
         self._answered: Counter[str] = Counter()  # replies read so far, by key
 
-    def read(self, *, final: bool = False) -> LedgerRows:
-        calls, self._read_to = read_calls(self.log.path, self._read_to)
+    def read(self, *, final: bool = False, most: int | None = None) -> LedgerRows:
+        """The next step: the calls in the next `most` bytes of the log (all of it when
+        None; the final step always reads all)."""
+        start = self._read_to
+        calls, self._read_to = read_calls(self.log.path, start, None if final else most)
         fresh = [c for c in calls if not c.cached]
         self._answered.update(c.key for c in fresh)
         rows = LedgerRows(
@@ -180,6 +188,7 @@ class LedgerReader:
             cached=len(calls) - len(fresh),
             tokens_in=sum(c.tokens_in for c in fresh),
             tokens_out=sum(c.tokens_out for c in fresh),
+            log_bytes=self._read_to - start,
         )
         self._seq += len(calls)
         if final:

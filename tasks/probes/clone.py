@@ -8,6 +8,8 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,10 @@ _ORACLE = "qa_data/nq-open-oracle.jsonl.gz"
 # MB decompressed): a gzip bomb or a file with no line breaks stops here, naming its file.
 MAX_LINE_CHARS = 1_000_000
 MAX_FILE_CHARS = 1_000_000_000
+# A whole import, all files together (the published data: 19 files, about 1.6 billion
+# characters decompressed): a clone of many files of one size stops here, in one line.
+MAX_IMPORT_CHARS = 3_000_000_000
+MAX_IMPORT_FILES = 100
 
 
 class CloneError(InputError, ValueError):
@@ -43,6 +49,9 @@ class ClonedProbes:
     files: dict[str, int] = field(default_factory=dict)  # file -> items read from it
     absent: list[str] = field(default_factory=list)
     hard_links: bool = False
+    chars: int = 0  # characters read, all files together
+    left: list[str] = field(default_factory=list)  # files not read: the import's limits
+    kept: dict[str, ProbeItem] = field(default_factory=dict)  # item id -> its first item
 
 
 def locate_clone(path: Path) -> Path:
@@ -69,7 +78,13 @@ def read_clone(path: Path, hard_links: bool = False) -> ClonedProbes:
         out.problems.append(
             Quarantine(f"lost-in-the-middle/{line.split(':')[0]}", STAGE, "probe_prompt", line)
         )
-    kv_files = sorted((root / "kv_retrieval_data").glob("kv-retrieval-*_keys.jsonl.gz"))
+    kv_files = _distinct(
+        root,
+        (root / "kv_retrieval_data").glob("kv-retrieval-*_keys.jsonl.gz"),
+        _KV,
+        "key count",
+        out,
+    )
     for file in kv_files:
         size = int(_KV.search(file.name).group(1))  # type: ignore[union-attr]
         _read_file(root, file, out, lambda row, n, rel, k=size: kv.clone_item(row, n, rel, k))
@@ -86,17 +101,70 @@ def read_clone(path: Path, hard_links: bool = False) -> ClonedProbes:
         out.absent.append(_ORACLE)
     for docs in (10, 20, 30):
         folder = root / "qa_data" / f"{docs}_total_documents"
-        files = sorted(folder.glob("nq-open-*_total_documents_gold_at_*.jsonl.gz"))
+        files = _distinct(
+            root,
+            folder.glob("nq-open-*_total_documents_gold_at_*.jsonl.gz"),
+            _MDQA,
+            "size and gold position",
+            out,
+        )
         if not files:
             out.absent.append(f"qa_data/{docs}_total_documents/")
         for file in files:
             _read_file(root, file, out, lambda row, n, rel, d=docs: mdqa.clone_item(row, n, rel, d))
-    _merge_mdqa(out)
+    if out.left:
+        more = f" and {len(out.left) - 1:,} more" if len(out.left) > 1 else ""
+        out.problems.append(
+            Quarantine(
+                f"lost-in-the-middle/{out.left[0]}",
+                STAGE,
+                "probe_file",
+                f"{out.left[0]}{more}: not read, the import reached its limit of "
+                f"{MAX_IMPORT_CHARS:,} characters or {MAX_IMPORT_FILES} files: import the "
+                "clone's published files only",
+            )
+        )
     return out
 
 
+def _distinct(
+    root: Path, files: Iterable[Path], pattern: re.Pattern[str], what: str, out: ClonedProbes
+) -> list[Path]:
+    """One file per value its name gives (`kv-retrieval-2_`, `-02_` and `-002_` give one key
+    count): the shortest name of each, the others one problem line per value."""
+    by_value: dict[tuple[int, ...], list[Path]] = defaultdict(list)
+    for file in files:
+        match = pattern.search(file.name)
+        if match:
+            by_value[tuple(int(g) for g in match.groups())].append(file)
+    kept = []
+    for value in sorted(by_value):
+        first, *others = sorted(by_value[value], key=lambda f: (len(f.name), f.name))
+        kept.append(first)
+        if others:
+            rel = others[0].relative_to(root).as_posix()
+            more = f" and {len(others) - 1:,} more" if len(others) > 1 else ""
+            out.problems.append(
+                Quarantine(
+                    f"lost-in-the-middle/{rel}",
+                    STAGE,
+                    "probe_file",
+                    f"{rel}{more}: name the {what} of {first.name}, which is read: not read",
+                )
+            )
+    return kept
+
+
 def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
+    """The file's items into `out`, within the import's limits. An item id read before (the
+    gold_at_i files of one size hold the same examples with the gold passage moved; lilo
+    places the gold passage itself) is one item; a line whose content differs between the
+    files is a problem."""
     relative = file.relative_to(root).as_posix()
+    if out.chars >= MAX_IMPORT_CHARS or len(out.files) >= MAX_IMPORT_FILES:
+        out.left.append(relative)
+        return
+    limit = min(MAX_FILE_CHARS, MAX_IMPORT_CHARS - out.chars)
     read = total = 0
     try:
         with (
@@ -108,10 +176,14 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
                 total += len(text)
                 if len(text) > MAX_LINE_CHARS:
                     raise OSError(f"line {n + 1} longer than {MAX_LINE_CHARS:,} characters")
-                if total > MAX_FILE_CHARS:
-                    raise OSError(f"larger than {MAX_FILE_CHARS:,} characters decompressed")
+                if total > limit:
+                    raise OSError(
+                        f"larger than {MAX_FILE_CHARS:,} characters decompressed"
+                        if limit == MAX_FILE_CHARS
+                        else f"past the import's {MAX_IMPORT_CHARS:,} characters decompressed"
+                    )
                 try:
-                    out.items.append(make(json.loads(text), n, relative))
+                    _keep(make(json.loads(text), n, relative), out)
                     read += 1
                 except RecursionError:
                     detail = f"{where}: JSON nested too deeply"
@@ -141,27 +213,23 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
                 f"{relative}: unreadable after {read} lines: {why}",
             )
         )
+    finally:
+        out.chars += total
     out.files[relative] = read
 
 
-def _merge_mdqa(out: ClonedProbes) -> None:
-    """The gold_at_i files of one size hold the same examples with the gold passage moved:
-    one item each (lilo places the gold passage itself); a line whose content differs
-    between the files is a problem."""
-    kept: dict[str, ProbeItem] = {}
-    items: list[ProbeItem] = []
-    for item in out.items:
-        first = kept.setdefault(item.item_id, item)
-        if first is item:
-            items.append(item)
-        elif first.sha256 != item.sha256:
-            out.problems.append(
-                Quarantine(
-                    f"lost-in-the-middle/{item.source}:{item.line + 1}",
-                    STAGE,
-                    "probe_item",
-                    f"{item.source}:{item.line + 1}: differs from "
-                    f"{first.source}:{first.line + 1} beyond the gold passage's place",
-                )
+def _keep(item: ProbeItem, out: ClonedProbes) -> None:
+    """`item` into `out` unless its id was read before; one with other content is a problem."""
+    first = out.kept.setdefault(item.item_id, item)
+    if first is item:
+        out.items.append(item)
+    elif first.sha256 != item.sha256:
+        out.problems.append(
+            Quarantine(
+                f"lost-in-the-middle/{item.source}:{item.line + 1}",
+                STAGE,
+                "probe_item",
+                f"{item.source}:{item.line + 1}: differs from "
+                f"{first.source}:{first.line + 1} beyond the gold passage's place",
             )
-    out.items = items
+        )

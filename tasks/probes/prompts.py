@@ -10,10 +10,12 @@ own prompts, `<source>+completions`."""
 from __future__ import annotations
 
 import string
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lilo.tasks.errors import InputError
 from lilo.tasks.files import FileTooLarge, read_bounded
 from lilo.tasks.probes.records import Document
 
@@ -22,8 +24,10 @@ __all__ = [
     "COMPLETION_CUES",
     "COMPLETIONS",
     "LILO_PROMPTS",
+    "MAX_PROMPT_CHARS",
     "PROMPTS_DATASET",
     "ProbePrompts",
+    "PromptTooLarge",
     "format_documents",
     "format_kv_records",
     "read_clone_prompts",
@@ -39,6 +43,11 @@ CLONE_PROMPTS = {
     "closed_book": "closedbook_qa.prompt",
 }
 _MAX_PROMPT_BYTES = 1_000_000  # a prompt template is a few KB
+# The authors' query-aware templates name their key twice; a completion cue adds one more.
+_MAX_USES = 3
+# A prompt past this many characters (about 10 million tokens) is past the window of any
+# endpoint: it is refused before it is built.
+MAX_PROMPT_CHARS = 40_000_000
 
 _PLACEHOLDERS = {
     "kv_retrieval": ("{formatted_kv_records}", "{key}"),
@@ -120,8 +129,21 @@ def read_clone_prompts(
                 f"{', '.join(_PLACEHOLDERS[name])}; lilo's own stands in"
             )
             continue
+        if over := _repeated(text):
+            problems.append(
+                f"{relative}: uses {over}, a prompt may use each placeholder at most "
+                f"{_MAX_USES} times; lilo's own stands in"
+            )
+            continue
         found[name] = (text, relative)
     return found, problems
+
+
+def _repeated(text: str) -> str:
+    """The first placeholder a template uses more than `_MAX_USES` times, with its count."""
+    uses = Counter(f for _, f, _, _ in string.Formatter().parse(text) if f is not None)
+    over = [(field, n) for field, n in uses.items() if n > _MAX_USES]
+    return "".join(f"{{{field}}} {n:,} times" for field, n in over[:1])
 
 
 def _beyond_placeholders(text: str, placeholders: Sequence[str]) -> str:
@@ -141,6 +163,10 @@ def _beyond_placeholders(text: str, placeholders: Sequence[str]) -> str:
                 + "}"
             )
     return ""
+
+
+class PromptTooLarge(InputError, ValueError):
+    """A template that would build a prompt past any endpoint's window."""
 
 
 @dataclass(frozen=True)
@@ -164,8 +190,21 @@ class ProbePrompts:
         return replace(self, source=self.source + COMPLETIONS, completions=True)
 
     def _render(self, name: str, **values: str) -> str:
+        """The prompt; PromptTooLarge, before it is built, when it would be longer than
+        `MAX_PROMPT_CHARS`."""
         cue = COMPLETION_CUES[name] if self.completions else ""
-        return (self.templates[name].rstrip("\n") + cue).format(**values)
+        template = self.templates[name].rstrip("\n") + cue
+        size = sum(
+            len(literal) + (len(values[field]) if field else 0)
+            for literal, field, _, _ in string.Formatter().parse(template)
+        )
+        if size > MAX_PROMPT_CHARS:
+            raise PromptTooLarge(
+                f"the {self.source} {name} prompt would be {size:,} characters, past the "
+                f"{MAX_PROMPT_CHARS:,} of any endpoint's window: import the authors' templates "
+                "again, or give fewer keys or documents"
+            )
+        return template.format(**values)
 
     def kv(self, records: Sequence[tuple[str, str]], key: str, query_aware: bool) -> str:
         name = "kv_retrieval_query_aware" if query_aware else "kv_retrieval"

@@ -29,6 +29,7 @@ from lilo.tasks.qa.review import (
     auto_decisions,
     decide,
     export_record,
+    reviewer_problem,
 )
 
 __all__ = [
@@ -59,5 +60,6 @@ __all__ = [
     "normalise_whitespace",
     "parse_qa_items",
     "quality_report",
+    "reviewer_problem",
     "waiting_for_review",
 ]

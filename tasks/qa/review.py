@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lilo.tasks.errors import InputError
+from lilo.tasks.printable import printable
 from lilo.tasks.records import QAPair, content_id
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "export_record",
     "pair_context",
     "pair_decision_model",
+    "reviewer_problem",
 ]
 
 # A human may decide (or change their mind on) these; filtered, duplicate and invalid pairs
@@ -183,9 +185,16 @@ class FileVerdict(Verdict):
     kind: str = ""
     status: str = ""
     paper_ids: list[str] = []
-    evidence: list[dict[str, str]] = []
+    evidence: list[dict[str, str | int]] = []  # an imported pair names papers by position
     reviewer: str | None = None
     decided_at: datetime | None = None
+
+
+def reviewer_problem(reviewer: str) -> str:
+    """Why a reviewer's name is refused: it holds a line break or a control character, which
+    would print a line of its own wherever the decision is shown."""
+    shown = printable(reviewer, one_line=True)
+    return f"reviewer name {shown!r} holds control characters: give a name of plain characters"
 
 
 def decide(
@@ -208,6 +217,8 @@ def decide(
         )
     if not reviewer.strip():
         raise ReviewError("no reviewer named: give --reviewer NAME (or a 'reviewer' field)")
+    if printable(reviewer, one_line=True) != reviewer:
+        raise ReviewError(reviewer_problem(reviewer))
     new_q = (question if question is not None else pair.question).strip()
     new_a = (answer if answer is not None else pair.answer).strip()
     changed = (new_q, new_a) != (pair.question, pair.answer)
@@ -310,8 +321,9 @@ def apply_verdicts(
     """Apply a submission's verdicts by `reviewer` at `at`. `latest` holds each pair's last
     recorded decision. A verdict that cannot be applied, different verdicts on one pair in
     the submission (none of them is applied), and a verdict that differs from a decision
-    recorded after its `shown_at` are problems, never crashes; one that leaves the pair as
-    it is records nothing and is reported as unchanged, naming the decision that made it so."""
+    recorded after its `shown_at` (or, with no `shown_at`, from another person's decision)
+    are problems, never crashes; one that leaves the pair as it is records nothing and is
+    reported as unchanged, naming the decision that made it so."""
     latest = latest or {}
     by_pair: dict[str, list[Verdict]] = defaultdict(list)
     for verdict in verdicts:
@@ -375,9 +387,25 @@ def apply_verdicts(
                 )
             )
             continue
+        if last and not shown and last.reviewer != record.reviewer and _by_a_person(last):
+            problems.append(
+                NotRecorded(
+                    qa_id,
+                    "review_conflict",
+                    f"your {record.action} conflicts with the {_made(last)}: not recorded; it "
+                    f"stays {pair.status} (--replace records yours over it)",
+                )
+            )
+            continue
         changed[qa_id] = updated
         decisions.append(record)
     return Applied(list(changed.values()), decisions, problems, unchanged)
+
+
+def _by_a_person(decision: QADecision) -> bool:
+    """Whether a person made the decision: auto-review's and a benchmark import's
+    approvals are no one's to conflict with."""
+    return decision.channel != "auto" and not decision.reviewer.startswith("import:")
 
 
 def _made(decision: QADecision) -> str:

@@ -242,7 +242,8 @@ class OpenAIBackend:
         not (the server may be computing it still). An endpoint that rejects
         `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
         in this process, and a completion with one at once (the API has none); one that
-        rejects the prompt's length raises ContextRejected. A run that stops
+        rejects the prompt's length raises ContextRejected. A stream that dies before its
+        first chunk (`StreamDied`) is asked again at once, unstreamed. A run that stops
         (tasks/lifetime.py) asks nothing again: its stop hangs up the request in flight,
         which raises `Interrupted`."""
         import openai
@@ -251,24 +252,30 @@ class OpenAIBackend:
             raise ResponseFormatUnsupported(f"{self.base_url} rejected response_format before")
         if response_format is not None and prompt is not None:
             raise ResponseFormatUnsupported("/v1/completions takes no response_format")
-        for attempt in range(self.retries + 1):
+        stream, attempt = self.stream, 0
+        while True:
             raise_if_stopping()
             if sending is not None:
-                sending()
+                sending()  # in the ledger, each request: an unstreamed ask again too
             try:
                 with LIVE.request() as received:
                     if prompt is not None:
-                        return self._complete_text(prompt, temperature, max_tokens, received)
+                        return self._complete_text(
+                            prompt, temperature, max_tokens, received, stream
+                        )
                     return self._complete(
-                        messages, temperature, max_tokens, response_format, received
+                        messages, temperature, max_tokens, response_format, received, stream
                     )
+            except StreamDied:
+                raise_if_stopping()
+                stream = False  # asked again at once, unstreamed: the server says why
             except (BadReply, openai.APIStatusError, openai.APIConnectionError) as exc:
                 raise_if_stopping()  # what the hang-up broke is the stop
                 wait = _retry_wait(exc, attempt)
                 if wait is None or attempt == self.retries:
                     raise
                 time.sleep(wait)
-        raise AssertionError("unreachable")
+                attempt += 1
 
     def _complete(
         self,
@@ -277,9 +284,10 @@ class OpenAIBackend:
         max_tokens: int | None,
         response_format: dict[str, Any] | None,
         received: Callable[[int], None],
+        stream: bool,
     ) -> Completion:
         """One `/v1/chat/completions` request."""
-        options = self._options(max_tokens)
+        options = self._options(max_tokens, stream)
         if response_format is not None:
             options["response_format"] = self._response_format(response_format)
         return self._send(
@@ -302,9 +310,10 @@ class OpenAIBackend:
         temperature: float,
         max_tokens: int | None,
         received: Callable[[int], None],
+        stream: bool,
     ) -> Completion:
         """One `/v1/completions` request: the prompt's text continued, up to a stop."""
-        options = self._options(max_tokens)
+        options = self._options(max_tokens, stream)
         if prompt.stop:
             options["stop"] = list(prompt.stop)
         return self._send(
@@ -318,11 +327,12 @@ class OpenAIBackend:
             None,
         )
 
-    def _options(self, max_tokens: int | None) -> dict[str, Any]:
+    @staticmethod
+    def _options(max_tokens: int | None, stream: bool) -> dict[str, Any]:
         """What every request carries besides its prompt: the budget, and streaming
         (`llm.stream`) with the usage asked for at the stream's end."""
         options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
-        if self.stream:
+        if stream:
             options["stream"] = True
             options["stream_options"] = {"include_usage": True}
         return options
@@ -337,28 +347,10 @@ class OpenAIBackend:
         response_format: dict[str, Any] | None,
     ) -> Completion:
         """The reply to the request `create` sends with `options`, streamed or not;
-        `estimate` is the prompt's tokens where a stream reports no usage. A stream that
-        dies before its first chunk is asked once more unstreamed, where the server says
-        why (a prompt past its window is then a ContextRejected, and the window learned)."""
-        try:
-            return self._send_once(create, options, estimate, text_of, received, response_format)
-        except StreamDied:
-            raise_if_stopping()
-            plain = {k: v for k, v in options.items() if k not in ("stream", "stream_options")}
-            return self._send_once(create, plain, estimate, text_of, received, response_format)
-
-    def _send_once(
-        self,
-        create: Callable[[dict[str, Any]], Any],
-        options: dict[str, Any],
-        estimate: int,
-        text_of: Callable[[Any], str | None],
-        received: Callable[[int], None],
-        response_format: dict[str, Any] | None,
-    ) -> Completion:
-        """One request. A refusal naming the prompt's length raises ContextRejected, one
-        naming `response_format` ResponseFormatUnsupported (refused as a 400, a 422 or, by
-        llama-cpp-python, a 500 naming it)."""
+        `estimate` is the prompt's tokens where a stream reports no usage. A refusal naming
+        the prompt's length raises ContextRejected, one naming `response_format`
+        ResponseFormatUnsupported (refused as a 400, a 422 or, by llama-cpp-python, a 500
+        naming it)."""
         import openai
 
         try:

@@ -20,7 +20,7 @@ __all__ = ["WRITE_BYTES", "StageWriter"]
 # The call log read and not yet written that makes a write at once, whatever the time: an
 # endpoint's replies each up to `llm.max_reply_bytes` (16 MB), many at once, are never all
 # held until the next write.
-WRITE_BYTES = 64 * 2**20
+WRITE_BYTES = 64 * 1024 * 1024
 
 
 class StageWriter:

@@ -28,7 +28,8 @@ from lilo.tasks.config_loading import ConfigError, load_settings
 from lilo.tasks.errors import LiloError
 from lilo.tasks.methods import available_methods
 from lilo.tasks.methods.base import _METHODS, method
-from lilo.tasks.scoring import available_scorers
+from lilo.tasks.registry import PluginFailed
+from lilo.tasks.scoring import available_scorers, get_scorer
 from lilo.tasks.scoring.base import _SCORERS
 
 METHOD = '''"""Lead: the papers' first words, as many as asked, in the order read; no model call."""
@@ -181,3 +182,62 @@ def test_a_method_s_own_settings_are_set_as_every_setting_is(plugins, tmp_path, 
 def test_a_method_section_may_not_take_a_setting_s_name():
     with pytest.raises(LiloError, match=r"generate.samples is a setting of generation"):
         method("clash", args=dict, settings=Section, section="samples")(lambda: None)
+
+
+EXTERNAL = '''"""Half: the papers' first words, half the target length; no model call."""
+
+from lilo.tasks.methods.base import Draft, Run, Writer, method
+
+
+@method("half", args=lambda settings: {})
+def half() -> Writer:
+    def write(run: Run) -> Draft:
+        words = " ".join(p.text for p in run.papers).split()
+        return Draft(" ".join(words[: run.target_words // 2]))
+
+    return write
+'''
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """A distribution `lilo-ext` on sys.path as pip would leave it (a module and its
+    `.dist-info` with METADATA and entry_points.txt): the method `half`, and a scorer whose
+    module is missing; the registries found afresh."""
+    site = tmp_path / "site"
+    info = site / "lilo_ext-0.1.dist-info"
+    info.mkdir(parents=True)
+    (site / "lilo_ext.py").write_text(EXTERNAL)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lilo-ext\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[lilo.methods]\nhalf = lilo_ext\n\n[lilo.scorers]\nbroken = lilo_ext_gone\n"
+    )
+    available_methods(), available_scorers()
+    for registry in (_METHODS, METHOD_SECTIONS, _SCORERS):
+        monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+        monkeypatch.setattr(registry, "_failed", {})
+        monkeypatch.setattr(registry, "_discovered", False)
+    monkeypatch.syspath_prepend(str(site))
+    yield
+    sys.modules.pop("lilo_ext", None)
+
+
+def test_an_installed_package_adds_a_method_by_its_entry_point(
+    installed, tmp_path, capsys, caplog, imported_longinoutbench
+):
+    assert "half" in available_methods()
+    # A plug-in that fails to load: one line naming package and entry point, and the rest runs.
+    assert "broken" not in available_scorers()
+    failed = "plug-in 'broken' of package lilo-ext (entry point lilo.scorers: lilo_ext_gone)"
+    assert failed in caplog.text
+    with pytest.raises(PluginFailed, match=r"failed to load: .*fix or uninstall lilo-ext"):
+        get_scorer("broken")
+
+    data = copy_imported_longinoutbench(imported_longinoutbench, tmp_path)
+    run = ["run", "--dataset", "longinoutbench", "--samples", "1", "--data-dir", str(data)]
+    run += ["--target-words", "1000", "--set", "judge.backend=offline", "--methods", "half"]
+    assert main(run) == 0
+    rows = _sql(data, "SELECT variant, s_l, scored FROM leaderboard")
+    assert [r[0] for r in rows] == ["half"] and 20 < rows[0][1] < 60 and rows[0][2] == 1
+    assert main(["leaderboard", "--data-dir", str(data), "--format", "csv"]) == 0
+    assert any(",half," in line for line in capsys.readouterr().out.splitlines())

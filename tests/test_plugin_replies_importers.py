@@ -280,6 +280,8 @@ def test_an_importer_is_one_file(added, monkeypatch, tmp_path, capsys, prefect_h
     # Listed in `lilo import --help` and in the error for a misspelt name.
     assert main(["import", "--help"]) == 0
     assert "a folder of Markdown notes" in " ".join(capsys.readouterr().out.split())
+    assert main(["import"]) == 2  # no name: the known ones, in one line
+    assert "known are longinoutbench, lost-in-the-middle, notes;" in capsys.readouterr().err
     assert main(["import", "ntoes", str(folder)]) == 2
     assert "'longinoutbench', 'lost-in-the-middle', 'notes'" in capsys.readouterr().err
     # Its check before any flow: a missing folder is one line, exit 2.

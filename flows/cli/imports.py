@@ -1,6 +1,6 @@
 """`lilo import <name> PATH`: a published dataset read where the user keeps it, by the
-importer registered under that name (flows/importers/); each importer is one module there,
-and this command lists them."""
+importer registered under that name (flows/importers/); each importer is one module there
+or an installed package's entry point (group `lilo.importers`), and this command lists them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from lilo.flows.cli._prefect import running_flows, start_prefect_early
 from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._stop import stoppable
 from lilo.flows.importers.base import available_importers, get_importer
+from lilo.tasks.errors import InputError
 
 __all__ = ["register"]
 
@@ -32,14 +33,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return importer.report(outcome, path)
 
 
+def _no_importer(args: argparse.Namespace) -> int:
+    """`lilo import` without a name: the known importers, in the one line of an input error."""
+    raise InputError(
+        f"name an importer: known are {', '.join(available_importers())}; "
+        "`lilo import <name> --help` says what each reads"
+    )
+
+
 def register(sub: Any) -> None:
     imp = sub.add_parser(
         "import",
         help="import a published dataset (a benchmark, probe data) from your clone",
         description="Reads a published dataset where you keep it; nothing is copied into "
-        "lilo. Each importer is one module of flows/importers/ (docs/contributing.md).",
+        "lilo. Each importer is one module of flows/importers/ or an installed package's entry "
+        "point (docs/contributing.md).",
     )
-    kinds = imp.add_subparsers(dest="importer", required=True, metavar="IMPORTER")
+    imp.set_defaults(func=_no_importer)
+    kinds = imp.add_subparsers(dest="importer", metavar="IMPORTER")
     for name in available_importers():
         importer = get_importer(name)
         cmd = kinds.add_parser(name, help=importer.title, description=importer.description)

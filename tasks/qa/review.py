@@ -151,7 +151,7 @@ def pair_decision_model(
             FormAction,
             Field(
                 default=KEEP,
-                title=f"Decision on pair {n} ({KEEP}: it stays pending)",
+                title=f"Decision on pair {n}",  # shows "keep as is" until chosen
                 description=pair_context(pair, titles),
             ),
         ),

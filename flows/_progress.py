@@ -4,8 +4,9 @@ each with units done / total, LLM calls, tokens, errors and the time left. The c
 the stage report's, which counts each call as its stage writer reads it from the call log
 (flows/_stage_writer.py), and this process's requests in flight with the tokens they have
 streamed so far (tasks/llm/live.py), so the line moves during a long request. The line is
-made when it is shown: the time left counts down from the pace of the units finished,
-never up while none finishes; before the first unit, and once a unit is overdue, it says
+made when it is shown. A unit may be many calls (a whole summary), so the time left is
+paced by the calls, not the units (`TimeLeft`): it counts down while calls complete at a
+steady rate; before the first unit, and once the calls expected are made, it says
 "estimating"."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextvars
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from uuid import UUID
 
@@ -25,7 +27,34 @@ from lilo.flows._bar import bar
 from lilo.flows._stage import StageReport, log
 from lilo.tasks.llm.live import LIVE
 
-__all__ = ["StageProgress"]
+__all__ = ["StageProgress", "TimeLeft"]
+
+
+class TimeLeft:
+    """Seconds left of `total` units at the pace of their work: a unit's work is the calls
+    it makes plus one; the work of all units is the work per unit finished (as of the last
+    finish) times `total`, done at the stage's pace so far. None when it cannot be told yet:
+    before the first unit, or once the work expected is done with units still to finish."""
+
+    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.total, self._clock = total, clock
+        self._started = clock()
+        self._done = 0
+        self._per_unit = 0.0
+
+    def finished(self, done: int, calls: int) -> None:
+        """`done` units finished, `calls` LLM calls completed (made or cached) so far."""
+        self._done = done
+        if done:
+            self._per_unit = (calls + done) / done
+
+    def seconds(self, calls: int) -> float | None:
+        """The time left with `calls` LLM calls completed so far."""
+        if not self._done or self._done >= self.total:
+            return None
+        work = calls + self._done
+        left = (self._per_unit * self.total - work) * (self._clock() - self._started) / work
+        return left if left >= 1 else None
 
 
 class StageProgress:
@@ -38,7 +67,8 @@ class StageProgress:
     ) -> None:
         self.report, self.total, self.every_s = report, total, every_s
         self.done = self.errors = 0
-        self._started = self._last = self._finished_at = time.monotonic()
+        self._last = time.monotonic()
+        self._time_left = TimeLeft(total)
         self._tty = sys.stderr.isatty()
         self._line_every_s = line_every_s
         self._ended = threading.Event()
@@ -78,22 +108,16 @@ class StageProgress:
         )
 
     def _left(self) -> str:
-        """The time left at the pace of the units finished, less the time since the last
-        one finished; "estimating" before the first, and once that runs out."""
         if self.done >= self.total:
             return ""
-        if self.done:
-            pace = (self._finished_at - self._started) / self.done
-            left = pace * (self.total - self.done) - (time.monotonic() - self._finished_at)
-            if left >= 1:
-                return f", about {left:.0f} s left"
-        return ", estimating the time left"
+        left = self._time_left.seconds(self.report.llm_made + self.report.llm_cached)
+        return ", estimating the time left" if left is None else f", about {left:.0f} s left"
 
     def advance(self, n: int, errors: int = 0) -> None:
-        if n:
-            self._finished_at = time.monotonic()
         self.done += n
         self.errors += errors
+        if n:
+            self._time_left.finished(self.done, self.report.llm_made + self.report.llm_cached)
         self._bar.update(self._task, advance=n)
         self._update()
 

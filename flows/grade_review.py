@@ -13,7 +13,7 @@ from prefect.input import RunInput
 from prefect.runtime import flow_run
 from pydantic import Field, create_model
 
-from lilo.flows._review_forms import form_address, named_reviewer, now, wait_for_form
+from lilo.flows._review_forms import announce_form, named_reviewer, now, wait_for_form
 from lilo.flows._stage import log, open_warehouse
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import run_settings
@@ -126,14 +126,12 @@ def grade_review(
     for start in range(0, len(items), size):
         batch = items[start : start + size]
         key = f"grades-{totals['batches'] + 1}"
-        log.info(
-            "grade-review: waiting for form %s (%s of the %s sampled judge grades in %s) at %s; "
-            "unanswered, it times out in %s s",
+        announce_form(
+            "grade-review",
             key,
-            len(batch),
-            len(items),
-            settings.dataset_version,
-            form_address(run_id),
+            f"{len(batch)} of the {len(items)} sampled judge grades in {settings.dataset_version}",
+            run_id,
+            "lilo review grades-export FILE, then grades-import FILE --reviewer NAME",
             settings.qa.review_timeout_s,
         )
         answer = wait_for_form(grade_form(batch, reviewer), key, settings)

@@ -23,7 +23,7 @@ from pydantic import Field, create_model
 
 from lilo.flows._artifacts import publish
 from lilo.flows._load import load_qa
-from lilo.flows._review_forms import form_address, named_reviewer, now, wait_for_form
+from lilo.flows._review_forms import announce_form, named_reviewer, now, wait_for_form
 from lilo.flows._stage import log, open_warehouse
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import run_settings
@@ -74,9 +74,9 @@ def _field(n: int) -> str:
 def review_form(
     pairs: list[QAPair], titles: dict[str, str], reviewer: str | None = None
 ) -> type[ReviewForm]:
-    """The form of one batch: a required decision per pair, its question, answer and
-    evidence (with each paper's title) beside it, the text prefilled for edits; the
-    reviewer's name prefilled when known."""
+    """The form of one batch: a decision per pair ("keep as is" until chosen), its
+    question, answer and evidence (with each paper's title) beside it, the text prefilled
+    for edits; the reviewer's name prefilled when known."""
     fields: dict[str, Any] = named_reviewer(ReviewForm, reviewer)
     for n, pair in enumerate(pairs, 1):
         model, field = pair_decision_model(n, len(pairs), pair, titles)
@@ -87,7 +87,8 @@ def review_form(
     form._description = (
         f"Review {len(pairs)} QA pairs. Give your name once, then for each pair read the "
         "question, the answer and the evidence, and choose approve, reject (with a reason) "
-        "or edit (change the question or answer). Every pair needs a decision."
+        'or edit (change the question or answer). A pair left at "keep as is" stays '
+        "pending, for a later review."
     )
     return form
 
@@ -174,14 +175,12 @@ def qa_review(
             form = review_form(batch, paper_titles(wh, batch), reviewer)
         shown |= {p.qa_id for p in batch}
         key = f"batch-{totals['batches'] + 1}"
-        log.info(
-            "qa-review: waiting for form %s (%s of the %s pairs pending in %s) at %s; "
-            "unanswered, it times out in %s s",
+        announce_form(
+            "qa-review",
             key,
-            len(batch),
-            len(waiting),
-            settings.dataset_version,
-            form_address(run_id),
+            f"{len(batch)} of the {len(waiting)} QA pairs pending in {settings.dataset_version}",
+            run_id,
+            "lilo review",
             settings.qa.review_timeout_s,
         )
         answer = wait_for_form(form, key, settings)

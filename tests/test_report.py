@@ -356,7 +356,9 @@ def test_lilo_show_prints_the_summary_then_every_answer(demo, capsys):
 
 def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(demo, report, run_id):
     """Each score's interval beside it (the view's `_low`/`_high`), and under the table
-    single minus ral_writer paired by sample, as `res_paired` holds it."""
+    single minus ral_writer paired by sample, as `res_paired` holds it. At 2 samples every
+    difference is "n too small": the table is folded under one line, so it no longer stands
+    between the leaderboard and the first figure."""
 
     page = _page(report)
     header = page.tables["leaderboard-view"][0]
@@ -373,6 +375,13 @@ def test_the_page_and_the_artifacts_carry_intervals_and_the_paired_comparison(de
     head, *rows = page.tables["paired"]
     assert head == ["method", "length", "score", "diff", "95% interval", "p", "within noise"]
     assert len(rows) == len(paired) == 9  # two lengths and Overall, three scores
+    assert {r[4] for r in rows} == {"n too small"}
+    text = " ".join(report.read_text(encoding="utf-8").split())
+    assert (
+        '<details id="paired-folded"><summary>Paired comparison: 9 differences, each with n '
+        "too small (fewer than 6 samples scored by both methods)" in text
+    )
+    assert "<h3>Paired with" not in text
     assert rows[0][0] == "single" and [r[1] for r in rows[-3:]] == ["Overall"] * 3
     by = {({1000: "1k", 2000: "2k", 0: "Overall"}[t], s): (d, p, w) for t, s, d, p, w in paired}
     names = {"S_l": "length", "S_c": "consistency", "S_q": "quality"}

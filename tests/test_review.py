@@ -160,7 +160,9 @@ def test_a_second_reviewer_on_the_cli_is_told_of_the_first_and_the_conflict_reco
     ]
 
 
-def test_the_ui_form_has_one_required_entry_per_pair():
+def test_the_ui_form_has_one_entry_per_pair_kept_as_is_until_decided():
+    """A batch of 10 was 10 required choices; a decision left as it is ("keep as is")
+    leaves the pair pending."""
     from pydantic import ValidationError
 
     from lilo.flows.qa_review import review_form
@@ -168,8 +170,11 @@ def test_the_ui_form_has_one_required_entry_per_pair():
     form = review_form([_pair(), QAPair(**{**_pair().__dict__, "qa_id": "q2"})], {})
     with pytest.raises(ValidationError):  # an entry missing
         form(reviewer="ana", pair_01={"decision": "approve"})
-    with pytest.raises(ValidationError):  # a decision missing
-        form(reviewer="ana", pair_01={}, pair_02={"decision": "approve"})
+    kept = form(reviewer="ana", pair_01={}, pair_02={"decision": "approve"})
+    assert [(v.qa_id, v.decision) for v in kept.verdicts()] == [
+        ("q1", "pending"),
+        ("q2", "approve"),
+    ]
     with pytest.raises(ValidationError):  # an invented entry
         form(reviewer="ana", **{f"pair_0{i}": {"decision": "approve"} for i in (1, 2, 3)})
     answer = form(
@@ -357,8 +362,13 @@ def test_review_flow_form_resumed_like_the_ui(data):
         schema["definitions"][f"Pair{i:02d}"]["properties"] for i in range(1, len(pairs) + 1)
     ]
     assert all(set(e) == {"decision", "question", "answer", "reason"} for e in entries)
-    assert all(e["decision"]["enum"] == ["approve", "reject", "edit"] for e in entries)
-    assert "default" not in entries[0]["decision"]
+    choices = ["keep as is", "approve", "reject", "edit"]
+    assert all(e["decision"]["enum"] == choices for e in entries)
+    assert entries[0]["decision"]["default"] == "keep as is"
+    # The paused run's page says a review waits and where its form is.
+    (waiting,) = [a for a in read_artifacts("qa-review-waiting") if a.flow_run_id == paused.id]
+    assert "**Resume**" in waiting.data and "`lilo review`" in waiting.data
+    assert f"{len(pairs)} of the {len(pairs)} QA pairs pending" in waiting.data
     assert entries[0]["question"]["default"] in entries[0]["decision"]["description"]
     assert "EVIDENCE 1 from" in entries[0]["decision"]["description"]
     assert "QA " in schema["properties"]["pair_01"]["title"]
@@ -370,9 +380,11 @@ def test_review_flow_form_resumed_like_the_ui(data):
     answer["pair_02"].update(decision="reject", reason="trivial")
     edited = "Edited? " + entries[2]["question"]["default"]
     answer["pair_03"].update(decision="edit", question=edited)
+    assert len(pairs) >= 4
+    answer[pairs[-1]].update(decision="keep as is")  # the UI sends the default
     resume_flow_run(paused.id, run_input=answer)
     runner.join(timeout=120)
-    assert result and result[0]["decisions"] == len(pairs) and result[0]["problems"] == []
+    assert result and result[0]["decisions"] == len(pairs) - 1 and result[0]["problems"] == []
     actions = dict(
         _sql(
             data,
@@ -380,7 +392,7 @@ def test_review_flow_form_resumed_like_the_ui(data):
             "AND channel = 'ui' GROUP BY 1",
         )
     )
-    assert actions == {"approve": len(pairs) - 2, "reject": 1, "edit": 1}
+    assert actions == {"approve": len(pairs) - 3, "reject": 1, "edit": 1}
     (edit,) = _sql(
         data, "SELECT question, original_question FROM fct_qa_decisions WHERE action = 'edit'"
     )
@@ -392,11 +404,11 @@ def test_review_flow_form_resumed_like_the_ui(data):
             "AND status IN ('pending', 'approved', 'rejected') GROUP BY 1",
         )
     )
-    assert statuses == {"approved": len(pairs) - 1, "rejected": 1}
+    assert statuses == {"approved": len(pairs) - 2, "rejected": 1, "pending": 1}
     # The run leaves the decisions as an artifact.
     (artifact,) = [a for a in read_artifacts("qa-review-batch-1") if a.flow_run_id == paused.id]
     rows = json.loads(artifact.data) if isinstance(artifact.data, str) else artifact.data
-    assert len(rows) == len(pairs) and {r["decision"] for r in rows} == {
+    assert len(rows) == len(pairs) - 1 and {r["decision"] for r in rows} == {
         "approve",
         "reject",
         "edit",
@@ -550,13 +562,13 @@ def test_a_form_submitted_after_cli_decisions_reports_each_conflict(
         "not recorded (review_conflict)",
         "not recorded (unchanged)",
     ]
-    assert any(m.startswith("qa-review: waiting for form batch-1 (") for m in logs)
+    assert any(m.startswith("qa-review: a review waits: form batch-1 (") for m in logs)
     assert sum("conflicts with the" in m for m in logs) == 2
     assert any(
         f"batch 1: {len(pairs) - 3} decisions recorded, 2 not recorded, 1 already so" in m
         for m in logs
     )
-    assert "waiting for form batch-1" in caplog.text  # the terminal's log lines
+    assert "a review waits: form batch-1" in caplog.text  # the terminal's log lines
 
 
 @pytest.mark.slow  # `lilo review` in a subprocess, stopped with a signal
@@ -588,9 +600,10 @@ def test_a_review_waiting_for_its_reviewer_stops_on_a_signal_in_one_line(data, s
     assert _sql(data, "SELECT count(*) FROM fct_qa_decisions") == [(1,)]
 
 
-def test_review_ui_fills_in_the_reviewer_it_is_given(data):
+def test_review_ui_fills_in_the_reviewer_it_is_given(data, capsys):
     """`lilo review ui --reviewer carol`: the form's name is carol's until changed, so the
-    form opens without a missing name; the reason says when it is needed."""
+    form opens without a missing name; the reason says when it is needed. Before it holds
+    the terminal, the command says for how long and how to stop it."""
     from prefect import get_client
     from prefect.flow_runs import resume_flow_run
 
@@ -626,6 +639,9 @@ def test_review_ui_fills_in_the_reviewer_it_is_given(data):
     code = main(argv)  # the command's own thread: it takes the signals
     ui.join(timeout=120)
     assert code == 0 and all(isinstance(s, dict) for s in seen), seen
+    assert (
+        "holds this terminal while its forms wait, up to 180 s for each" in capsys.readouterr().out
+    )
     (schema,) = seen
     assert schema["properties"]["reviewer"]["default"] == "carol"
     assert "reviewer" not in schema["required"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from lilo.flows.cli._errors import CLIError
 
-__all__ = ["print_address", "require_api"]
+__all__ = ["print_address", "print_wait", "require_api"]
 
 
 def require_api() -> None:
@@ -29,5 +29,16 @@ def print_address(flow: Any, flow_run: Any, state: Any) -> None:
     print(
         "review in the Prefect UI; the run waits for its forms at "
         f"{form_address(str(flow_run.id))}",
+        flush=True,
+    )
+
+
+def print_wait(command: str, timeout_s: int) -> None:
+    """What a review command holds the terminal for, said before it does: each form's wait
+    and how to stop it."""
+    hours = f" ({timeout_s / 3600:.3g} h)" if timeout_s >= 3600 else ""
+    print(
+        f"{command}: holds this terminal while its forms wait, up to {timeout_s} s{hours} for "
+        "each (qa.review_timeout_s); Ctrl-C stops it, keeping every form already submitted",
         flush=True,
     )

@@ -82,12 +82,13 @@ def cmd_grades_import(args: argparse.Namespace) -> int:
 
 
 def cmd_grades_ui(args: argparse.Namespace) -> int:
-    from lilo.flows.cli._forms import print_address, require_api
+    from lilo.flows.cli._forms import print_address, print_wait, require_api
     from lilo.flows.grade_review import grade_review
     from lilo.tasks.config_loading import flow_parameters
 
     require_api()
     settings = review_settings(args)
+    print_wait("lilo review grades-ui", settings.qa.review_timeout_s)
     with running_flows(args.debug):
         flow = grade_review.with_options(on_running=[print_address])
         totals = flow(

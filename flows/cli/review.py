@@ -380,7 +380,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 @stoppable
 def cmd_ui(args: argparse.Namespace) -> int:
-    from lilo.flows.cli._forms import print_address, require_api
+    from lilo.flows.cli._forms import print_address, print_wait, require_api
     from lilo.flows.qa_review import qa_review
     from lilo.tasks.config_loading import flow_parameters
     from lilo.tasks.printable import printable
@@ -388,6 +388,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     require_api()
     settings = review_settings(args)
     sample = _sample(args, settings)
+    print_wait("lilo review ui", settings.qa.review_timeout_s)
     with running_flows(args.debug):
         flow = qa_review.with_options(on_running=[print_address])
         totals = flow(

@@ -47,6 +47,8 @@ REVIEWABLE = ("pending", "approved", "rejected")
 QA_STATUSES = (*REVIEWABLE, "filtered", "duplicate", "invalid")
 
 Action = Literal["approve", "reject", "edit"]
+KEEP = "keep as is"  # the form's default decision: the pair stays as it is (pending)
+FormAction = Literal["keep as is", "approve", "reject", "edit"]
 
 
 class ReviewError(InputError, ValueError):
@@ -100,16 +102,17 @@ class Verdict(BaseModel):
 def _text_required(schema: dict[str, Any]) -> None:
     """The form marks the prefilled question and answer required (a UI labels a field
     with a default "Optional", and neither may be emptied); the model keeps the defaults."""
-    schema["required"] = ["decision", "question", "answer"]
+    schema["required"] = ["question", "answer"]
 
 
 class PairDecision(BaseModel):
-    """One pair's entry in the review form: a decision is required; the question and
-    answer come prefilled, and changing them makes the approval an edit."""
+    """One pair's entry in the review form: the decision is "keep as is" (the pair stays
+    pending) until chosen, so a batch needs only the choices made; the question and answer
+    come prefilled, and changing them makes the approval an edit."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_text_required)
 
-    decision: Action
+    decision: FormAction = KEEP
     question: str
     answer: str
     reason: str = ""
@@ -117,7 +120,7 @@ class PairDecision(BaseModel):
     def verdict(self, qa_id: str, shown_at: datetime | None = None) -> Verdict:
         return Verdict(
             qa_id=qa_id,
-            decision=self.decision,
+            decision="pending" if self.decision == KEEP else self.decision,
             question=self.question,
             answer=self.answer,
             reason=self.reason,
@@ -147,8 +150,12 @@ def pair_decision_model(
         f"Pair{n:02d}",
         __base__=PairDecision,
         decision=(
-            Action,
-            Field(title=f"Decision on pair {n}", description=pair_context(pair, titles)),
+            FormAction,
+            Field(
+                default=KEEP,
+                title=f"Decision on pair {n}",  # shows "keep as is" until chosen
+                description=pair_context(pair, titles),
+            ),
         ),
         question=(
             str,

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from lilo.tasks.leaderboard import OVERALL, comparison, length_label, scope_line
+from lilo.tasks.leaderboard import OVERALL, TOO_SMALL, comparison, length_label, scope_line
 from lilo.tasks.results_report._data import ReportData
 from lilo.tasks.results_report._drill import SummaryDetail
 from lilo.tasks.results_report._plots import (
@@ -32,6 +32,7 @@ from lilo.tasks.results_report._plots import (
     position_curve_png,
 )
 from lilo.tasks.scoring import leaderboard_scores
+from lilo.tasks.stats import fewest_samples
 
 __all__ = [
     "cell_page",
@@ -195,10 +196,19 @@ def _table2(lb: pd.DataFrame, href: Callable[[dict[str, Any]], str | None]) -> d
 def _paired(data: ReportData, lb: pd.DataFrame) -> dict[str, Any]:
     """The paired comparison with the reference method under the leaderboard (title and
     table; no table when there is none); a difference whose interval covers zero is marked
-    within noise."""
+    within noise. A table whose every row is "n too small" is folded under one line
+    (`paired_folded`), so it does not stand between the leaderboard and the figures."""
     title, header, body = comparison(data.paired, list(lb["variant"]) if not lb.empty else [])
     table = _table(pd.DataFrame(body, columns=header)) if body else None
-    return {"paired_title": title, "paired": table}
+    interval = header.index("95% interval")
+    folded = ""
+    if body and all(row[interval] == TOO_SMALL for row in body):
+        folded = (
+            f"Paired comparison: {len(body)} differences, each with n too small (fewer than "
+            f"{fewest_samples()} samples scored by both methods), so no interval; open to see "
+            "them"
+        )
+    return {"paired_title": title, "paired": table, "paired_folded": folded}
 
 
 def render_html(

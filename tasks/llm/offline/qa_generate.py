@@ -1,7 +1,9 @@
 """Offline handler: QA generation (docs/design.md §9: "QA from sentences carrying numbers and named
-terms"). Each fact is a paper sentence with a number and a named term; the question names
-the term and the measured quantity, the answer is the readable sentence, and the evidence
-is the sentence exactly as it stands in the paper, so the evidence check can pass."""
+terms"). Each fact is a paper sentence with a number and a named term. The question quotes
+the readable sentence with its first number blanked out and asks for that number (a cross
+question, one sentence of each paper it uses), so it is well-formed whatever the sentence
+says; the answer is the readable sentence, and the evidence is the sentence exactly as it
+stands in the paper, so the evidence check can pass and the answer is in it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 from itertools import cycle
 
 from lilo.tasks.config import OfflineSettings
-from lilo.tasks.llm.offline._overlap import STOPWORDS, key_tokens, named_terms, numbers, strip_latex
+from lilo.tasks.llm.offline._overlap import key_tokens, named_terms, numbers, strip_latex
 from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.types import Message
 from lilo.tasks.paper_tags import parse_paper_blocks
@@ -30,10 +32,8 @@ def matches(prompt: str) -> bool:
 _MIN_WORDS, _MAX_WORDS = 8, 60
 # Questions sharing this share of key tokens with an earlier one count as the same question.
 _SAME_QUESTION = 0.75
-_SKIP_BEFORE_NUMBER = STOPWORDS | {
-    "achieves", "achieve", "obtains", "obtain", "reaching", "approximately", "roughly",
-    "around", "nearly", "almost", "total", "set", "uses", "using", "only", "just", "up",
-}  # fmt: skip
+_BLANK = "___"
+_HOW_MANY = {2: "two", 3: "three"}
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,7 @@ class _Fact:
     paper: int
     quote: str  # verbatim from the paper
     text: str  # readable
-    term: str
-    measure: str
+    blanked: str  # readable, its first number blanked out, no closing stop
 
 
 @offline_reply("qa_generate", matches=matches)
@@ -67,24 +66,40 @@ def _facts(paper: int, text: str) -> list[_Fact]:
             continue  # sectioning, environments, table rows
         for sentence in split_sentences(line):
             readable = strip_latex(sentence)
-            terms, values = named_terms(readable), numbers(readable)
+            terms, values = named_terms(readable), _figures(readable)
             if not terms or not values or not _MIN_WORDS <= count_words(readable) <= _MAX_WORDS:
                 continue
-            found.append(_Fact(paper, sentence, readable, *_anchor(readable, terms, values[0])))
+            if not _whole(readable):
+                continue  # a line's piece of a sentence, or markup left over
+            found.append(_Fact(paper, sentence, readable, _blanked(readable, values[0])))
     # Plain sentences first: their quotes survive any copy, and they read well as answers.
     return sorted(found, key=lambda f: "\\" in f.quote or "$" in f.quote)
 
 
-def _anchor(text: str, terms: list[str], value: str) -> tuple[str, str]:
-    """The term nearest before the number, and the quantity the number measures."""
-    at = text.find(value)
-    before = [t for t in terms if 0 <= text.find(t) < at]
-    term = before[-1] if before else terms[0]
-    words = re.findall(r"[A-Za-z][A-Za-z-]*", text[:at])[-4:]
-    nouns = [w for w in reversed(words) if w.lower() not in _SKIP_BEFORE_NUMBER and w != term]
-    after = re.findall(r"[A-Za-z][A-Za-z-]*", text[at + len(value) :])[:1]
-    measure = nouns[0] if nouns else (after[0] if after else "figure")
-    return term, measure.lower() if measure not in terms else measure
+def _whole(text: str) -> bool:
+    """A whole sentence: it opens with a capital or a digit and closes with a stop."""
+    return (text[0].isupper() or text[0].isdigit()) and text.endswith((".", "!", "?"))
+
+
+def _figures(text: str) -> list[str]:
+    """The sentence's numbers but list marks, "(1)", and superscripts, "^2"."""
+    return [
+        v
+        for v in numbers(text)
+        if f"({v})" not in text and f"^{v}" not in text and f"^{{{v}}}" not in text
+    ]
+
+
+def _blanked(text: str, value: str) -> str:
+    """The sentence with `value`'s first occurrence as a blank, its closing stop dropped."""
+    at = _number_at(text, value)
+    return (text[:at] + _BLANK + text[at + len(value) :]).rstrip(" .;:")
+
+
+def _number_at(text: str, value: str) -> int:
+    """Where `value` stands as a number in `text` (not inside a longer number or a word)."""
+    match = re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", text)
+    return match.start() if match else text.find(value)
 
 
 def _new(question: str, asked: list[set[str]]) -> bool:
@@ -107,9 +122,7 @@ def _item(question: str, facts: list[_Fact]) -> dict[str, object]:
 def _single(facts: list[_Fact], wanted: int, asked: list[set[str]]) -> list[dict[str, object]]:
     items = []
     for fact in facts:
-        others = [t for t in named_terms(fact.text) if t != fact.term]
-        where = f" in connection with {others[0]}" if others else ""
-        question = f"What {fact.measure} is reported for {fact.term}{where}?"
+        question = f'What number completes this statement from the paper: "{fact.blanked}"?'
         if len(items) < wanted and _new(question, asked):
             items.append(_item(question, [fact]))
     return items
@@ -132,8 +145,11 @@ def _cross(
         chosen = [facts[n][nxt[n]] for n in combo]
         for n in combo:
             nxt[n] += 1
-        parts = [f"the {f.measure} reported for {f.term}" for f in chosen]
-        question = f"How does {parts[0]} compare with {' and with '.join(parts[1:])}?"
-        if _new(question, asked):
+        statements = " and ".join(f'"{f.blanked}"' for f in chosen)
+        question = (
+            f"What numbers complete these statements from {_HOW_MANY[len(chosen)]} of the "
+            f"papers: {statements}?"
+        )
+        if len({f.blanked for f in chosen}) == len(chosen) and _new(question, asked):
             items.append(_item(question, chosen))
     return items

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "CitationGroup",
     "Generation",
     "LLMCall",
     "PaperText",
@@ -156,3 +157,13 @@ class LLMCall:
     finish_reason: str = ""
     # Configured secrets the endpoint's reply held, replaced by `[redacted]` (tasks/redact.py).
     redacted: int = 0
+
+
+@dataclass(frozen=True)
+class CitationGroup:
+    group_id: str
+    kind: str  # command | paragraph | subsection
+    section: str
+    subsection: str
+    cite_keys: tuple[str, ...]
+    paper_ids: tuple[str, ...]  # in first-citation order

@@ -3,7 +3,7 @@ co-citation groups, the triplets built from them, and the dataset's statistics."
 
 from lilo.tasks.arxiv_ids import find_arxiv_id, normalize_arxiv_id
 from lilo.tasks.samples.bbl import BblEntry, parse_bbl
-from lilo.tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
+from lilo.tasks.samples.citations import Citation, citation_groups, find_citations
 from lilo.tasks.samples.references import (
     Bibliography,
     Reference,
@@ -18,7 +18,6 @@ __all__ = [
     "BblEntry",
     "Bibliography",
     "Citation",
-    "CitationGroup",
     "DatasetStats",
     "Reference",
     "SurveyStats",

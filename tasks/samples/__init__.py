@@ -10,7 +10,7 @@ from lilo.tasks.samples.references import (
     read_bibliography,
     read_references,
 )
-from lilo.tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown
+from lilo.tasks.samples.stats import stats_markdown
 from lilo.tasks.samples.title_search import resolve_titles, retry_due, title_similarity
 from lilo.tasks.samples.triplets import build_samples
 
@@ -18,9 +18,7 @@ __all__ = [
     "BblEntry",
     "Bibliography",
     "Citation",
-    "DatasetStats",
     "Reference",
-    "SurveyStats",
     "build_samples",
     "citation_groups",
     "find_arxiv_id",

@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "QADecision",
     "DatasetStats",
     "SurveyStats",
     "CitationGroup",
@@ -211,3 +213,20 @@ class DatasetStats:
             "p75": q[3],
             "max": q[4],
         }
+
+
+@dataclass(frozen=True)
+class QADecision:
+    decision_id: str
+    qa_id: str
+    sample_id: str
+    action: str  # approve | reject | edit
+    reviewer: str
+    channel: str  # auto | ui | cli | file
+    decided_at: datetime
+    question: str
+    answer: str
+    evidence: tuple[dict[str, str], ...]
+    original_question: str
+    original_answer: str
+    reason: str

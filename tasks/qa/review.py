@@ -18,7 +18,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lilo.tasks.errors import InputError
-from lilo.tasks.records import QAPair, content_id
+from lilo.tasks.records import QADecision, QAPair, content_id
 
 __all__ = [
     "QA_STATUSES",
@@ -27,7 +27,6 @@ __all__ = [
     "FileVerdict",
     "PairDecision",
     "NotRecorded",
-    "QADecision",
     "ReviewError",
     "Verdict",
     "apply_verdicts",
@@ -49,23 +48,6 @@ Action = Literal["approve", "reject", "edit"]
 
 class ReviewError(InputError, ValueError):
     """A decision that cannot be recorded; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class QADecision:
-    decision_id: str
-    qa_id: str
-    sample_id: str
-    action: str  # approve | reject | edit
-    reviewer: str
-    channel: str  # auto | ui | cli | file
-    decided_at: datetime
-    question: str
-    answer: str
-    evidence: tuple[dict[str, str], ...]
-    original_question: str
-    original_answer: str
-    reason: str
 
 
 class Verdict(BaseModel):

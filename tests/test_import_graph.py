@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "tasks.lifetime",
         "tasks.printable",
         "tasks.paper_tags",
+        "tasks.probe_records",
         "tasks.provenance",
         "tasks.records",
         "tasks.formatting",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lilo.tasks.files import FileTooLarge, read_bounded
-from lilo.tasks.probes.records import Document
+from lilo.tasks.probe_records import Document
 
 __all__ = [
     "CLONE_PROMPTS",

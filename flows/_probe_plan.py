@@ -11,12 +11,12 @@ from lilo.flows._load import load_papers
 from lilo.flows._stage import StageReport
 from lilo.tasks.config import ProbeSettings
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.probe_records import ProbeItem
 from lilo.tasks.probes import (
     CLONE_PROMPTS,
     PROMPTS_DATASET,
     ProbeDataError,
     ProbeInputs,
-    ProbeItem,
     ProbeTask,
     default_positions,
     variant_of,

@@ -12,8 +12,8 @@ from prefect.cache_policies import NO_CACHE
 from lilo.flows._run import recorded_run
 from lilo.flows._stage import stage
 from lilo.tasks.config import Settings
+from lilo.tasks.probe_records import content_sha256
 from lilo.tasks.probes import CLONE_PROMPTS, PROMPTS_DATASET, STAGE, ClonedProbes, read_clone
-from lilo.tasks.probes.records import content_sha256
 from lilo.warehouse.queries.probes import probe_item_hashes
 from lilo.warehouse.queries.quarantine import quarantined_under
 

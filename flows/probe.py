@@ -25,10 +25,9 @@ from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient, make_client
 from lilo.tasks.parallel import fan_out
+from lilo.tasks.probe_records import ProbeAnswer, ProbeUnit
 from lilo.tasks.probes import (
-    ProbeAnswer,
     ProbePrompts,
-    ProbeUnit,
     ask,
     available_probe_tasks,
     get_probe_task,

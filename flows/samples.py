@@ -13,9 +13,8 @@ from lilo.flows._artifacts import publish
 from lilo.flows._stage import StageReport, stage
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
-from lilo.tasks.records import PaperText, Quarantine, Sample
+from lilo.tasks.records import CitationGroup, PaperText, Quarantine, Sample
 from lilo.tasks.results_report import cache_figures, stats_artifacts
-from lilo.tasks.samples.citations import CitationGroup
 from lilo.tasks.samples.triplets import build_samples
 from lilo.tasks.text import counted
 from lilo.warehouse import Warehouse

@@ -6,9 +6,16 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 __all__ = [
+    "QADecision",
+    "DatasetStats",
+    "SurveyStats",
+    "CitationGroup",
     "Generation",
     "LLMCall",
     "PaperText",
@@ -156,3 +163,70 @@ class LLMCall:
     finish_reason: str = ""
     # Configured secrets the endpoint's reply held, replaced by `[redacted]` (tasks/redact.py).
     redacted: int = 0
+
+
+@dataclass(frozen=True)
+class CitationGroup:
+    group_id: str
+    kind: str  # command | paragraph | subsection
+    section: str
+    subsection: str
+    cite_keys: tuple[str, ...]
+    paper_ids: tuple[str, ...]  # in first-citation order
+
+
+@dataclass(frozen=True)
+class SurveyStats:
+    survey_id: str
+    title: str
+    references: int
+    resolved: int
+    samples: int
+
+    @property
+    def resolved_rate(self) -> float:
+        return self.resolved / self.references if self.references else 0.0
+
+
+@dataclass(frozen=True)
+class DatasetStats:
+    dataset_version: str
+    number: int | None  # None while the version is not written yet
+    input_words: tuple[int, ...]  # one per sample
+    papers: int
+    surveys: tuple[SurveyStats, ...]
+    how: dict[str, int]  # how references were resolved (or why not), over its surveys
+
+    @property
+    def samples(self) -> int:
+        return len(self.input_words)
+
+    def words_summary(self) -> dict[str, float]:
+        """min, quartiles, mean and max of input words per sample (zeros when empty)."""
+        words = np.array(self.input_words or (0,), dtype=float)
+        q = np.percentile(words, [0, 25, 50, 75, 100])
+        return {
+            "min": q[0],
+            "p25": q[1],
+            "median": q[2],
+            "mean": float(words.mean()),
+            "p75": q[3],
+            "max": q[4],
+        }
+
+
+@dataclass(frozen=True)
+class QADecision:
+    decision_id: str
+    qa_id: str
+    sample_id: str
+    action: str  # approve | reject | edit
+    reviewer: str
+    channel: str  # auto | ui | cli | file
+    decided_at: datetime
+    question: str
+    answer: str
+    evidence: tuple[dict[str, str], ...]
+    original_question: str
+    original_answer: str
+    reason: str

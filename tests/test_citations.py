@@ -4,8 +4,8 @@ from conftest import PAPERS, SURVEY
 
 from lilo.tasks.clean.latex import clean_source
 from lilo.tasks.config import Settings
-from lilo.tasks.records import content_id
-from lilo.tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
+from lilo.tasks.records import CitationGroup, content_id
+from lilo.tasks.samples.citations import Citation, citation_groups, find_citations
 from lilo.tasks.samples.references import read_references
 
 TEXT = r"""Opening words cite \cite{intro}.

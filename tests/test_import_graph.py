@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "tasks.lifetime",
         "tasks.printable",
         "tasks.paper_tags",
+        "tasks.probe_records",
         "tasks.provenance",
         "tasks.records",
         "tasks.formatting",
@@ -52,11 +53,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("tasks.scoring",),
     ("tasks.leaderboard",),
     ("tasks.results_report",),
-    ("tasks.benchmark", "tasks.reproduce", "tasks.probes", "tasks.sweep"),
-    ("warehouse",),
+    ("tasks.benchmark", "tasks.reproduce", "tasks.probes", "tasks.sweep", "warehouse"),
     ("flows",),
     ("flows.cli",),
 ]
+
+# The warehouse stores records, it computes nothing: of tasks/ it imports only the plain
+# units of the two lowest layers (records, errors, files). The domain units it still reads
+# are listed here until their records move below it; the list only shrinks.
+WAREHOUSE_STILL_READS = ("tasks.leaderboard", "tasks.results_report", "tasks.scoring")
 
 # Outside packages a folder may not import (a prefix names the package and its modules).
 BANNED: dict[str, tuple[str, ...]] = {"tasks": ("prefect", "duckdb"), "flows": ("duckdb",)}
@@ -189,6 +194,20 @@ def test_no_import_circle():
 
 def test_each_unit_imports_only_lower_layers():
     assert _not_downward(_unit_arrows(_graph())) == []
+
+
+def _warehouse_domain_imports(arrows: Iterable[tuple[str, str]]) -> list[str]:
+    """The tasks/ units above the two lowest layers that the warehouse imports."""
+    return sorted(
+        b for a, b in arrows if a == "warehouse" and b.startswith("tasks") and layer(b) > 1
+    )
+
+
+def test_the_warehouse_imports_no_new_domain_unit():
+    assert _warehouse_domain_imports(_unit_arrows(_graph())) == sorted(WAREHOUSE_STILL_READS)
+    assert _warehouse_domain_imports(
+        {("warehouse", "tasks.qa"), ("warehouse", "tasks.records")}
+    ) == ["tasks.qa"]
 
 
 def test_no_prefect_in_tasks_and_duckdb_only_in_the_warehouse():

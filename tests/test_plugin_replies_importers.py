@@ -85,7 +85,7 @@ from lilo.flows._stage import stage
 from lilo.flows.importers.base import Importer, importer, print_import_outcome
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import InputError
-from lilo.tasks.probes.records import content_sha256
+from lilo.tasks.probe_records import content_sha256
 from lilo.tasks.records import Quarantine
 
 

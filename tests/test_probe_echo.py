@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from lilo.tasks.probe_records import ProbeUnit
 from lilo.tasks.probes import (
     ECHO_TOKENS,
     LILO_PROMPTS,
     ProbePrompts,
-    ProbeUnit,
     build_prompt,
     echoes_prompt,
     kv_correct,

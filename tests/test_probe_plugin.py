@@ -36,7 +36,7 @@ from pydantic import Field
 from lilo.tasks.config import Section
 from lilo.tasks.probes.kinds.base import Flag, ProbeTask, probe_task
 from lilo.tasks.probes.placement import place_gold
-from lilo.tasks.probes.records import ProbeItem
+from lilo.tasks.probe_records import ProbeItem
 
 
 class NeedleSettings(Section):

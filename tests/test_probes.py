@@ -21,11 +21,11 @@ from lilo.tasks.config import OfflineSettings, Settings
 from lilo.tasks.llm.offline import reply
 from lilo.tasks.llm.offline.probe_kv import NOT_FOUND
 from lilo.tasks.llm.offline.probe_qa import NO_ANSWER
+from lilo.tasks.probe_records import ProbeUnit
 from lilo.tasks.probes import (
     CLONE_PROMPTS,
     LILO_PROMPTS,
     ProbePrompts,
-    ProbeUnit,
     build_prompt,
     kv_items,
     mdqa_from_warehouse,

@@ -90,24 +90,3 @@ def test_the_scan_finds_sql(tmp_path: Path) -> None:
     )
     hits = sql_outside_warehouse(tmp_path)
     assert [h.split(": ", 1)[0] for h in hits] == ["flows/x.py:3", "flows/x.py:3", "flows/x.py:4"]
-
-
-def test_models_come_after_what_they_read(tmp_path: Path) -> None:
-    """warehouse/models/ in the order computed from their text: each view or macro is made
-    after every one its SQL names, and a fresh file gets them all in one pass."""
-    from lilo.warehouse import Warehouse
-    from lilo.warehouse.schema import model_statements
-
-    creates = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)")
-    statements = model_statements()
-    every = {n for sql in statements for n in creates.findall(sql)}
-    assert {"leaderboard", "leaderboard_of", "method_rank", "default_result_version"} <= every
-    made: set[str] = set()
-    for sql in statements:
-        own = set(creates.findall(sql))
-        reads = set(re.findall(r"\w+", re.sub(r"--[^\n]*", "", sql))) & every
-        assert reads - own <= made, f"{own} is made before {reads - own - made}"
-        made |= own
-    with Warehouse(tmp_path / "lilo.duckdb") as wh:
-        views = {r["view_name"] for r in wh.rows("SELECT view_name FROM duckdb_views()")}
-    assert {"leaderboard", "res_leaderboard", "method_order"} <= views

@@ -1,5 +1,6 @@
+from lilo.tasks.records import DatasetStats, SurveyStats
 from lilo.tasks.results_report._plots import histogram_png
-from lilo.tasks.samples.stats import DatasetStats, SurveyStats, stats_markdown
+from lilo.tasks.samples.stats import stats_markdown
 from lilo.tasks.samples.title_search import title_similarity
 
 STATS = DatasetStats(

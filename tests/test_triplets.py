@@ -6,8 +6,8 @@ import pytest
 from lilo.tasks.clean.extract import extract_archive
 from lilo.tasks.clean.latex import clean_source
 from lilo.tasks.config import Settings
-from lilo.tasks.records import PaperText, Sample, content_id
-from lilo.tasks.samples.citations import CitationGroup, citation_groups, find_citations
+from lilo.tasks.records import CitationGroup, PaperText, Sample, content_id
+from lilo.tasks.samples.citations import citation_groups, find_citations
 from lilo.tasks.samples.references import read_references
 from lilo.tasks.samples.triplets import build_samples
 from lilo.tasks.synthetic.corpus import SURVEY_ID, write_corpus

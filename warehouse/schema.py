@@ -8,17 +8,19 @@ import graphlib
 import hashlib
 import re
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import duckdb
 
 from lilo.tasks.errors import InputError
 
-__all__ = ["NewerWarehouse", "migrate", "model_statements"]
+__all__ = ["BadModel", "NewerWarehouse", "migrate", "model_reads", "model_statements"]
 
-# A model file's statements: `CREATE OR REPLACE VIEW|MACRO name`.
+# A model file's statements: `CREATE OR REPLACE VIEW|MACRO name`; its first line declares the
+# views and macros of other model files it reads: `-- reads: a, b` (empty when none).
 _CREATES = re.compile(r"CREATE\s+OR\s+REPLACE\s+(?:VIEW|MACRO)\s+(\w+)", re.I)
-_COMMENT = re.compile(r"--[^\n]*")
+_READS = re.compile(r"-- reads:([^\n]*)")
 
 # Files this process has migrated: a flow opens the file for each short write, and its
 # schema changes only by migrations, which this process's code applied when it first opened it.
@@ -29,18 +31,28 @@ class NewerWarehouse(InputError):
     """The warehouse holds migrations this code does not know: a newer lilo made it."""
 
 
-def model_statements() -> list[str]:
-    """The analyst views and shared macros of warehouse/models/, each file's text, in the
-    order they can be created: a file comes after every file whose view or macro its SQL
-    names (read from the text, so a new model needs no list to be kept)."""
-    models = resources.files(__package__) / "models"
+class BadModel(InputError):
+    """A SQL model file's `-- reads:` declaration is missing or names no model."""
+
+
+def model_statements(models: Traversable | None = None) -> list[str]:
+    """The SQL model files of `models` (warehouse/models/ by default), each file's text, in
+    the order they can be created: a file comes after every file whose view or macro its
+    `-- reads:` line names. Raises BadModel for a missing or unknown declaration and
+    graphlib.CycleError for models that read each other."""
+    models = models or resources.files(__package__) / "models"
     texts = {e.name: e.read_text() for e in models.iterdir() if e.name.endswith(".sql")}
     texts = {name: sql.replace("{score_columns}", _score_columns()) for name, sql in texts.items()}
     made = {name: file for file, sql in texts.items() for name in _CREATES.findall(sql)}
     graph = {}
     for file, sql in sorted(texts.items()):
-        words = set(re.findall(r"\w+", _COMMENT.sub("", sql)))
-        graph[file] = sorted({made[w] for w in words & made.keys()} - {file})
+        reads = model_reads(file, sql)
+        if unknown := sorted(set(reads) - made.keys()):
+            raise BadModel(
+                f"{file} reads {', '.join(unknown)}, which no model file creates: "
+                "fix its `-- reads:` line"
+            )
+        graph[file] = sorted({made[name] for name in reads} - {file})
     sorter = graphlib.TopologicalSorter(graph)
     sorter.prepare()  # raises graphlib.CycleError naming the models that read each other
     order: list[str] = []
@@ -49,6 +61,18 @@ def model_statements() -> list[str]:
         order += ready
         sorter.done(*ready)
     return [texts[file] for file in order]
+
+
+def model_reads(file: str, sql: str) -> list[str]:
+    """The views and macros the model file `file` declares it reads (its first line)."""
+    first = sql.split("\n", 1)[0]
+    declared = _READS.fullmatch(first)
+    if declared is None:
+        raise BadModel(
+            f"{file} does not open with `-- reads: a, b` (the views and macros "
+            "of other model files it reads; empty when none): add that line"
+        )
+    return [name.strip() for name in declared.group(1).split(",") if name.strip()]
 
 
 def _score_columns() -> str:

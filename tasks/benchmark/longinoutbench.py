@@ -26,8 +26,8 @@ from lilo.tasks.benchmark._layout import group_folders, read_descriptions, repor
 from lilo.tasks.benchmark._questions import Question, qa_pair, read_questions
 from lilo.tasks.benchmark._scripts import read_method_assets
 from lilo.tasks.benchmark._warnings import warning_kinds
-from lilo.tasks.qa.review import QADecision, approval
-from lilo.tasks.records import PaperText, QAPair, Quarantine, Sample
+from lilo.tasks.qa.review import approval
+from lilo.tasks.records import PaperText, QADecision, QAPair, Quarantine, Sample
 
 __all__ = [
     "Benchmark",

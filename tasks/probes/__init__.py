@@ -35,7 +35,6 @@ from lilo.tasks.probes.prompts import (
     format_documents,
     format_kv_records,
 )
-from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit
 
 __all__ = [
     "probe_task",
@@ -53,10 +52,7 @@ __all__ = [
     "STAGE",
     "ClonedProbes",
     "CloneError",
-    "ProbeAnswer",
-    "ProbeItem",
     "ProbePrompts",
-    "ProbeUnit",
     "ask",
     "build_prompt",
     "default_positions",

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lilo.tasks.llm import LLMClient, LLMError
+from lilo.tasks.probe_records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
 from lilo.tasks.probes.kinds import get_probe_task
 from lilo.tasks.probes.metric import echoes_prompt
 from lilo.tasks.probes.prompts import ProbePrompts
-from lilo.tasks.probes.records import ProbeAnswer, ProbeItem, ProbeUnit, content_sha256
 
 __all__ = ["MAX_NEW_TOKENS", "ask", "build_prompt", "units_for"]
 

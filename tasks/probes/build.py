@@ -8,8 +8,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from lilo.tasks.probe_records import Document
 from lilo.tasks.probes.metric import normalize_answer
-from lilo.tasks.probes.records import Document
 from lilo.tasks.records import PaperText
 from lilo.tasks.text import count_words, split_sentences
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from lilo.tasks.errors import InputError
 from lilo.tasks.files import FileTooLarge, HardLinked, LinkOutside, open_within
+from lilo.tasks.probe_records import ProbeItem
 from lilo.tasks.probes.kinds import kv, mdqa
 from lilo.tasks.probes.prompts import read_clone_prompts
-from lilo.tasks.probes.records import ProbeItem
 from lilo.tasks.records import Quarantine
 
 __all__ = ["STAGE", "ClonedProbes", "CloneError", "locate_clone", "read_clone"]

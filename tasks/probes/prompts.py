@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lilo.tasks.errors import InputError
 from lilo.tasks.files import FileTooLarge, read_bounded
-from lilo.tasks.probes.records import Document
+from lilo.tasks.probe_records import Document
 
 __all__ = [
     "CLONE_PROMPTS",

@@ -13,8 +13,7 @@ from lilo.tasks.config import Settings
 from lilo.tasks.formatting import pipe_table
 from lilo.tasks.qa.checks import normalise_whitespace
 from lilo.tasks.qa.generate import is_ready
-from lilo.tasks.qa.review import QADecision
-from lilo.tasks.records import QAPair, Sample
+from lilo.tasks.records import QADecision, QAPair, Sample
 
 __all__ = ["PlantedFact", "QualityReport", "fact_coverage", "quality_report"]
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from lilo.tasks.errors import InputError
 from lilo.tasks.printable import printable
-from lilo.tasks.records import QAPair, content_id
+from lilo.tasks.records import QADecision, QAPair, content_id
 
 __all__ = [
     "QA_STATUSES",
@@ -28,7 +28,6 @@ __all__ = [
     "FileVerdict",
     "PairDecision",
     "NotRecorded",
-    "QADecision",
     "ReviewError",
     "Verdict",
     "apply_verdicts",
@@ -53,23 +52,6 @@ FormAction = Literal["keep as is", "approve", "reject", "edit"]
 
 class ReviewError(InputError, ValueError):
     """A decision that cannot be recorded; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class QADecision:
-    decision_id: str
-    qa_id: str
-    sample_id: str
-    action: str  # approve | reject | edit
-    reviewer: str
-    channel: str  # auto | ui | cli | file
-    decided_at: datetime
-    question: str
-    answer: str
-    evidence: tuple[dict[str, str], ...]
-    original_question: str
-    original_answer: str
-    reason: str
 
 
 class Verdict(BaseModel):

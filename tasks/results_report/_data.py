@@ -8,7 +8,7 @@ from datetime import datetime
 import pandas as pd
 
 from lilo.tasks.leaderboard import Scope
-from lilo.tasks.samples.stats import DatasetStats
+from lilo.tasks.records import DatasetStats
 
 __all__ = ["ReportData"]
 

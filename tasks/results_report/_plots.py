@@ -18,7 +18,7 @@ import pandas as pd
 
 from lilo.tasks.cache import DiskCache, cache_key
 from lilo.tasks.config import Settings
-from lilo.tasks.samples.stats import DatasetStats
+from lilo.tasks.records import DatasetStats
 
 __all__ = [
     "cache_figures",

@@ -20,9 +20,9 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from lilo.tasks.clean._tex import argument_span
 from lilo.tasks.clean.plain import strip_markup
-from lilo.tasks.records import content_id
+from lilo.tasks.records import CitationGroup, content_id
 
-__all__ = ["Citation", "CitationGroup", "GROUP_KINDS", "citation_groups", "find_citations"]
+__all__ = ["Citation", "GROUP_KINDS", "citation_groups", "find_citations"]
 
 GROUP_KINDS = ("command", "paragraph", "subsection")
 
@@ -81,16 +81,6 @@ class Citation:
     command_index: int
     division: int
     back_matter: bool
-
-
-@dataclass(frozen=True)
-class CitationGroup:
-    group_id: str
-    kind: str  # command | paragraph | subsection
-    section: str
-    subsection: str
-    cite_keys: tuple[str, ...]
-    paper_ids: tuple[str, ...]  # in first-citation order
 
 
 def find_citations(text: str) -> list[Citation]:

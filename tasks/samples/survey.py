@@ -14,8 +14,8 @@ from lilo.tasks.clean.extract import extract_archive
 from lilo.tasks.clean.latex import clean_source
 from lilo.tasks.config import Settings
 from lilo.tasks.files import temp_dir
-from lilo.tasks.records import Quarantine, RawSource
-from lilo.tasks.samples.citations import Citation, CitationGroup, citation_groups, find_citations
+from lilo.tasks.records import CitationGroup, Quarantine, RawSource
+from lilo.tasks.samples.citations import Citation, citation_groups, find_citations
 from lilo.tasks.samples.references import Reference, read_bibliography
 from lilo.tasks.samples.title_search import resolve_titles
 

@@ -14,8 +14,8 @@ import itertools
 import numpy as np
 
 from lilo.tasks.config import SampleSettings
-from lilo.tasks.records import PaperText, Sample, content_id
-from lilo.tasks.samples.citations import GROUP_KINDS, CitationGroup
+from lilo.tasks.records import CitationGroup, PaperText, Sample, content_id
+from lilo.tasks.samples.citations import GROUP_KINDS
 
 __all__ = ["build_samples"]
 

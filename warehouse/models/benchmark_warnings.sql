@@ -1,3 +1,4 @@
+-- reads:
 -- What lilo's cleaned-papers suite found in an imported benchmark's papers, one row per
 -- paper and kind (appendix, bibliography, comment_lines, missing_title, short_text, ...):
 -- the papers are kept as published, these are warnings, never reasons to drop them.

@@ -1,3 +1,4 @@
+-- reads: default_result_version, rounded
 -- Each leaderboard cell of the latest result version with its 95% bootstrap interval over
 -- samples (x100 scores; target_words 0 is Overall), and the paired comparison of its
 -- variant with the reference variant (`stats.reference`, RAL-Writer by default): the

@@ -1,3 +1,4 @@
+-- reads:
 -- Input and output tokens per summary, per method and length, latest version.
 CREATE OR REPLACE VIEW cost AS
 WITH latest AS (

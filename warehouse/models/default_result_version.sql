@@ -1,3 +1,4 @@
+-- reads:
 -- The default result version: the latest complete version, or a later partial one published
 -- on purpose (`publish_partial`); while no version is either, the latest one. Among the
 -- versions of dataset version `dataset`, or of all when it is NULL.

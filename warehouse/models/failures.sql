@@ -1,3 +1,4 @@
+-- reads: default_result_version
 -- Every generation or score that failed, with its reason: what `partial` leaderboard cells
 -- are missing. Generations that failed, scoring and win-rate quarantine rows, and the samples
 -- the default result version expected that wait for review (every method and length).

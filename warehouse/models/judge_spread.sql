@@ -1,3 +1,4 @@
+-- reads: default_result_version
 -- The judge's own spread (`--judge-repeats N`), latest result version: per cell and judged
 -- score, the standard deviation of a generation's score over the judge's answers (the
 -- scored one and its repeats), averaged over the cell's generations; beside it the

@@ -1,3 +1,4 @@
+-- reads: default_result_version, method_rank, res_leaderboard
 -- One result version's leaderboard rows, in the order every listing shows them.
 CREATE OR REPLACE MACRO leaderboard_of(result_version) AS TABLE
 SELECT *

@@ -1,3 +1,4 @@
+-- reads:
 -- The order methods are listed in wherever results are shown (the leaderboard views, the
 -- report, the CLI): the paper's four in Table 2's order; any other method comes after them
 -- (`coalesce(rank, 5)`), by name.

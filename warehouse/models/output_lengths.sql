@@ -1,3 +1,4 @@
+-- reads: default_result_version
 -- Words written per summary, per method variant and required length, latest result version
 -- (papers in the sample's own order): mean, standard deviation, n. The paper's Figure 7a
 -- shows Single's.

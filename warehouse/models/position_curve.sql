@@ -1,3 +1,4 @@
+-- reads:
 -- S_single by the position of the paper a question is about (1st, 2nd, 3rd), in the
 -- sample's own paper order, latest version: the "lost in the middle" curve.
 CREATE OR REPLACE VIEW position_curve AS

@@ -1,3 +1,4 @@
+-- reads:
 -- The permutation experiment (docs/design.md §8), latest version: each sample written in every
 -- cyclic order of its papers; S_single at each reading position, averaged over the
 -- samples of each order, then over the orders (the U-curve), with its spread across orders.

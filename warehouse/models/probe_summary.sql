@@ -1,3 +1,4 @@
+-- reads: probe_curve, rounded
 -- One row per probe curve of the latest version (task, size, variant, prompt form,
 -- backbone): the best and worst gold positions (the earlier one on a tie), the accuracy at
 -- both ends, the worst position strictly between them, and the U depth: the mean of the

@@ -1,3 +1,4 @@
+-- reads: position_curve, probe_summary, rounded
 -- Do the probes predict the long-output loss? Each backbone's probe U depth (probe_summary)
 -- beside its summaries' position curve (position_curve: S_single by the position of the
 -- paper a question is about, latest result version), with the summaries' own U depth on

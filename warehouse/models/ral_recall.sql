@@ -1,3 +1,4 @@
+-- reads: default_result_version
 -- What RAL-Writer restated (the paper's Table 3): per generation and writing step, each
 -- chunk it put back near the end of the prompt, ranked by importance (1: most important,
 -- placed last), latest result version. `chunk` indexes the instruction's chunks.

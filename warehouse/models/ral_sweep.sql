@@ -1,3 +1,4 @@
+-- reads: default_result_version
 -- RAL-Writer at each setting of a (position bias exponent), b (its weight) and k (chunks
 -- restated), latest result version, papers in the sample's own order: S_c and its single
 -- and cross halves (x100), for the paper's Figure 6a (a x b at k = 12) and 6b (k at

@@ -1,3 +1,4 @@
+-- reads: method_rank, res_leaderboard_scores
 -- Every result version in the shape of the paper's Table 2: method (variant) x target
 -- length, the judge behind the judged scores, how many of the expected summaries were
 -- scored (a failed or unscored summary is a result, shown as `scored` below `expected`),

@@ -1,3 +1,4 @@
+-- reads: rounded
 -- Every result version's leaderboard scores, one row per cell (method variant x target length
 -- x backbone) and score, for whatever scores the score stage recorded (tasks/scoring/: each
 -- registered scorer's rows): `value` the mean over the scored samples in the sample's own

@@ -1,3 +1,4 @@
+-- reads: wilson_high, wilson_low
 -- Every probe result version (docs/design.md §17): accuracy per task, size (keys or
 -- documents), setting (position: the gold item at `position`, 0-based; closed_book;
 -- oracle), data variant, prompt form and backbone, over the answers that got a reply,

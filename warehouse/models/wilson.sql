@@ -1,3 +1,4 @@
+-- reads: rounded
 -- The Wilson 95% interval of a proportion p over n (sound at 0 and 1, unlike the normal
 -- one), rounded to 4 decimals; NULL when p is NULL (no n).
 CREATE OR REPLACE MACRO wilson_low(p, n) AS rounded(

@@ -1,3 +1,4 @@
+-- reads:
 -- Pairwise win-rate (docs/design.md §8): per method pair and length, the share of checklist
 -- verdicts (both presentation orders) that A won, B won, or tied.
 CREATE OR REPLACE VIEW winrate AS

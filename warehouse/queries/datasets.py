@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lilo.tasks.records import QAPair, Sample
-from lilo.tasks.samples.stats import DatasetStats, SurveyStats
+from lilo.tasks.records import DatasetStats, QAPair, Sample, SurveyStats
 from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = [

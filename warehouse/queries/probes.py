@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lilo.tasks.probes.records import ProbeItem
+from lilo.tasks.probe_records import ProbeItem
 from lilo.warehouse.queries._read import Source, rows, tuples
 
 __all__ = ["load_probe_items", "probe_curve_cells", "probe_item_hashes"]

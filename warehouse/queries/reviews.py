@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from lilo.tasks.qa.review import QADecision
+from lilo.tasks.records import QADecision
 from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = ["load_decisions", "titles_of", "pending_count", "review_ids", "waiting_note"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lilo.tasks.samples.citations import CitationGroup
+from lilo.tasks.records import CitationGroup
 from lilo.warehouse.queries._read import Source, rows, scalar, tuples
 
 __all__ = [

@@ -16,8 +16,8 @@ import numpy as np
 
 from lilo.tasks.config import PROBE_SECTIONS, ProbeSettings, Section
 from lilo.tasks.errors import InputError, LiloError
+from lilo.tasks.probe_records import ProbeItem, ProbeUnit
 from lilo.tasks.probes.prompts import ProbePrompts
-from lilo.tasks.probes.records import ProbeItem, ProbeUnit
 from lilo.tasks.records import PaperText, QAPair
 from lilo.tasks.registry import Registry
 

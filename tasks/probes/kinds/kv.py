@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from lilo.tasks.config import ProbeSettings
+from lilo.tasks.probe_records import ProbeItem, ProbeUnit, nonempty_text
 from lilo.tasks.probes.kinds.base import Embed, Flag, ProbeInputs, ProbeTask, probe_task
 from lilo.tasks.probes.metric import kv_correct
 from lilo.tasks.probes.placement import place_kv
 from lilo.tasks.probes.prompts import ProbePrompts
-from lilo.tasks.probes.records import ProbeItem, ProbeUnit, nonempty_text
 
 __all__ = ["KV", "clone_item", "kv_items"]
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.config import ProbeSettings
+from lilo.tasks.probe_records import Document, ProbeItem, ProbeUnit, nonempty_text
 from lilo.tasks.probes.build import contains, normalized, passages, squash
 from lilo.tasks.probes.kinds.base import (
     Embed,
@@ -34,7 +35,6 @@ from lilo.tasks.probes.kinds.base import (
 from lilo.tasks.probes.metric import normalize_answer, qa_correct
 from lilo.tasks.probes.placement import place_gold
 from lilo.tasks.probes.prompts import ProbePrompts
-from lilo.tasks.probes.records import Document, ProbeItem, ProbeUnit, nonempty_text
 from lilo.tasks.records import PaperText, QAPair
 
 __all__ = ["MDQA", "clone_item", "mdqa_from_oracle", "mdqa_from_warehouse", "oracle_item"]

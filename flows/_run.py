@@ -144,14 +144,22 @@ class RunRecord:
             seconds[r.stage] = round(seconds.get(r.stage, 0.0) + r.seconds, 3)
             for table, n in r.rows_added.items():
                 rows_added[table] = rows_added.get(table, 0) + n
+        unpriced = sorted({m for r in reports for m in r.unpriced})
         if status != "running":
             self.row["finished_at"] = _now()
+            if unpriced:  # said once a run, not once a call
+                log.warning(
+                    "no price for %s: this run's cost is unknown; set llm.prices or "
+                    'judge.prices (docs/operations.md, "Prices")',
+                    ", ".join(unpriced),
+                )
         self.row.update(
             status=status,
             llm_calls_made=sum(r.llm_made for r in reports),
             llm_calls_cached=sum(r.llm_cached for r in reports),
             tokens_in=sum(r.tokens_in for r in reports),
             tokens_out=sum(r.tokens_out for r in reports),
+            cost=None if unpriced else round(sum(r.cost for r in reports), 6),
             embeddings_made=sum(r.embeddings_made for r in reports),
             embeddings_cached=sum(r.embeddings_cached for r in reports),
             rows_added=rows_added,

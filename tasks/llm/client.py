@@ -292,6 +292,9 @@ class LLMClient:
     ) -> None:
         """Keeps the call; the request text only with a new response (a cached call's
         request is stored once already, with the response it produced)."""
+        price = self.settings.llm.prices.get(self.backend.model)
+        free = self.backend.name == "offline"  # lilo's own engine costs nothing
+        cost = 0.0 if free else price and price.of(completion.tokens_in, completion.tokens_out)
         call = LLMCall(
             key=key,
             backend=self.backend.name,
@@ -305,6 +308,7 @@ class LLMClient:
             response=completion.text,
             finish_reason=completion.finish_reason,
             redacted=completion.redacted,
+            cost=cost,
         )
         if self.log is not None:
             self.log.append(call)

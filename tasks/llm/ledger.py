@@ -111,6 +111,8 @@ class LedgerRows:
     cached: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    cost: float = 0.0  # of the priced calls made
+    unpriced: set[str] = field(default_factory=set)  # "backend:model" of calls without a price
 
     def extend(self, more: LedgerRows) -> None:
         """Add the rows and counts of a later step."""
@@ -121,6 +123,8 @@ class LedgerRows:
         self.cached += more.cached
         self.tokens_in += more.tokens_in
         self.tokens_out += more.tokens_out
+        self.cost += more.cost
+        self.unpriced |= more.unpriced
 
 
 class LedgerReader:
@@ -156,6 +160,7 @@ class LedgerReader:
                     "latency_s": c.latency_s,
                     "finish_reason": c.finish_reason or None,
                     "redacted": c.redacted,
+                    "cost": c.cost,
                 }
                 for n, c in enumerate(calls)
             ],
@@ -180,6 +185,8 @@ class LedgerReader:
             cached=len(calls) - len(fresh),
             tokens_in=sum(c.tokens_in for c in fresh),
             tokens_out=sum(c.tokens_out for c in fresh),
+            cost=sum(c.cost or 0.0 for c in fresh),
+            unpriced={f"{c.backend}:{c.model}" for c in fresh if c.cost is None},
         )
         self._seq += len(calls)
         if final:

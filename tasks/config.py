@@ -472,6 +472,11 @@ class RunnerSettings(Section):
     # Without a terminal (a pipe, a log file, a deployment's run), a stage logs a line of
     # its progress every this many seconds, units finished or not (flows/_progress.py).
     progress_every_s: float = Field(30.0, gt=0.0)
+    # A run's cap on the tokens (in + out) and the cost (at `llm.prices`, `judge.prices`) of
+    # the LLM calls it makes (cached ones are free): the call that would pass it is not
+    # sent and the run stops, `stopped` (tasks/llm/budget.py); 0: none.
+    max_tokens: int = Field(0, ge=0)
+    max_cost: float = Field(0.0, ge=0.0)
 
     @field_validator("dask_address")
     @classmethod

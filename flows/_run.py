@@ -1,14 +1,14 @@
-"""A run's record in the `runs` table: written when the run starts (with the process that
-runs it), and at the end `completed`, `partial` (some units failed: failed generations,
+"""A run's record in the `runs` table: written when the run starts (with the process that runs
+it), and at the end `completed`, `partial` (some units failed: failed generations,
 `llm_error`/`judge_unusable` quarantine rows) or `failed` (with why), with what its stages
 reported (docs/design.md §10). A run stopped by SIGINT or SIGTERM is `interrupted`
-(tasks/lifetime.py); the record of an interrupted or failed run adds up what it did, the
-stage the exception stopped included (its time, calls, tokens and rows).
-A run killed before its end is marked `crashed` by the next start
-(flows/_crash_recovery.py); one whose last write failed (a full disk) is marked with the
-status and reason it could not write, kept in a small file reserved when it started
-(flows/_run_note.py). At the end the published copy is refreshed (flows/_publish.py) and
-the run's record attached to its flow run (flows/_run_artifact.py)."""
+(tasks/lifetime.py), one stopped by its cap (`--max-tokens`, `--max-cost`) `stopped`; the
+record of an interrupted or failed run adds up what it did, the stage the exception stopped
+included (its time, calls, tokens and rows). A run killed before its end is marked `crashed`
+by the next start (flows/_crash_recovery.py); one whose last write failed (a full disk) is
+marked with the status and reason it could not write, kept in a small file reserved when it
+started (flows/_run_note.py). At the end the published copy is refreshed (flows/_publish.py)
+and the run's record attached to its flow run (flows/_run_artifact.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from lilo.flows._stage import StageReport, log, open_warehouse, unfinished_repor
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import LiloError
 from lilo.tasks.files import remove_stale_temp
-from lilo.tasks.lifetime import interrupt_signal, stop
+from lilo.tasks.lifetime import budget_spent, interrupt_signal, stop
 from lilo.tasks.llm import make_client
 from lilo.tasks.provenance import code_version
 from lilo.tasks.redact import redacted
@@ -144,14 +144,22 @@ class RunRecord:
             seconds[r.stage] = round(seconds.get(r.stage, 0.0) + r.seconds, 3)
             for table, n in r.rows_added.items():
                 rows_added[table] = rows_added.get(table, 0) + n
+        unpriced = sorted({m for r in reports for m in r.unpriced})
         if status != "running":
             self.row["finished_at"] = _now()
+            if unpriced:  # said once a run, not once a call
+                log.warning(
+                    "no price for %s: this run's cost is unknown; set llm.prices or "
+                    'judge.prices (docs/operations.md, "Prices")',
+                    ", ".join(unpriced),
+                )
         self.row.update(
             status=status,
             llm_calls_made=sum(r.llm_made for r in reports),
             llm_calls_cached=sum(r.llm_cached for r in reports),
             tokens_in=sum(r.tokens_in for r in reports),
             tokens_out=sum(r.tokens_out for r in reports),
+            cost=None if unpriced else round(sum(r.cost for r in reports), 6),
             embeddings_made=sum(r.embeddings_made for r in reports),
             embeddings_cached=sum(r.embeddings_cached for r in reports),
             rows_added=rows_added,
@@ -211,7 +219,10 @@ def recorded_run(settings: Settings, flow_name: str) -> Iterator[RunRecord]:
         if unfinished := unfinished_report(run.run_id):  # the stage the exception stopped
             run.add(unfinished, "stopped")
         signum = interrupt_signal(exc)
-        if signum is not None:  # Ctrl-C or SIGTERM: no new call; finished work is kept
+        if (spent := budget_spent(exc)) is not None:  # its cap: as a Ctrl-C, said so
+            stop(signal.SIGINT)
+            run.save_final("stopped", spent)
+        elif signum is not None:  # Ctrl-C or SIGTERM: no new call; finished work is kept
             stop(signum)
             run.save_final(
                 "interrupted",

@@ -44,6 +44,8 @@ class StageReport:
     llm_cached: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    cost: float = 0.0  # of the priced calls made
+    unpriced: list[str] = field(default_factory=list)  # "backend:model" made without a price
     embeddings_made: int = 0
     embeddings_cached: int = 0
     notes: list[str] = field(default_factory=list)
@@ -89,6 +91,8 @@ class StageReport:
         self.llm_cached += rows.cached
         self.tokens_in += rows.tokens_in
         self.tokens_out += rows.tokens_out
+        self.cost += rows.cost
+        self.unpriced = sorted(set(self.unpriced) | rows.unpriced)
 
     def write_calls(self, wh: Warehouse, rows: LedgerRows) -> None:
         """Calls into the `fct_llm_calls` ledger, new responses into `llm_cache`."""

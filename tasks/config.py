@@ -44,6 +44,7 @@ __all__ = [
     "GenerateSettings",
     "LLMSettings",
     "PluginSections",
+    "Price",
     "ProbeSettings",
     "Role",
     "Section",
@@ -246,6 +247,18 @@ class EndpointSettings(Section):
         return self.api_key.get_secret_value() if self.api_key else os.environ.get("OPENAI_API_KEY")
 
 
+class Price(Section):
+    """What a model costs at an endpoint, in money per million tokens (one currency, the
+    user's): the prompt's tokens and the reply's."""
+
+    input: float = Field(ge=0.0)
+    output: float = Field(ge=0.0)
+
+    def of(self, tokens_in: int, tokens_out: int) -> float:
+        """The price of one call's tokens."""
+        return (tokens_in * self.input + tokens_out * self.output) / 1_000_000
+
+
 class ChatEndpointSettings(EndpointSettings):
     """A chat model's endpoint: the generation backbone (`llm`) or the judge. Its limits
     hold per endpoint and model (tasks/llm/limits.py)."""
@@ -280,6 +293,9 @@ class ChatEndpointSettings(EndpointSettings):
     # servers that stop on a disconnect, and the progress line counts tokens as they come
     # (docs/design.md §9); off for a server that streams badly. Changes no reply.
     stream: Annotated[bool, PACING] = True
+    # Prices by model name at this endpoint (`Price`); a model without one: its calls' cost
+    # is unknown (NULL in the ledger), never 0. Changes no reply.
+    prices: Annotated[dict[str, Price], PACING] = {}
 
 
 class LLMSettings(ChatEndpointSettings):
@@ -456,6 +472,11 @@ class RunnerSettings(Section):
     # Without a terminal (a pipe, a log file, a deployment's run), a stage logs a line of
     # its progress every this many seconds, units finished or not (flows/_progress.py).
     progress_every_s: float = Field(30.0, gt=0.0)
+    # A run's cap on the tokens (in + out) and the cost (at `llm.prices`, `judge.prices`) of
+    # the LLM calls it makes (cached ones are free): the call that would pass it is not
+    # sent and the run stops, `stopped` (tasks/llm/budget.py); 0: none.
+    max_tokens: int = Field(0, ge=0)
+    max_cost: float = Field(0.0, ge=0.0)
 
     @field_validator("dask_address")
     @classmethod

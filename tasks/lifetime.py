@@ -6,6 +6,8 @@ with `on_stop`, and raises `Interrupted` in the main thread, which records the r
 (`hang_up` in tasks/bounded_http.py), so the threads reading them are free at once and a
 server that stops on a disconnect stops computing them; their `.sent` log keeps them, as
 after a kill. A second SIGINT ends the process at once. Exit codes: 128 + the signal (130, 143).
+A run's cap (`stop_for_budget`, tasks/llm/budget.py) stops it the same way, recorded
+`stopped` with what it spent, exit 3.
 
 Child processes end with the process that started them: lilo's helpers (the offline
 engine's workers, Prefect's temporary server) must not outlive a run killed with SIGKILL,
@@ -21,13 +23,16 @@ from collections.abc import Callable
 from types import FrameType
 
 __all__ = [
+    "BudgetSpent",
     "Interrupted",
+    "budget_spent",
     "end_with_parent",
     "how_it_ended",
     "interrupt_signal",
     "on_stop",
     "raise_if_stopping",
     "stop",
+    "stop_for_budget",
     "stop_on_signals",
     "stopping",
 ]
@@ -35,6 +40,7 @@ __all__ = [
 _STOP = threading.Event()
 _SIGNAL = signal.SIGINT
 _HOOKS: list[Callable[[], None]] = []
+_BUDGET = ""  # what a run stopped by its cap spent (`stop_for_budget`)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -44,6 +50,18 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(f"stopped by {signal.Signals(signum).name}")
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+class BudgetSpent(Interrupted):
+    """The run was stopped by its cap (`runner.max_cost`, `runner.max_tokens`), as by a
+    Ctrl-C (no new call, finished work kept) but recorded `stopped`, exit 3; `message` says
+    what was spent and how to resume."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(signal.SIGINT)
+        self.args = (message,)
+        self.message = message
+        self.exit_code = 3
 
 
 def how_it_ended(returncode: int) -> str:
@@ -81,7 +99,25 @@ def stopping() -> bool:
 def raise_if_stopping() -> None:
     """Called before each new LLM call is sent and each queued unit starts."""
     if _STOP.is_set():
-        raise Interrupted(_SIGNAL)
+        raise BudgetSpent(_BUDGET) if _BUDGET else Interrupted(_SIGNAL)
+
+
+def stop_for_budget(message: str) -> BudgetSpent:
+    """Stop the run as its cap says (`message`: what was spent, how to resume); the stop
+    to raise. A stop already under way (a signal, the cap reached in another thread) keeps
+    its own reason."""
+    global _BUDGET
+    if not _STOP.is_set():
+        _BUDGET = message
+        stop(signal.SIGINT)
+    return BudgetSpent(_BUDGET) if _BUDGET else Interrupted(_SIGNAL)
+
+
+def budget_spent(exc: BaseException) -> str | None:
+    """What a run stopped by its cap spent, where `exc` is (or came of) that stop."""
+    if isinstance(exc, BudgetSpent):
+        return exc.message
+    return _BUDGET or None
 
 
 def on_stop(hook: Callable[[], None]) -> None:

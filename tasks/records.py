@@ -128,6 +128,8 @@ class Generation:
     latency_s: float = 0.0
     llm_calls: int = 0
     error: str = ""
+    # What its calls' tokens cost (`LLMCall.cost`), cached ones included; None: unpriced.
+    cost: float | None = None
 
     def __post_init__(self) -> None:
         # Read back from the warehouse, the JSON column arrives as text (or NULL).
@@ -163,6 +165,9 @@ class LLMCall:
     finish_reason: str = ""
     # Configured secrets the endpoint's reply held, replaced by `[redacted]` (tasks/redact.py).
     redacted: int = 0
+    # What the call's tokens cost at its endpoint's price (`llm.prices`), None when the model
+    # has no price; a call served from the cache was paid for when it was made.
+    cost: float | None = None
 
 
 @dataclass(frozen=True)

@@ -216,4 +216,5 @@ def test_a_run_counts_its_tokens_as_calls_return_and_leaves_the_calls_to_the_log
     assert generation.error == "" and generation.llm_calls == len(calls) > 1
     assert generation.tokens_in == sum(c.tokens_in for c in calls) > 0
     assert generation.tokens_out == sum(c.tokens_out for c in calls) > 0
+    assert generation.cost == 0.0 and {c.cost for c in calls} == {0.0}  # the offline engine
     assert llm.take_calls() == []

@@ -60,8 +60,8 @@ def _candidates(dotted: str, value: Any) -> list[Any]:
         return [Path("/elsewhere")]
     if isinstance(value, tuple):
         return [("2301.00001",), ("single",), (4000,)]
-    if isinstance(value, dict):  # a sweep: setting -> values
-        return [{"generate.ral.k": (4, 8)}]
+    if isinstance(value, dict):  # a sweep (setting -> values) or prices (model -> price)
+        return [{"generate.ral.k": (4, 8)}, {"m": {"input": 1.0, "output": 2.0}}]
     if value is None or isinstance(value, SecretStr):
         if SecretStr in options:
             return ["sk-walk"]

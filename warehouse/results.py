@@ -36,14 +36,14 @@ _CURRENT = f"""
     SELECT g.generation_id, g.sample_id, g.method, g.target_words, g.backbone,
            s.score, s.value, g.tokens_in, g.tokens_out,
            coalesce(nullif(g.variant, ''), g.method) AS variant,
-           coalesce(g.rotation, 0) AS rotation, s.judge
+           coalesce(g.rotation, 0) AS rotation, s.judge, g.cost
     FROM fct_scores s
     JOIN fct_generations g USING (generation_id)
     WHERE {_IN_SCOPE}
 """
 _COLUMNS = (
     "generation_id, sample_id, method, target_words, backbone, score, value, "
-    "tokens_in, tokens_out, variant, rotation, judge"
+    "tokens_in, tokens_out, variant, rotation, judge, cost"
 )
 
 

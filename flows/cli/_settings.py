@@ -24,6 +24,8 @@ _OPTIONS: tuple[tuple[str, Select], ...] = (
     ("publish_partial", lambda s: s.publish_partial),
     ("profile", lambda s: s.profile),
     ("judge_repeats", lambda s: s.stats.judge_repeats),
+    ("max_tokens", lambda s: s.runner.max_tokens),
+    ("max_cost", lambda s: s.runner.max_cost),
 )
 
 

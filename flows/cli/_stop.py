@@ -19,8 +19,9 @@ __all__ = ["stoppable"]
 
 def stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """A run stopped by SIGINT or SIGTERM (tasks/lifetime.py): one line saying so and how to
-    resume, its helpers ended, and exit 128 + the signal at once, abandoning the LLM calls
-    in flight (their `.sent` log keeps them for the next run's ledger)."""
+    resume, its helpers ended, and exit 128 + the signal at once (stopped by its cap: exit 3),
+    abandoning the LLM calls in flight (their `.sent` log keeps them for the next run's
+    ledger)."""
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
@@ -38,17 +39,20 @@ def stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argpars
                 if args.debug:
                     traceback.print_exc()
                 lifetime.stop(signum)
+                spent = lifetime.budget_spent(exc)
                 print(
-                    f"lilo: interrupted by {signal.Signals(signum).name}: the run is recorded "
-                    "`interrupted`, its finished work kept; run the same command again to "
-                    "resume",
+                    f"lilo: the run is recorded `stopped`, {spent}"
+                    if spent
+                    else f"lilo: interrupted by {signal.Signals(signum).name}: the run is "
+                    "recorded `interrupted`, its finished work kept; run the same command "
+                    "again to resume",
                     file=sys.stderr,
                     flush=True,
                 )
                 _server.stop()
                 sys.stdout.flush()
             finally:
-                os._exit(128 + signum)
+                os._exit(3 if spent else 128 + signum)
 
     return run
 

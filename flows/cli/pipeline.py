@@ -195,6 +195,20 @@ def register(sub: Any) -> None:
         metavar="N",
         help="only the dataset version's first N samples (a quick look)",
     )
+    run.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="stop the run before a call would take its LLM tokens (in + out, cached calls "
+        "free) past N; a rerun with a larger cap continues (setting runner.max_tokens)",
+    )
+    run.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="AMOUNT",
+        help="stop the run before a call would take its cost (at llm.prices and "
+        "judge.prices) past AMOUNT (setting runner.max_cost)",
+    )
     run.set_defaults(func=cmd_run)
 
     failures = sub.add_parser(

@@ -24,9 +24,10 @@ from dataclasses import replace
 from typing import Any
 
 from lilo.tasks.cache import DiskCache, cache_key, canonical_json
-from lilo.tasks.config import ChatEndpointSettings, Settings
+from lilo.tasks.config import ChatEndpointSettings, Price, Settings
 from lilo.tasks.errors import with_cause
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.llm.budget import budget_for
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
@@ -234,11 +235,19 @@ class LLMClient:
                 sent, testing = self.window.fit(messages, max_tokens) if fit else (max_tokens, 0)
             except ContextExceeded as exc:
                 raise ContextExceeded(f"{self.backbone} failed for {purpose}: {exc}") from None
-            # Tokens are only estimated where a tokens-per-minute limit needs them.
+            # Tokens are only estimated where a tokens-per-minute limit or a cap needs them.
             rate = self._endpoint.rate
+            budget = budget_for(str(self.log.path.parent) if self.log else "", self.settings.runner)
             estimate = (
-                sum(count_word_tokens(m.get("content", "")) for m in messages) if rate.tpm else 0
+                sum(count_word_tokens(m.get("content", "")) for m in messages)
+                if rate.tpm or budget
+                else 0
             )
+            price = self.settings.llm.prices.get(self.backend.model)
+            if self.backend.name == "offline":
+                price = Price(input=0.0, output=0.0)  # lilo's own engine costs nothing
+            # The cap holds this call's upper bound until its reply (or failure) settles it.
+            held = budget.reserve(self.backbone, price, estimate, sent or 0) if budget else None
             charge = rate.acquire(estimate)
             started = time.perf_counter()
             ask = {"temperature": temperature, "response_format": response_format, "prompt": text}
@@ -271,8 +280,15 @@ class LLMClient:
                     LLMError,
                 )
                 raise kind(f"{self.backbone} failed for {purpose}: {why}") from None
+            else:
+                if budget and held:  # what it used, in place of its bound
+                    used = (completion.tokens_in, completion.tokens_out)
+                    budget.settle(held, sum(used), price.of(*used) if price else 0.0)
+                    held = None
             finally:
                 latency = time.perf_counter() - started
+                if budget and held:  # failed or stopped: its bound let go
+                    budget.settle(held, 0, 0.0)
         rate.settle(charge, completion.tokens_in + completion.tokens_out)
         # A reply may echo the key sent (a hostile endpoint): out before it is kept anywhere.
         text, found = redact_reply(completion.text, configured_secrets(self.settings))
@@ -292,6 +308,9 @@ class LLMClient:
     ) -> None:
         """Keeps the call; the request text only with a new response (a cached call's
         request is stored once already, with the response it produced)."""
+        price = self.settings.llm.prices.get(self.backend.model)
+        free = self.backend.name == "offline"  # lilo's own engine costs nothing
+        cost = 0.0 if free else price and price.of(completion.tokens_in, completion.tokens_out)
         call = LLMCall(
             key=key,
             backend=self.backend.name,
@@ -305,6 +324,7 @@ class LLMClient:
             response=completion.text,
             finish_reason=completion.finish_reason,
             redacted=completion.redacted,
+            cost=cost,
         )
         if self.log is not None:
             self.log.append(call)

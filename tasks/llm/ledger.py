@@ -115,6 +115,8 @@ class LedgerRows:
     tokens_in: int = 0
     tokens_out: int = 0
     log_bytes: int = 0  # of the call log read (the replies' text in it)
+    cost: float = 0.0  # of the priced calls made
+    unpriced: set[str] = field(default_factory=set)  # "backend:model" of calls without a price
 
     def extend(self, more: LedgerRows) -> None:
         """Add the rows and counts of a later step."""
@@ -126,6 +128,8 @@ class LedgerRows:
         self.cached += more.cached
         self.tokens_in += more.tokens_in
         self.tokens_out += more.tokens_out
+        self.cost += more.cost
+        self.unpriced |= more.unpriced
 
 
 class LedgerReader:
@@ -164,6 +168,7 @@ class LedgerReader:
                     "latency_s": c.latency_s,
                     "finish_reason": c.finish_reason or None,
                     "redacted": c.redacted,
+                    "cost": c.cost,
                 }
                 for n, c in enumerate(calls)
             ],
@@ -189,6 +194,8 @@ class LedgerReader:
             tokens_in=sum(c.tokens_in for c in fresh),
             tokens_out=sum(c.tokens_out for c in fresh),
             log_bytes=self._read_to - start,
+            cost=sum(c.cost or 0.0 for c in fresh),
+            unpriced={f"{c.backend}:{c.model}" for c in fresh if c.cost is None},
         )
         self._seq += len(calls)
         if final:

@@ -75,6 +75,7 @@ class _Tally:
     tokens_in: int = 0
     tokens_out: int = 0
     calls: int = 0
+    cost: float | None = 0.0  # None once a call has no price
     kept: list[LLMCall] = field(default_factory=list)
     # The steps whose reply was cut at its output budget (`finish_reason` "length").
     truncated: list[str] = field(default_factory=list)
@@ -96,6 +97,10 @@ class _Tally:
         self.tokens_in += sum(c.tokens_in for c in calls)
         self.tokens_out += sum(c.tokens_out for c in calls)
         self.calls += len(calls)
+        costs = [c.cost for c in calls]
+        self.cost = (
+            None if self.cost is None or None in costs else self.cost + sum(c or 0.0 for c in costs)
+        )
         if self.keep:
             self.kept += calls
 
@@ -272,6 +277,7 @@ class _Registered:
             latency_s=round(latency, 6),
             llm_calls=tally.calls,
             error=error,
+            cost=None if tally.cost is None else round(tally.cost, 6),
         )
 
     def _tag(self, sample: Sample, target_words: int, rotation: int) -> str:

@@ -45,6 +45,19 @@ def test_clear_quarantine_removes_only_the_given_items_at_the_stage(tmp_path):
     ]
 
 
+def test_writes_quote_names_and_count_what_the_statement_changed(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    wh.con.execute('CREATE TABLE "odd table" ("order" TEXT PRIMARY KEY, "select" INTEGER)')
+    rows = [{"order": "a", "select": 1}, {"order": "b", "select": 2}]
+    assert wh.upsert("odd table", rows, ("order",)) == 2
+    assert wh.upsert("odd table", [*rows, {"order": "c", "select": 3}], ("order",)) == 1
+    changed = [{"order": "a", "select": 9}, {"order": "d", "select": 4}]
+    assert wh.upsert("odd table", changed, ("order",), update=True) == 1  # d added, a overwritten
+    assert wh.scalar('SELECT "select" FROM "odd table" WHERE "order" = ?', ["a"]) == 9
+    assert wh.delete("odd table", "order", ["a", "z"], select=9) == 1
+    assert wh.count("odd table") == 3
+
+
 def test_migrations_apply_once(tmp_path):
     Warehouse(tmp_path / "w.duckdb").close()
     wh = Warehouse(tmp_path / "w.duckdb")

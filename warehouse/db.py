@@ -21,11 +21,23 @@ import pyarrow as pa
 
 from lilo.warehouse.schema import migrate
 
-__all__ = ["Warehouse"]
+__all__ = ["Warehouse", "quote"]
 
 # The JSON columns of each file's tables: its schema changes only by migrations, which this
 # process's code applied when it first opened it.
 _JSON_COLUMNS: dict[tuple[str, str], set[str]] = {}
+
+
+def quote(name: str) -> str:
+    """`name` (a table or column) as a quoted SQL identifier: DuckDB takes no parameter for a
+    name, and a quoted one may hold any character."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _changed(result: duckdb.DuckDBPyConnection) -> int:
+    """The rows an INSERT, UPDATE or DELETE changed, as DuckDB's statement reports them."""
+    rows = result.fetchall()  # drained: an undrained result holds the connection
+    return int(rows[0][0]) if rows else 0
 
 
 class Warehouse:
@@ -54,7 +66,7 @@ class Warehouse:
         return [r[0] for r in rows]
 
     def count(self, table: str) -> int:
-        return int(self.scalar(f"SELECT count(*) FROM {table}"))
+        return int(self.scalar(f"SELECT count(*) FROM {quote(table)}"))
 
     def counts(self) -> dict[str, int]:
         return {t: self.count(t) for t in self.tables()}
@@ -112,22 +124,37 @@ class Warehouse:
         unique = {tuple(r[k] for k in key): r for r in rows}  # one row per key per statement
         incoming = pa.Table.from_pylist(list(unique.values()))
         columns = incoming.column_names
+        names = ", ".join(quote(c) for c in columns)
         if update:
-            assignments = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
-            conflict = f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {assignments}"
+            assignments = ", ".join(
+                f"{quote(c)} = excluded.{quote(c)}" for c in columns if c not in key
+            )
+            keys = ", ".join(quote(k) for k in key)
+            conflict = f"ON CONFLICT ({keys}) DO UPDATE SET {assignments}"
         else:
             conflict = "ON CONFLICT DO NOTHING"
-        before = self.count(table)
         self.con.register("_incoming", incoming)
         try:
             with self.transaction():
-                self.con.execute(
-                    f"INSERT INTO {table} ({', '.join(columns)}) "
-                    f"SELECT {', '.join(columns)} FROM _incoming {conflict}"
+                # DuckDB counts an overwritten row as changed: those keys were there before.
+                present = (
+                    int(
+                        self.scalar(
+                            f"SELECT count(*) FROM _incoming JOIN {quote(table)} USING ({keys})"
+                        )
+                    )
+                    if update
+                    else 0
+                )
+                changed = _changed(
+                    self.con.execute(
+                        f"INSERT INTO {quote(table)} ({names}) "
+                        f"SELECT {names} FROM _incoming {conflict}"
+                    )
                 )
         finally:
             self.con.unregister("_incoming")
-        return self.count(table) - before
+        return changed - present
 
     def delete(self, table: str, column: str, values: Iterable[Any], **equal: Any) -> int:
         """Delete the rows whose `column` is one of `values` (and whose other columns equal
@@ -135,14 +162,14 @@ class Warehouse:
         values = list(values)
         if not values:
             return 0
-        conditions = [f"list_contains(?, {column})", *(f"{c} = ?" for c in equal)]
-        before = self.count(table)
+        conditions = [f"list_contains(?, {quote(column)})", *(f"{quote(c)} = ?" for c in equal)]
         with self.transaction():
-            self.con.execute(
-                f"DELETE FROM {table} WHERE {' AND '.join(conditions)}",
-                [values, *equal.values()],
+            return _changed(
+                self.con.execute(
+                    f"DELETE FROM {quote(table)} WHERE {' AND '.join(conditions)}",
+                    [values, *equal.values()],
+                )
             )
-        return before - self.count(table)
 
     def clear_quarantine(self, stage: str, item_ids: Iterable[str]) -> int:
         """Delete the quarantine rows of `item_ids` at `stage` (items that got through on a

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lilo.tasks.files import place, temp_path
-from lilo.warehouse.db import Warehouse
+from lilo.warehouse.db import Warehouse, quote
 from lilo.warehouse.parquet import write_result_parquet
 from lilo.warehouse.schema import model_statements
 
@@ -34,15 +34,15 @@ def publish_warehouse(wh: Warehouse, published: Path, data_dir: Path) -> Path:
             for table in wh.tables():
                 columns = "* EXCLUDE (request)" if table == "llm_cache" else "*"
                 wh.con.execute(
-                    f"CREATE TABLE lilo_publish.main.{_identifier(table)} AS "
-                    f"SELECT {columns} FROM {_identifier(source)}.main.{_identifier(table)}"
+                    f"CREATE TABLE lilo_publish.main.{quote(table)} AS "
+                    f"SELECT {columns} FROM {quote(source)}.main.{quote(table)}"
                 )
             wh.con.execute("USE lilo_publish")
             try:
                 for statement in model_statements():
                     wh.con.execute(statement)
             finally:
-                wh.con.execute(f"USE {_identifier(source)}")
+                wh.con.execute(f"USE {quote(source)}")
         finally:
             wh.con.execute("DETACH lilo_publish")
         place(tmp, published, data_dir)
@@ -51,8 +51,3 @@ def publish_warehouse(wh: Warehouse, published: Path, data_dir: Path) -> Path:
         tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
     write_result_parquet(wh.con, published.parent / "results", data_dir)
     return published
-
-
-def _identifier(name: str) -> str:
-    """`name` as a quoted SQL identifier: DuckDB takes no parameter for a name."""
-    return '"' + name.replace('"', '""') + '"'

@@ -211,7 +211,7 @@ class OpenAIBackend:
     def _ask(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """The JSON the server answers at `path` (beside `/v1`), None for any other answer;
         httpx2.TransportError where the server cannot be reached in time, ReplyRefused for
-        a reply past `_ASK_BYTES`."""
+        a reply past the 1 MB of `_ASK_BOUNDS`."""
 
         root = re.sub(r"/v1/?$", "", self.base_url.rstrip("/"))
         response = _asking().request(

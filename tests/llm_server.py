@@ -56,6 +56,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -74,6 +75,7 @@ __all__ = [
     "Refusal",
     "bag_of_words",
     "prompt_tokens",
+    "seed_dataset",
     "serve_in_background",
 ]
 
@@ -146,6 +148,21 @@ def seed_samples(settings: Settings, samples: list[Sample], repeat: int = 1) -> 
         wh.upsert("dim_papers", papers, ("paper_id",), extra={"run_id": "seed"})
         wh.upsert("dim_samples", samples, ("sample_id",), extra={"run_id": "seed"})
         wh.upsert("fct_qa_pairs", pairs, ("qa_id",), extra={"run_id": "seed"})
+
+
+def seed_dataset(settings: Settings, n_samples: int) -> None:
+    """Dataset version v1 of `n_samples` seeded kernel samples (`seed_samples`), for a
+    `lilo run --dataset v1`."""
+    seed_samples(settings, kernel_samples(n_samples))
+    with Warehouse(settings.db_path) as wh:
+        wh.upsert(
+            "dim_dataset_versions",
+            [{"dataset_version": "v1", "number": 1,
+              "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
+              "n_samples": n_samples, "n_papers": n_samples, "config_hash": "seed"}],
+            ("dataset_version",),
+            extra={"run_id": "seed"},
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

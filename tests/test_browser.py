@@ -234,13 +234,13 @@ def test_review_form_filled_in_the_prefect_ui(data, ui, prefect_env, new_page, s
         assert modal.get_by_text("QUESTION:").count() == n
         assert modal.get_by_text("EVIDENCE 1 from").count() >= n
         for i in range(1, n + 1):
-            _choose(page, _field(page, f"Decision on pair {i}"), "approve")
-        _choose(page, _field(page, "Decision on pair 2"), "reject")
+            _choose(page, _field(page, f"Decision on pair {i} (Optional)"), "approve")
+        _choose(page, _field(page, "Decision on pair 2 (Optional)"), "reject")
         pair2 = _field(page, next(t for t in _pair_titles(page) if t.startswith("Pair 2 of")))
         _field(pair2, "Reason (Optional)").locator("textarea").fill(
             "not answerable from the papers"
         )
-        _choose(page, _field(page, "Decision on pair 3"), "edit")
+        _choose(page, _field(page, "Decision on pair 3 (Optional)"), "edit")
         pair3 = _field(page, next(t for t in _pair_titles(page) if t.startswith("Pair 3 of")))
         question = _field(pair3, "Question (change it to edit)").locator("textarea")
         question.fill("Edited: " + question.input_value())
@@ -293,7 +293,8 @@ def _same_form_in_the_v2_ui(new_page: Any, ui: str, run_id: str, shots: Path) ->
     page.locator("button[aria-haspopup=menu]").first.click(timeout=120_000)
     page.get_by_role("menuitem", name="Resume").first.click()
     dialog = page.get_by_role("dialog")
-    dialog.get_by_text("Decision on pair 1", exact=True).wait_for(timeout=60_000)
+    # The decision has a default ("keep as is"): the V2 UI calls such a field optional.
+    dialog.get_by_text("Decision on pair 1 (Optional)", exact=True).wait_for(timeout=60_000)
     assert dialog.get_by_text("Your name", exact=True).count() == 1
     assert dialog.get_by_text("Add item").count() == 0
     assert dialog.get_by_text("EVIDENCE 1 from").count() >= 1

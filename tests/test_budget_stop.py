@@ -8,14 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import pytest
-from llm_server import LLMServer, kernel_samples, seed_samples
-
-from lilo.warehouse import Warehouse
+from llm_server import LLMServer, seed_dataset
 
 pytestmark = pytest.mark.e2e  # `lilo run` in a subprocess
 
@@ -27,20 +24,6 @@ def _env(prefect_home: Path) -> dict[str, str]:
     env["PREFECT_HOME"] = str(prefect_home)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent.parent), *sys.path])
     return env
-
-
-def _seed(server: LLMServer, data: Path, samples: int) -> None:
-    settings = server.settings(data)
-    seed_samples(settings, kernel_samples(samples))
-    with Warehouse(settings.db_path) as wh:
-        wh.upsert(
-            "dim_dataset_versions",
-            [{"dataset_version": "v1", "number": 1,
-              "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
-              "n_samples": samples, "n_papers": samples, "config_hash": "seed"}],
-            ("dataset_version",),
-            extra={"run_id": "seed"},
-        )  # fmt: skip
 
 
 def _run(server: LLMServer, data: Path, home: Path, *more: str) -> subprocess.CompletedProcess:
@@ -72,7 +55,7 @@ def test_a_run_stops_at_its_cap_and_a_larger_cap_continues_with_no_call_repeated
     data, home = tmp_path / "data", used_prefect_home(tmp_path / "prefect")
     with LLMServer() as server:
         server.respond = lambda prompt, n: "KernelForge reaches a test RMSE of 0.635. " * 10
-        _seed(server, data, 2)
+        seed_dataset(server.settings(data), 2)
         # A cap that no call fits: none is sent, the run stops recorded, with the line.
         tiny = _run(server, data, home, "--max-tokens", "1")
         text = tiny.stdout + tiny.stderr

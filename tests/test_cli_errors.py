@@ -683,3 +683,17 @@ def test_a_warehouse_file_of_random_bytes_is_named_not_a_warehouse_and_left_alon
     with pytest.raises(InputError, match="is not a lilo warehouse"):
         open_warehouse(Settings(data_dir=data).db_path, 0)
     assert (data / "lilo.duckdb").read_bytes() == junk
+
+
+def test_an_openai_backend_with_neither_key_nor_endpoint_is_one_line_exit_2(
+    tmp_path, capsys, monkeypatch, prefect_harness
+):
+    """Settings the user fixes: lilo's one line, not a Python type name with exit 1."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LILO_LLM__API_KEY", "LILO_LLM__BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    args = ["probe", "kv", "--keys", "10", "--positions", "0", "--examples", "1"]
+    code = main([*args, "--set", "llm.backend=openai", "--data-dir", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "lilo: llm.backend=openai needs a key or an endpoint: set LILO_LLM__API_KEY" in err
+    assert "ValueError" not in err

@@ -12,15 +12,13 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import pytest
-from llm_server import LLMServer, kernel_samples, seed_samples
+from llm_server import LLMServer, seed_dataset
 
 from lilo.tasks.llm.ledger import read_calls, read_sent
-from lilo.warehouse import Warehouse
 
 pytestmark = pytest.mark.e2e  # a `lilo` run in a subprocess in most tests
 
@@ -194,17 +192,7 @@ def _start_run(
 ) -> subprocess.Popen[str]:
     """`lilo run` on dataset v1 of `n_samples` seeded kernel samples (two single QA pairs
     each) against the loopback server, in a subprocess writing to one pipe."""
-    settings = server.settings(data)
-    seed_samples(settings, kernel_samples(n_samples))
-    with Warehouse(settings.db_path) as wh:
-        wh.upsert(
-            "dim_dataset_versions",
-            [{"dataset_version": "v1", "number": 1,
-              "created_at": datetime.now(UTC).replace(tzinfo=None), "surveys": ["s"],
-              "n_samples": n_samples, "n_papers": n_samples, "config_hash": "seed"}],
-            ("dataset_version",),
-            extra={"run_id": "seed"},
-        )  # fmt: skip
+    seed_dataset(server.settings(data), n_samples)
     return subprocess.Popen(
         [*LILO, "run", "--dataset", "v1", "--data-dir", str(data), *args,
          "--set", "llm.backend=openai", "--set", "llm.model=scripted",

@@ -19,7 +19,7 @@ import httpx2
 from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
-from lilo.tasks.errors import LiloError
+from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.llm.checks import usage_counts
 from lilo.tasks.llm.live import LIVE
@@ -95,7 +95,7 @@ class OpenAIBackend:
         base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL")
         api_key = cfg.key()
         if not api_key and not base_url:
-            raise ValueError(
+            raise InputError(
                 "llm.backend=openai needs a key or an endpoint: set LILO_LLM__API_KEY "
                 "(or OPENAI_API_KEY), LILO_LLM__BASE_URL for a self-hosted server, "
                 "or use LILO_LLM__BACKEND=offline"

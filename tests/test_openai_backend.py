@@ -10,6 +10,7 @@ from llm_server import LLMServer
 
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import load_settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.llm import LLMError, make_client
 
 
@@ -81,7 +82,7 @@ def test_missing_endpoint_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("LILO_LLM__API_KEY", raising=False)
     settings = Settings(data_dir=tmp_path).with_overrides({"llm.backend": "openai"})
-    with pytest.raises(ValueError, match="LILO_LLM__API_KEY"):
+    with pytest.raises(InputError, match="LILO_LLM__API_KEY"):
         make_client(settings)
 
 

@@ -290,6 +290,9 @@ class LLMServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.failures: list[int] = []  # statuses to answer before succeeding
         self.failing = 0  # a status every request gets while set (an outage)
+        # The Retry-After a failure status carries; None: the failure sends none.
+        self.retry_after: str | None = "0"
+        self.arrivals: list[float] = []  # time.monotonic() each chat/embedding request came
         # The message of a failure status; `{auth}` is the request's Authorization header,
         # as some servers echo it ("Incorrect API key provided: Bearer sk-...").
         self.error_message = "busy"
@@ -371,12 +374,15 @@ class _Handler(BaseHTTPRequestHandler):
             server.requests.append(
                 {"path": self.path, "auth": self.headers.get("Authorization"), **body}
             )
+            server.arrivals.append(time.monotonic())
             status = server.failures.pop(0) if server.failures else server.failing
             chat = not self.path.endswith("/embeddings")
             fault = server.faults.pick(raw) if server.faults and chat and not status else None
         if status:
             message = server.error_message.format(auth=self.headers.get("Authorization"))
-            self._send(status, {"error": {"message": message}})
+            after = server.retry_after
+            headers = {"Retry-After": after} if after is not None else {"Cache-Control": "no-store"}
+            self._send(status, {"error": {"message": message}}, headers)
             return
         if not chat:
             self._embeddings(body)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import random
 import tarfile
 from collections.abc import Iterator
 from dataclasses import replace
@@ -23,7 +24,7 @@ from llm_server import serve_in_background
 from lilo.flows._preflight import check_endpoints
 from lilo.tasks.clean import clean_paper
 from lilo.tasks.config import Settings
-from lilo.tasks.fetch import fetch_eprints, fetch_metadata
+from lilo.tasks.fetch import _http, fetch_eprints, fetch_metadata
 from lilo.tasks.fetch._http import _PACER, _Pacer
 from lilo.tasks.records import PaperText, Quarantine
 from lilo.tasks.synthetic.manifest import Manifest, ManifestItem
@@ -128,8 +129,18 @@ def test_every_format_and_id_style(mirror: Mirror, tmp_path: Path) -> None:
     assert isinstance(cleaned[3], Quarantine) and cleaned[3].reason == "no_latex_source"
 
 
-def test_faults_are_retried_and_the_paper_arrives_once(mirror: Mirror, tmp_path: Path) -> None:
+class _Top(random.Random):
+    """An RNG whose every draw is the top of its range: the jittered backoff at its bound."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return b
+
+
+def test_faults_are_retried_and_the_paper_arrives_once(
+    mirror: Mirror, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings = _settings(tmp_path, mirror.base_url)
+    monkeypatch.setattr(_http, "_RNG", _Top())  # the backoff's waits at the top of their range
     prefix = f"/e-print/{TAR_GZ}"
     mirror.inject(prefix, [429], retry_after=0.6)
     mirror.inject(prefix, [503], retry_after=0.3)
@@ -143,7 +154,7 @@ def test_faults_are_retried_and_the_paper_arrives_once(mirror: Mirror, tmp_path:
     backoff = settings.arxiv.backoff_s
     assert gaps[0] >= 0.6  # Retry-After: 0.6 beats the 0.05 s backoff
     assert gaps[1] >= 0.3  # Retry-After: 0.3
-    assert gaps[2] >= backoff * 4 and gaps[3] >= backoff * 8  # exponential backoff
+    assert gaps[2] >= backoff * 4 and gaps[3] >= backoff * 8  # exponential backoff's bound
     assert _stored(settings) == [Path(raws[0].path)]
 
     again, _ = fetch_eprints([TAR_GZ], settings, known={TAR_GZ: raws[0]})

@@ -1,11 +1,12 @@
 """Polite HTTP to arXiv, shared by metadata queries and e-print downloads (docs/design.md §3): one
 request per `arxiv.delay_s` across every thread and both endpoints, retries with exponential
-backoff on 429/5xx, timeouts and dropped or cut-short connections, `Retry-After` honoured.
-Requests go through `requests` (`arxiv_session`): each ends within `arxiv.timeout_s` and reads
-a bounded reply (tasks/bounded_requests.py)."""
+backoff (full jitter, tasks/backoff.py) on 429/5xx, timeouts and dropped or cut-short
+connections, `Retry-After` honoured. Requests go through `requests` (`arxiv_session`): each
+ends within `arxiv.timeout_s` and reads a bounded reply (tasks/bounded_requests.py)."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -73,6 +74,7 @@ class _Pacer:
 
 
 _PACER = _Pacer()
+_RNG = random.Random()  # draws the jittered backoff of `polite` unless given one
 
 
 def arxiv_session(cfg: ArxivSettings, bounds: Bounds) -> BoundedSession:
@@ -91,14 +93,17 @@ def check_retryable(response: requests.Response) -> requests.Response:
     return response
 
 
-def polite(attempt: Callable[[], T], url: str, cfg: ArxivSettings) -> T:
+def polite(
+    attempt: Callable[[], T], url: str, cfg: ArxivSettings, rng: random.Random | None = None
+) -> T:
     """Call `attempt` (one paced request, body read) until it returns, at most
-    `cfg.retries + 1` times. The wait before try n+1 doubles from `backoff_s`, or the server's
-    `Retry-After` when that is longer. Raises `FetchError` saying what went wrong last."""
-    problem, policy = "", Backoff(first_s=cfg.backoff_s)
+    `cfg.retries + 1` times. The wait before try n+1 is drawn by `rng` (`_RNG` if None) in
+    [0, `backoff_s` doubled n times], or the server's `Retry-After` when that is longer.
+    Raises `FetchError` saying what went wrong last."""
+    problem, policy, rng = "", Backoff(first_s=cfg.backoff_s), rng or _RNG
     for tries in range(cfg.retries + 1):
         _PACER.wait(cfg.delay_s)
-        backoff = policy.wait_s(tries)
+        backoff = policy.jittered_s(tries, rng)
         try:
             return attempt()
         except RetryableStatus as err:

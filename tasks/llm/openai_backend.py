@@ -8,6 +8,7 @@ import functools
 import json
 import logging
 import os
+import random
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -103,6 +104,7 @@ class OpenAIBackend:
         self.model = cfg.model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.retries = cfg.retries
+        self.rng = random.Random()  # draws the jittered waits (tests seed it)
         self.keep_empty = cfg.empty_reply == "keep"
         self.fit_max_tokens = cfg.fit_max_tokens
         self.weights = cfg.weights
@@ -238,10 +240,10 @@ class OpenAIBackend:
         """The reply: to `messages` at `/v1/chat/completions`, or with `prompt` to its text
         at `/v1/completions`. A 408/409/429/5xx, a dropped connection or a bad reply (see
         `BadReply`) is asked again up to `retries` times, after the server's Retry-After
-        or as `BAD_REPLY` says (0.5 s doubling, at most 8 s); a request that timed out is
-        not (the server may be computing it still). An endpoint that rejects
-        `response_format` raises ResponseFormatUnsupported, at once once it has rejected it
-        in this process, and a completion with one at once (the API has none); one that
+        or a wait `BAD_REPLY` jitters (drawn by `rng` in [0, 0.5 s doubling, at most 8 s]);
+        a request that timed out is not (the server may be computing it still). An endpoint
+        that rejects `response_format` raises ResponseFormatUnsupported, at once once it has
+        rejected it in this process, and a completion with one at once (the API has none); one that
         rejects the prompt's length raises ContextRejected. A stream that dies before its
         first chunk (`StreamDied`) is asked again at once, unstreamed. A run that stops
         (tasks/lifetime.py) asks nothing again: its stop hangs up the request in flight,
@@ -271,7 +273,7 @@ class OpenAIBackend:
                 stream = False  # asked again at once, unstreamed: the server says why
             except (BadReply, openai.APIStatusError, openai.APIConnectionError) as exc:
                 raise_if_stopping()  # what the hang-up broke is the stop
-                wait = _retry_wait(exc, attempt)
+                wait = _retry_wait(exc, attempt, self.rng)
                 if wait is None or attempt == self.retries:
                     raise
                 time.sleep(wait)
@@ -489,8 +491,9 @@ def sse_events(response: httpx2.Response) -> Iterator[Any]:
         response.close()
 
 
-def _retry_wait(exc: Exception, attempt: int) -> float | None:
-    """Seconds to wait before asking again, or None for a failure not worth asking again."""
+def _retry_wait(exc: Exception, attempt: int, rng: random.Random) -> float | None:
+    """Seconds to wait before asking again, or None for a failure not worth asking again:
+    the server's Retry-After when it sent one, else `BAD_REPLY` jittered by `rng`."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
@@ -501,7 +504,7 @@ def _retry_wait(exc: Exception, attempt: int) -> float | None:
         after = _retry_after(exc.response.headers)
         if after is not None:
             return after
-    return BAD_REPLY.wait_s(attempt)
+    return BAD_REPLY.jittered_s(attempt, rng)
 
 
 def _retry_after(headers: Any) -> float | None:

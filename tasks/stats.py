@@ -10,6 +10,7 @@ with the seed given, so the same inputs always give the same interval and p-valu
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -177,22 +178,29 @@ def weighted_kappa(
     """Cohen's weighted kappa over ordered `categories`: 1 - sum(w*O)/sum(w*E), with
     disagreement weights w_ij = (|i-j|/(k-1))^power (1: linear, 2: quadratic), O the observed
     and E the chance (product of the two graders' marginals) joint proportions. 1 when the
-    graders agree perfectly and chance would not (both constant on one grade: 1 too)."""
+    graders agree perfectly and chance would not (both constant on one grade: 1 too).
+    sklearn's `cohen_kappa_score` computes it on the grades' positions in `categories`: it
+    takes grades such as 0.5 for continuous values, not classes, and `labels` keeps a
+    category no grader used in the weights; its warning where chance agreement is total (the
+    1 above) is silenced."""
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import cohen_kappa_score
+
     if len(a) != len(b) or not a:
         raise ValueError("kappa needs two equally long, non-empty lists of grades")
+    if power not in (1, 2):
+        raise ValueError(f"kappa's power is 1 (linear) or 2 (quadratic), not {power}")
     index = {c: i for i, c in enumerate(categories)}
     unknown = sorted({g for g in (*a, *b) if g not in index})
     if unknown:
         raise ValueError(f"grades {unknown} are not among the categories {list(categories)}")
-    k = len(categories)
-    observed = np.zeros((k, k))
-    for x, y in zip(a, b, strict=True):
-        observed[index[x], index[y]] += 1
-    observed /= observed.sum()
-    chance = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    i, j = np.indices((k, k))
-    weights = (np.abs(i - j) / max(k - 1, 1)) ** power
-    expected = float((weights * chance).sum())
-    if expected == 0.0:
-        return 1.0
-    return 1.0 - float((weights * observed).sum()) / expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        kappa = cohen_kappa_score(
+            [index[x] for x in a],
+            [index[y] for y in b],
+            labels=list(range(len(categories))),
+            weights="linear" if power == 1 else "quadratic",
+            replace_undefined_by=1.0,
+        )
+    return float(kappa)

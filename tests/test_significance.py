@@ -135,3 +135,17 @@ def test_agreement_and_weighted_kappa_by_hand() -> None:
     assert weighted_kappa([0, 0, 1, 1], [0, 1, 1, 1], (0, 1)) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="not among"):
         weighted_kappa([0.3], [0.0], (0.0, 1.0))
+
+
+def test_quadratic_kappa_by_hand_with_a_category_no_grader_used() -> None:
+    # Categories 0, .5, 1, the middle one never given: quadratic weights 0, .25, 1 by
+    # position. Observed: (0,0), (0,1), (1,1), (1,1): weighted disagreement 1/4. Marginals
+    # (.5, 0, .5) and (.25, 0, .75): chance .5*.75*1 + .5*.25*1 = .5; kappa 1 - .25/.5.
+    a, b = [0.0, 0.0, 1.0, 1.0], [0.0, 1.0, 1.0, 1.0]
+    assert weighted_kappa(a, b, (0.0, 0.5, 1.0), power=2) == pytest.approx(0.5)
+    # linearly the two grades are a whole scale apart too: the same 0.5
+    assert weighted_kappa(a, b, (0.0, 0.5, 1.0)) == pytest.approx(0.5)
+    # both graders constant on one grade: chance agrees fully, kappa is 1 (no warning)
+    assert weighted_kappa([0.5, 0.5], [0.5, 0.5], (0.0, 0.5, 1.0), power=2) == 1.0
+    with pytest.raises(ValueError, match="power is 1"):
+        weighted_kappa(a, b, (0.0, 0.5, 1.0), power=3)

@@ -293,6 +293,8 @@ class LLMServer(ThreadingHTTPServer):
         # The Retry-After a failure status carries; None: the failure sends none.
         self.retry_after: str | None = "0"
         self.arrivals: list[float] = []  # time.monotonic() each chat/embedding request came
+        self.refuse_first = 0  # a status the first of each distinct request body gets
+        self.refused: set[bytes] = set()
         # The message of a failure status; `{auth}` is the request's Authorization header,
         # as some servers echo it ("Incorrect API key provided: Bearer sk-...").
         self.error_message = "busy"
@@ -376,6 +378,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
             server.arrivals.append(time.monotonic())
             status = server.failures.pop(0) if server.failures else server.failing
+            if not status and server.refuse_first and raw not in server.refused:
+                server.refused.add(raw)
+                status = server.refuse_first
             chat = not self.path.endswith("/embeddings")
             fault = server.faults.pick(raw) if server.faults and chat and not status else None
         if status:

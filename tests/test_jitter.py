@@ -90,7 +90,7 @@ def test_retries_after_a_burst_of_429s_are_spread(tmp_path: Path) -> None:
     )
     assert _spread(new_waits) > 2 * _spread(old_waits)  # the old rule keeps them in step
     assert new_waits == pytest.approx(draws, abs=0.2)  # each back after its own draw
-    assert new_spread > 0.2 and new_spread > old_spread + 0.1
+    assert _spread(new_waits) > 0.2  # the draws, not the burst, set when each comes back
 
 
 def test_a_retry_after_is_waited_at_least(tmp_path: Path) -> None:

@@ -386,7 +386,7 @@ class _Handler(BaseHTTPRequestHandler):
         if status:
             message = server.error_message.format(auth=self.headers.get("Authorization"))
             after = server.retry_after
-            headers = {"Retry-After": after} if after is not None else {"Cache-Control": "no-store"}
+            headers = {"Retry-After": after} if after is not None else {}
             self._send(status, {"error": {"message": message}}, headers)
             return
         if not chat:
@@ -605,7 +605,7 @@ class _Handler(BaseHTTPRequestHandler):
         self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
     ) -> None:
         self.send_response(status)
-        for name, value in (headers or {"Retry-After": "0"}).items():
+        for name, value in ({"Retry-After": "0"} if headers is None else headers).items():
             self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))

@@ -1,8 +1,8 @@
 """The one DuckDB writer: a connection (migrated on open: warehouse/schema.py), transactions,
 idempotent column-wise upserts, and reads.
 
-Only flows write, through this module. Rows go in as one Arrow table per call (docs/design.md §10:
-~100k rows/s, where executemany is 25-100x slower) inside a transaction, keyed by content,
+Only flows write, through this module. Rows go in as one Arrow table per call (docs/design.md §10;
+executemany is far slower) inside a transaction, keyed by content,
 so a rerun adds nothing and a crash loses nothing that was already written.
 """
 

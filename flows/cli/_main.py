@@ -62,8 +62,8 @@ def console_main() -> int:
     """`lilo` as a process (the installed command, `python -m lilo.flows.cli`): `main()`,
     then what the command left collected once and the rest frozen, so that the interpreter's
     exit does not walk every object of torch, Prefect and Great Expectations again in its
-    last collections (a demo's exit after its last line: 3.0 s before, 0.9 s with this;
-    `python -m bench.command_exit`). In-process callers (tests, notebooks) call `main()`."""
+    last collections (`python -m bench.command_exit` measures what it saves).
+    In-process callers (tests, notebooks) call `main()`."""
     code = main()
     gc.collect()  # garbage with finalizers (an open file in a cycle) is finalized, as before
     gc.freeze()

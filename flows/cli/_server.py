@@ -2,7 +2,7 @@
 
 A flow run with no PREFECT_API_URL makes Prefect start a temporary server when the first
 flow begins: uvicorn serving `prefect.server.api.server:create_app` in a process of its own,
-about 3 s on a used PREFECT_HOME and 8 s on a new one, whose database is migrated first
+a few seconds on a used PREFECT_HOME and more on a new one, whose database is migrated first
 (docs/design.md §13). A command that will run flows starts that same server, with Prefect's own
 command and environment, before it imports Prefect or prepares its work, so the server
 starts alongside them; `wait` points Prefect at it once it answers. At exit it is sent

@@ -59,7 +59,7 @@ _BIB_COMMANDS = {"bibliography": 1, "bibliographystyle": 1, "nobibliography": 1}
 # `[^][]`, not `[^]]`: an unclosed `[` must not make every later one scan to the end.
 _PRINTBIBLIOGRAPHY = re.compile(r"\\printbibliography(?![a-zA-Z@])\*?(?:\[[^\][]*\])?")
 _APPENDIX = re.compile(r"\\appendix(?![a-zA-Z@])|\\begin\s*\{(?:appendices|appendix)\}")
-# `\n\n\n+`, not `\n{3,}`: a literal prefix lets the regex engine skip ahead (12x faster).
+# `\n\n\n+`, not `\n{3,}`: a literal prefix lets the regex engine skip ahead.
 _BLANK_RUN = re.compile(r"\n\n\n+")
 
 

@@ -13,12 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
+from lilo.tasks.config import Section
 from lilo.tasks.methods._prompts import _template, task_instruction
 from lilo.tasks.methods.base import Run
 from lilo.tasks.text import count_words
 
 __all__ = [
     "Chunk",
+    "ChunkedSection",
     "abstract",
     "brief",
     "budgets",
@@ -32,6 +36,14 @@ _ABSTRACT_RE = re.compile(r"\\begin\{abstract\}(.*?)\\end\{abstract\}", re.S)
 _PLACEHOLDER = "(this paper's passages are shown below where a step needs them)"
 
 Chat = Callable[[str, str], str]  # (prompt, call label) -> reply
+
+
+class ChunkedSection(Section):
+    """A method section whose papers are cut by `word_chunks`: Markov-cluster's authors'
+    500 words with 20 shared, which RAPID-style and LongScope-style take too."""
+
+    chunk_words: int = Field(500, gt=0)
+    overlap_words: int = Field(20, ge=0)
 
 
 @dataclass(frozen=True)

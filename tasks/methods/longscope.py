@@ -9,15 +9,25 @@ the digests, parents from their children, within word budgets."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
-from lilo.tasks.config import Section, output_values
+from lilo.tasks.config import output_values
 from lilo.tasks.methods._convolve import sample_sets, top_k
-from lilo.tasks.methods._section_writer import Chunk, brief, budgets, evidence, prompt, word_chunks
+from lilo.tasks.methods._section_writer import (
+    Chunk,
+    ChunkedSection,
+    brief,
+    budgets,
+    evidence,
+    prompt,
+    word_chunks,
+)
 from lilo.tasks.methods._section_writer import write_section as _write_section
 from lilo.tasks.methods._skeleton import (
     Node,
@@ -38,15 +48,13 @@ QUICK = {"layers": 1, "sets": 2, "best_of": 1, "rounds": 1}
 _SCORE_RE = re.compile(r'"?(structure|descriptions)"?\s*[:=]\s*(\d+(?:\.\d+)?)', re.I)
 
 
-class LongScopeSettings(Section):
+class LongScopeSettings(ChunkedSection):
     """LongScope-style (docs/design.md §15) with LLMxMapReduce-V2's defaults: 6 convolution layers,
     kernel width 3, 10 sampled sets, top_k 6, best-of-3 for 3 rounds. `preset = "quick"`
     runs 1 layer of 2 sets, best-of-1 for 1 round (the values used are recorded)."""
 
     preset: Literal["paper", "quick"] = "paper"
     groups: int = Field(3, gt=0)
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
     layers: int = Field(6, ge=0)
     kernel_width: int = Field(3, gt=0)
     sets: int = Field(10, gt=0)
@@ -184,68 +192,99 @@ def longscope(
     temperature: float,
     max_tokens: int,
 ) -> Writer:
-    def write(run: Run) -> Draft:
-        s = _Session(run, temperature, max_tokens, digest_words, parent_share, section_max_words)
-        chunks = word_chunks([p.text for p in run.papers], chunk_words, overlap_words)
-        chunk_groups = _groups(run, chunks, groups, seed)
-        local = [
-            render(
-                parse_skeleton(
-                    s.chat(
-                        prompt("longscope_local", brief=s.brief, evidence=evidence(g)), f"local{n}"
-                    )
-                )
+    p = _Params(groups, chunk_words, overlap_words, layers, kernel_width, sets, top_k,
+                best_of, rounds, parent_share, digest_words, section_max_words, seed,
+                temperature, max_tokens)  # fmt: skip
+    return functools.partial(_write, p)
+
+
+@dataclass(frozen=True)
+class _Params:
+    """The factory's arguments, which the steps read."""
+
+    groups: int
+    chunk_words: int
+    overlap_words: int
+    layers: int
+    kernel_width: int
+    sets: int
+    top_k: int
+    best_of: int
+    rounds: int
+    parent_share: float
+    digest_words: int
+    section_max_words: int
+    seed: int
+    temperature: float
+    max_tokens: int
+
+
+def _write(p: _Params, run: Run) -> Draft:
+    """The steps in order: a skeleton per group of chunks, merged; edits proposed per group
+    and convolved; the skeleton refined with the best; the digests; the sections."""
+    s = _Session(run, p.temperature, p.max_tokens, p.digest_words, p.parent_share,
+                 p.section_max_words)  # fmt: skip
+    chunks = word_chunks([paper.text for paper in run.papers], p.chunk_words, p.overlap_words)
+    chunk_groups = _groups(run, chunks, p.groups, p.seed)
+    local = [
+        render(
+            parse_skeleton(
+                s.chat(prompt("longscope_local", brief=s.brief, evidence=evidence(g)), f"local{n}")
             )
-            for n, g in enumerate(chunk_groups)
-        ]
-        merged = s.chat(
-            prompt("longscope_merge", brief=s.brief, skeletons="\n\n".join(local)), "merge"
         )
-        skeleton = parse_skeleton(merged) or parse_skeleton(local[0])
-        # Each group proposes edits from the digests of the papers its chunks come from.
-        first = s.digests(skeleton, "digest")
-        edits = []
-        for n, g in enumerate(chunk_groups):
-            shown = paper_blocks_of(first, {c.paper for c in g})
-            ask = prompt("longscope_edit", skeleton=render(skeleton), evidence=shown)
-            edits.append(parse_edit(s.chat(ask, f"edit{n}")))
+        for n, g in enumerate(chunk_groups)
+    ]
+    merged = s.chat(prompt("longscope_merge", brief=s.brief, skeletons="\n\n".join(local)), "merge")
+    skeleton = parse_skeleton(merged) or parse_skeleton(local[0])
+    edits, edit_scores, layer_records = convolve(
+        _proposed_edits(s, skeleton, chunk_groups),
+        lambda e: s.score(apply_edit(skeleton, e)),
+        functools.partial(_combined, s, skeleton),
+        p.layers,
+        p.kernel_width,
+        p.sets,
+        p.top_k,
+        p.seed,
+    )
+    skeleton, best, round_records = _refine(s, skeleton, edits, p.rounds, p.best_of)
+    digests = s.digests(skeleton, "final_digest")
+    text, words = _write_sections(s, skeleton, digests)
+    structure = {
+        "groups": [[c.index for c in g] for g in chunk_groups],
+        "local_skeletons": local,
+        "merged_skeleton": render(parse_skeleton(merged)),
+        "digests": digests,
+        "edits": [edit_text(e) for e in edits],
+        "edit_scores": edit_scores,
+        "layers": layer_records,
+        "rounds": round_records,
+        "skeleton": render(skeleton),
+        "skeleton_score": best,
+        "section_words": words,
+        "embedder": run.embedder.label,
+    }
+    return Draft(text, plan=tuple(render(skeleton).splitlines()), structure=structure)
 
-        def merge(chosen: list[list[Op]], label: str) -> list[Op]:
-            shown = "\n\n".join(edit_text(e) for e in chosen)
-            return parse_edit(
-                s.chat(prompt("longscope_combine", skeleton=render(skeleton), edits=shown), label)
-            )
 
-        edits, edit_scores, layer_records = convolve(
-            edits,
-            lambda e: s.score(apply_edit(skeleton, e)),
-            merge,
-            layers,
-            kernel_width,
-            sets,
-            top_k,
-            seed,
-        )
-        skeleton, best, round_records = _refine(s, skeleton, edits, rounds, best_of)
-        digests = s.digests(skeleton, "final_digest")
-        text, words = _write(s, skeleton, digests)
-        structure = {
-            "groups": [[c.index for c in g] for g in chunk_groups],
-            "local_skeletons": local,
-            "merged_skeleton": render(parse_skeleton(merged)),
-            "digests": digests,
-            "edits": [edit_text(e) for e in edits],
-            "edit_scores": edit_scores,
-            "layers": layer_records,
-            "rounds": round_records,
-            "skeleton": render(skeleton),
-            "skeleton_score": best,
-            "section_words": words,
-            "embedder": run.embedder.label,
-        }
-        return Draft(text, plan=tuple(render(skeleton).splitlines()), structure=structure)
+def _proposed_edits(
+    s: _Session, skeleton: list[Node], chunk_groups: list[list[Chunk]]
+) -> list[list[Op]]:
+    """An edit per group, from the digests of the papers its chunks come from."""
+    first = s.digests(skeleton, "digest")
+    edits = []
+    for n, g in enumerate(chunk_groups):
+        shown = paper_blocks_of(first, {c.paper for c in g})
+        ask = prompt("longscope_edit", skeleton=render(skeleton), evidence=shown)
+        edits.append(parse_edit(s.chat(ask, f"edit{n}")))
+    return edits
 
-    return write
+
+def _combined(s: _Session, skeleton: list[Node], chosen: list[list[Op]], label: str) -> list[Op]:
+    """One edit merged from the `chosen` ones."""
+    shown = "\n\n".join(edit_text(e) for e in chosen)
+    return parse_edit(
+        s.chat(prompt("longscope_combine", skeleton=render(skeleton), edits=shown), label)
+    )
 
 
 def _refine(
@@ -287,7 +326,9 @@ def _groups(run: Run, chunks: list[Chunk], k: int, seed: int) -> list[list[Chunk
     return [[c for c, lab in zip(chunks, labels, strict=True) if lab == g] for g in order]
 
 
-def _write(s: _Session, nodes: list[Node], digests: list[str]) -> tuple[str, dict[str, int]]:
+def _write_sections(
+    s: _Session, nodes: list[Node], digests: list[str]
+) -> tuple[str, dict[str, int]]:
     """Bottom-up: leaves from the digests' matching parts, then each parent from its
     children's text; assembled in reading order."""
     leaf = set(leaves(nodes))

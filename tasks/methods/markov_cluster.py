@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from lilo.tasks.config import OfflineSettings, Section, output_values
+from lilo.tasks.config import OfflineSettings, output_values
 from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.offline.extract import candidates, keywords, query_terms, select
 from lilo.tasks.llm.types import Message
@@ -25,6 +25,7 @@ from lilo.tasks.methods._markov import (
     transition_matrix,
 )
 from lilo.tasks.methods._section_writer import (
+    ChunkedSection,
     brief,
     budgets,
     evidence,
@@ -38,12 +39,10 @@ from lilo.tasks.paper_tags import parse_paper_blocks
 __all__ = ["MarkovSettings", "markov_cluster"]
 
 
-class MarkovSettings(Section):
+class MarkovSettings(ChunkedSection):
     """Markov-cluster (docs/design.md §15): the authors' chunking (500 words, 20 overlap), k by
     silhouette over 5..10, the paper's top_k of 5 chunks per cluster summary."""
 
-    chunk_words: int = Field(500, gt=0)
-    overlap_words: int = Field(20, ge=0)
     k_min: int = Field(5, ge=2)
     k_max: int = Field(10, ge=2)
     top_k: int = Field(5, gt=0)

@@ -6,7 +6,9 @@ task's key requirements, where a long-context model attends best."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -141,68 +143,115 @@ def ral_writer(
     position_formula: str = "magnitude",
     plan_steps_cap: int = 0,
 ) -> Writer:
-    def write(run: Run) -> Draft:
-        chat = chat_for(run, temperature, max_tokens, plan_max_tokens, shared_plan)
-        prompts = MethodPrompts(run.pack)
-        instruction = task_instruction(run.pack, [p.text for p in run.papers], run.target_words)
-        keys = key_requirements(instruction)
-        plan = _short_plan(chat, prompts, instruction, max_plan_steps, plan_retries)
-        plan, capped = cap_plan(plan, plan_steps_cap, run.pack)
-        shown = prompts.plan_text(plan.reply, [s.line for s in plan.steps])
-        # The reference chunks the whole instruction (task text and papers), so a chunk's
-        # position is its place in the prompt the model reads.
-        chunks = split_recursive(instruction, chunk_words, overlap_words)
-        chunk_vectors = run.embedder.embed(chunks)
-        step_vectors = run.embedder.embed([s.line for s in plan.steps])
-        chunk_tokens = [count_gpt4o_tokens(c) for c in chunks]
-        instruction_tokens = count_gpt4o_tokens(instruction)
+    p = _Params(a, b, k, chunk_words, overlap_words, max_plan_steps, plan_retries,
+                context_limit_tokens, temperature, max_tokens, plan_max_tokens, shared_plan,
+                position_formula, plan_steps_cap)  # fmt: skip
+    return functools.partial(_write, p)
 
-        def restate(step: PlanStep, index: int, written: str) -> tuple[str, dict[str, Any]]:
-            relevance = chunk_vectors @ step_vectors[step.number - 1]
-            scores = importance(np.asarray(relevance).tolist(), a, b, position_formula)
 
-            def prompt_for(chosen: list[int], begin: bool) -> str:
-                block = RESTATE_SEPARATOR.join(chunks[i] for i in chosen)
-                return prompts.restated_step(
-                    instruction, shown, step.line, written, block, keys, begin
-                )
+@dataclass(frozen=True)
+class _Params:
+    """The factory's arguments, which the steps read."""
 
-            def fits(prompt: str) -> bool:  # the endpoint's window, where it is known
-                return run.fits(prompt, max_tokens)
+    a: float
+    b: float
+    k: int
+    chunk_words: int
+    overlap_words: int
+    max_plan_steps: int
+    plan_retries: int
+    context_limit_tokens: int
+    temperature: float
+    max_tokens: int
+    plan_max_tokens: int
+    shared_plan: bool
+    position_formula: str
+    plan_steps_cap: int
 
-            if prompts.reference:
-                used, chosen, prompt = _fit_as_run(
-                    scores, k, context_limit_tokens, index, prompt_for, fits
-                )
-            else:
-                # The instruction is counted once; per step only what surrounds it.
-                base = prompt_for([], False)
-                rest = count_gpt4o_tokens(base.replace(instruction, "", 1))
-                room = context_limit_tokens - instruction_tokens - rest
-                used, chosen = _fit(scores, chunk_tokens, k, room)
+
+def _write(p: _Params, run: Run) -> Draft:
+    """The plan, then each step written with the chunks it restates."""
+    chat = chat_for(run, p.temperature, p.max_tokens, p.plan_max_tokens, p.shared_plan)
+    prompts = MethodPrompts(run.pack)
+    instruction = task_instruction(run.pack, [paper.text for paper in run.papers], run.target_words)
+    plan = _short_plan(chat, prompts, instruction, p.max_plan_steps, p.plan_retries)
+    plan, capped = cap_plan(plan, p.plan_steps_cap, run.pack)
+    # The reference chunks the whole instruction (task text and papers), so a chunk's
+    # position is its place in the prompt the model reads.
+    chunks = split_recursive(instruction, p.chunk_words, p.overlap_words)
+    restate = _Restater(
+        p,
+        run,
+        prompts,
+        instruction,
+        prompts.plan_text(plan.reply, [s.line for s in plan.steps]),
+        key_requirements(instruction),
+        chunks,
+        run.embedder.embed(chunks),
+        run.embedder.embed([s.line for s in plan.steps]),
+        [count_gpt4o_tokens(c) for c in chunks],
+        count_gpt4o_tokens(instruction),
+    )
+    text, restated = write_steps(chat, prompts, instruction, plan, restate)
+    return Draft(text, plan=tuple(s.line for s in plan.steps), restated=restated, structure=capped)
+
+
+@dataclass(frozen=True)
+class _Restater:
+    """One summary's restatement: for a plan step, the chunks it restates (by their
+    importance, as many as fit) and the writer's prompt holding them."""
+
+    p: _Params
+    run: Run
+    prompts: MethodPrompts
+    instruction: str
+    shown: str  # the plan as the writer sees it
+    keys: str
+    chunks: list[str]
+    chunk_vectors: np.ndarray
+    step_vectors: np.ndarray
+    chunk_tokens: list[int]
+    instruction_tokens: int
+
+    def __call__(self, step: PlanStep, index: int, written: str) -> tuple[str, dict[str, Any]]:
+        p = self.p
+        relevance = self.chunk_vectors @ self.step_vectors[step.number - 1]
+        scores = importance(np.asarray(relevance).tolist(), p.a, p.b, p.position_formula)
+
+        def prompt_for(chosen: list[int], begin: bool) -> str:
+            block = RESTATE_SEPARATOR.join(self.chunks[i] for i in chosen)
+            return self.prompts.restated_step(
+                self.instruction, self.shown, step.line, written, block, self.keys, begin
+            )
+
+        if self.prompts.reference:
+            used, chosen, prompt = _fit_as_run(
+                scores, p.k, p.context_limit_tokens, index, prompt_for, self.fits
+            )
+        else:
+            # The instruction is counted once; per step only what surrounds it.
+            base = prompt_for([], False)
+            rest = count_gpt4o_tokens(base.replace(self.instruction, "", 1))
+            room = p.context_limit_tokens - self.instruction_tokens - rest
+            used, chosen = _fit(scores, self.chunk_tokens, p.k, room)
+            prompt = prompt_for(chosen, False)
+            while used and not self.fits(prompt):
+                used -= 1
+                chosen = select_restatements(scores, used)
                 prompt = prompt_for(chosen, False)
-                while used and not fits(prompt):
-                    used -= 1
-                    chosen = select_restatements(scores, used)
-                    prompt = prompt_for(chosen, False)
-            record = {
-                "step": step.number,
-                "embedder": run.embedder.label,
-                "chunks": chosen,
-                # NaN (the reference's formula) is stored as null: JSON has no NaN
-                "importance": [
-                    None if scores[i] != scores[i] else round(scores[i], 6) for i in chosen
-                ],
-                "k": used,
-            }
-            return prompt, record
+        record = {
+            "step": step.number,
+            "embedder": self.run.embedder.label,
+            "chunks": chosen,
+            # NaN (the reference's formula) is stored as null: JSON has no NaN
+            "importance": [None if scores[i] != scores[i] else round(scores[i], 6) for i in chosen],
+            "k": used,
+        }
+        return prompt, record
 
-        text, restated = write_steps(chat, prompts, instruction, plan, restate)
-        return Draft(
-            text, plan=tuple(s.line for s in plan.steps), restated=restated, structure=capped
-        )
-
-    return write
+    def fits(self, prompt: str) -> bool:
+        """Whether `prompt` fits the endpoint's window, where it is known."""
+        return self.run.fits(prompt, self.p.max_tokens)
 
 
 def _fit_as_run(

@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
         "tasks.probe_records",
         "tasks.provenance",
         "tasks.records",
+        "tasks.report_records",
         "tasks.formatting",
         "tasks.stats",
         "tasks.text",

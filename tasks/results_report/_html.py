@@ -22,8 +22,8 @@ import jinja2
 import pandas as pd
 
 from lilo.tasks.leaderboard import OVERALL, TOO_SMALL, comparison, length_label, scope_line
+from lilo.tasks.report_records import SummaryDetail
 from lilo.tasks.results_report._data import ReportData
-from lilo.tasks.results_report._drill import SummaryDetail
 from lilo.tasks.results_report._plots import (
     consistency_png,
     cost_png,

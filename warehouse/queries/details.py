@@ -1,4 +1,4 @@
-"""The drill-down of a result version (tasks/results_report/_drill.py): each summary with its
+"""The drill-down of a result version (tasks/report_records.py): each summary with its
 scores, the answers given from it beside the gold ones, and its checklist grades."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from lilo.tasks.results_report import Answer, SummaryDetail
+from lilo.tasks.report_records import Answer, SummaryDetail
 from lilo.tasks.scoring import leaderboard_scores
 
 __all__ = ["read_details", "version_samples"]

@@ -1,8 +1,11 @@
-"""A drill-down to every answer of a result version: per summary, its text, its S_l, S_c and
-S_q, each QA pair with the answer given from the summary beside the gold one and the judge's
-grade and reason, and the checklist's grades (read by warehouse/queries/details.py). `lilo
-show` prints these; the report writes them as per-sample pages that its leaderboard cells
-link to."""
+"""The records of what the results show, plain values the warehouse reads into and the
+leaderboard and the report lay out (tasks/leaderboard.py, tasks/results_report/).
+
+A drill-down to every answer of a result version (`SummaryDetail`, read by
+warehouse/queries/details.py): per summary, its text, its S_l, S_c and S_q, each QA pair with
+the answer given from the summary beside the gold one and the judge's grade and reason, and
+the checklist's grades. `lilo show` prints these; the report writes them as per-sample pages
+that its leaderboard cells link to."""
 
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ from lilo.flows.samples import load_dataset_stats
 from lilo.tasks.config import Settings
 from lilo.tasks.files import write_atomic
 from lilo.tasks.qa import quality_report
-from lilo.tasks.results_report import ReportData, cache_figures, render_pages, run_artifacts
+from lilo.tasks.report_records import ReportData
+from lilo.tasks.results_report import cache_figures, render_pages, run_artifacts
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.details import read_details
 from lilo.warehouse.queries.results import read_report_data

@@ -21,10 +21,11 @@ from typing import Any
 import pandas as pd
 
 from lilo.tasks.formatting import fixed, pipe_table, unsigned_zero
+from lilo.tasks.report_records import Scope, length_label
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.stats import LEVEL, fewest_samples
 
-__all__ = ["Board", "Scope", "comparison", "length_label", "scope_line", "score_labels"]
+__all__ = ["Board", "comparison", "scope_line", "score_labels"]
 
 OVERALL = "Overall"
 TOO_SMALL = "n too small"
@@ -34,32 +35,6 @@ def score_labels() -> list[str]:
     """Each length's (and Overall's) columns: the registered leaderboard scores' labels
     (S_l, S_c, S_q, ...; tasks/scoring/), then n scored/expected."""
     return [*(h.label for h in leaderboard_scores()), "n"]
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What a result version holds, which is what its run asked for (`res_versions`): its
-    cells are `variants` x `lengths` on `backbone`, each over `samples` (of the
-    `dataset_samples` its dataset version has), judged by `judge`."""
-
-    dataset_version: str
-    samples: list[str]
-    dataset_samples: int
-    variants: list[str]
-    lengths: list[int]
-    backbone: str
-    judge: str
-
-    def line(self) -> str:
-        return f"Scope: {self.describe()}"
-
-    def describe(self) -> str:
-        lengths = ", ".join(length_label(n) for n in self.lengths)
-        return (
-            f"{len(self.samples)} of {self.dataset_samples} samples of dataset "
-            f"{self.dataset_version}; methods {', '.join(self.variants)}; lengths {lengths}; "
-            f"backbone {self.backbone}; judge {self.judge or '-'}"
-        )
 
 
 def scope_line(scope: Scope | None) -> str:
@@ -247,11 +222,6 @@ def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], 
         f"(the interval covers 0); n too small: fewer than {fewest_samples()} samples"
     )
     return title, header, body
-
-
-def length_label(words: int) -> str:
-    """4000 -> 4k, 16000 -> 16k, 4500 -> 4500."""
-    return f"{words // 1000}k" if words >= 1000 and words % 1000 == 0 else str(words)
 
 
 def _number(value: Any) -> str:

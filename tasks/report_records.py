@@ -5,13 +5,19 @@ A drill-down to every answer of a result version (`SummaryDetail`, read by
 warehouse/queries/details.py): per summary, its text, its S_l, S_c and S_q, each QA pair with
 the answer given from the summary beside the gold one and the judge's grade and reason, and
 the checklist's grades. `lilo show` prints these; the report writes them as per-sample pages
-that its leaderboard cells link to."""
+that its leaderboard cells link to. `Scope` is what a result version holds, and `ReportData`
+one version as the report shows it (read by warehouse/queries/results.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
-__all__ = ["Answer", "SummaryDetail"]
+import pandas as pd
+
+from lilo.tasks.records import DatasetStats
+
+__all__ = ["Answer", "ReportData", "Scope", "SummaryDetail", "length_label"]
 
 
 @dataclass(frozen=True)
@@ -49,3 +55,55 @@ class SummaryDetail:
     def anchor(self) -> str:
         """The summary's id on its sample's page."""
         return f"{self.method}-{self.target_words}"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a result version holds, which is what its run asked for (`res_versions`): its
+    cells are `variants` x `lengths` on `backbone`, each over `samples` (of the
+    `dataset_samples` its dataset version has), judged by `judge`."""
+
+    dataset_version: str
+    samples: list[str]
+    dataset_samples: int
+    variants: list[str]
+    lengths: list[int]
+    backbone: str
+    judge: str
+
+    def line(self) -> str:
+        return f"Scope: {self.describe()}"
+
+    def describe(self) -> str:
+        lengths = ", ".join(length_label(n) for n in self.lengths)
+        return (
+            f"{len(self.samples)} of {self.dataset_samples} samples of dataset "
+            f"{self.dataset_version}; methods {', '.join(self.variants)}; lengths {lengths}; "
+            f"backbone {self.backbone}; judge {self.judge or '-'}"
+        )
+
+
+def length_label(words: int) -> str:
+    """4000 -> 4k, 16000 -> 16k, 4500 -> 4500."""
+    return f"{words // 1000}k" if words >= 1000 and words % 1000 == 0 else str(words)
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """One result version as DataFrames, plus its dataset's statistics when known (they
+    are read by the samples stage's code, which lives above tasks)."""
+
+    version: int
+    created_at: datetime
+    dataset_version: str
+    partial: bool
+    leaderboard: pd.DataFrame
+    position_curve: pd.DataFrame
+    lengths: pd.DataFrame
+    cost: pd.DataFrame
+    failures: pd.DataFrame
+    stats: DatasetStats | None = None
+    # Each variant minus the reference method, paired by sample (`res_paired`).
+    paired: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # What the version holds: what its run asked for (None: not recorded).
+    scope: Scope | None = None

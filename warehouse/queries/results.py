@@ -9,8 +9,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from lilo.tasks.leaderboard import Board, Scope, length_label
-from lilo.tasks.results_report import ReportData
+from lilo.tasks.leaderboard import Board
+from lilo.tasks.report_records import ReportData, Scope, length_label
 from lilo.warehouse.queries._read import Source, frame, scalar, tuples
 
 __all__ = [

@@ -15,6 +15,7 @@ from lilo.flows._stage import StageReport, stage
 from lilo.flows._statistics import record_statistics
 from lilo.tasks.config import Settings
 from lilo.tasks.formatting import Artifact, markdown_table
+from lilo.tasks.leaderboard import Board
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.results_report import leaderboard_table
 from lilo.tasks.sweep import method_variants
@@ -88,7 +89,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             )
         published = settings.published_path
         leaderboard = view(wh, "leaderboard")
-        board = read_board(wh)  # the version the `leaderboard` view shows
+        board = Board.of(read_board(wh))  # the version the `leaderboard` view shows
         curve = view(wh, "position_curve")
         permutation = view(wh, "position_permutation")
         winrate = view(wh, "winrate")

@@ -3,7 +3,8 @@
 tasks/scoring/) and n scored/expected, then Overall (each
 score's per-length means averaged over the lengths run; see
 warehouse/models/res_leaderboard.sql). `lilo leaderboard`, the runs' summaries, the report
-and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads it.
+and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads its rows
+(`BoardRows`, tasks/report_records.py).
 
 `wide` is Table 2's layout; `stacked` puts each length (and Overall) on its own row, for
 terminals too narrow for the wide one: numbers are never cut, only method names wrap. Each
@@ -15,13 +16,13 @@ method (`res_paired`, tasks/reproduce/significance.py) for under the table.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
 
 from lilo.tasks.formatting import fixed, pipe_table, unsigned_zero
-from lilo.tasks.report_records import Scope, length_label
+from lilo.tasks.report_records import BoardRows, Scope, length_label
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.stats import LEVEL, fewest_samples
 
@@ -45,17 +46,13 @@ def scope_line(scope: Scope | None) -> str:
 
 
 @dataclass(frozen=True)
-class Board:
-    """One result version's leaderboard rows (`res_leaderboard`, version included)."""
+class Board(BoardRows):
+    """One result version's leaderboard rows (`res_leaderboard`, version included), laid out."""
 
-    version: int
-    dataset_version: str
-    partial: bool
-    published: bool
-    rows: pd.DataFrame
-    # `res_paired` rows of the version: each variant minus the reference, paired by sample.
-    paired: pd.DataFrame = field(default_factory=pd.DataFrame)
-    scope: Scope | None = None
+    @classmethod
+    def of(cls, found: BoardRows) -> Board:
+        """The rows the warehouse read (warehouse/queries/results.py `read_board`), to lay out."""
+        return cls(**{f.name: getattr(found, f.name) for f in fields(found)})
 
     @property
     def lengths(self) -> list[int]:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from lilo.tasks.records import DatasetStats
 
-__all__ = ["Answer", "ReportData", "Scope", "SummaryDetail", "length_label"]
+__all__ = ["Answer", "BoardRows", "ReportData", "Scope", "SummaryDetail", "length_label"]
 
 
 @dataclass(frozen=True)
@@ -106,4 +106,19 @@ class ReportData:
     # Each variant minus the reference method, paired by sample (`res_paired`).
     paired: pd.DataFrame = field(default_factory=pd.DataFrame)
     # What the version holds: what its run asked for (None: not recorded).
+    scope: Scope | None = None
+
+
+@dataclass(frozen=True)
+class BoardRows:
+    """One result version's leaderboard rows as the warehouse reads them (`res_leaderboard`,
+    version included); tasks/leaderboard.py's `Board` lays them out."""
+
+    version: int
+    dataset_version: str
+    partial: bool
+    published: bool
+    rows: pd.DataFrame
+    # `res_paired` rows of the version: each variant minus the reference, paired by sample.
+    paired: pd.DataFrame = field(default_factory=pd.DataFrame)
     scope: Scope | None = None

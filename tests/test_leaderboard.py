@@ -342,11 +342,12 @@ def test_the_paired_comparison_is_a_table_at_80_columns_and_a_list_at_50(data_di
     from rich.console import Console
 
     from lilo.flows.cli.leaderboard import print_board
+    from lilo.tasks.leaderboard import Board
     from lilo.warehouse.queries.results import read_board
 
     con = duckdb.connect(str(data_dir / "published" / "lilo.duckdb"), read_only=True)
     try:
-        board = read_board(con)
+        board = Board.of(read_board(con))
     finally:
         con.close()
     paired = pd.DataFrame(

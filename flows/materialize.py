@@ -18,6 +18,7 @@ from lilo.tasks.formatting import Artifact, markdown_table
 from lilo.tasks.leaderboard import Board
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.results_report import leaderboard_table
+from lilo.tasks.scoring import scored_by
 from lilo.tasks.sweep import method_variants
 from lilo.warehouse.queries.results import (
     default_version,
@@ -49,6 +50,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             settings.dataset_version,
             run_id,
             expected,
+            scored_by=scored_by(),
             publish_partial=settings.publish_partial,
         )
         if result is None:

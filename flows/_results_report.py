@@ -14,7 +14,9 @@ from lilo.flows.samples import load_dataset_stats
 from lilo.tasks.config import Settings
 from lilo.tasks.files import write_atomic
 from lilo.tasks.qa import quality_report
-from lilo.tasks.results_report import ReportData, cache_figures, render_pages, run_artifacts
+from lilo.tasks.report_records import ReportData
+from lilo.tasks.results_report import cache_figures, render_pages, run_artifacts
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.details import read_details
 from lilo.warehouse.queries.results import read_report_data
@@ -38,7 +40,9 @@ def _write(data: ReportData, con: Connection, settings: Settings) -> Path:
     """The report page and its drill-down pages (a page per leaderboard cell and per
     sample) under the published results; returns the report page's path."""
     path = report_path(settings.published_path.parent / "results", data.version)
-    for name, page in render_pages(data, read_details(con, data.version)).items():
+    headlines = [h.name for h in leaderboard_scores()]
+    details = read_details(con, data.version, headlines=headlines)
+    for name, page in render_pages(data, details).items():
         # a reader never sees half a page; a link on the way is never written through
         write_atomic(path.parent / name, page, settings.data_dir)
     return path

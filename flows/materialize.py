@@ -15,8 +15,10 @@ from lilo.flows._stage import StageReport, stage
 from lilo.flows._statistics import record_statistics
 from lilo.tasks.config import Settings
 from lilo.tasks.formatting import Artifact, markdown_table
+from lilo.tasks.leaderboard import Board
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.results_report import leaderboard_table
+from lilo.tasks.scoring import scored_by
 from lilo.tasks.sweep import method_variants
 from lilo.warehouse.queries.results import (
     default_version,
@@ -48,6 +50,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             settings.dataset_version,
             run_id,
             expected,
+            scored_by=scored_by(),
             publish_partial=settings.publish_partial,
         )
         if result is None:
@@ -88,7 +91,7 @@ def materialize_flow(settings: Settings, run_id: str) -> StageReport:
             )
         published = settings.published_path
         leaderboard = view(wh, "leaderboard")
-        board = read_board(wh)  # the version the `leaderboard` view shows
+        board = Board.of(read_board(wh))  # the version the `leaderboard` view shows
         curve = view(wh, "position_curve")
         permutation = view(wh, "position_permutation")
         winrate = view(wh, "winrate")

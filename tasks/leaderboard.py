@@ -3,7 +3,8 @@
 tasks/scoring/) and n scored/expected, then Overall (each
 score's per-length means averaged over the lengths run; see
 warehouse/models/res_leaderboard.sql). `lilo leaderboard`, the runs' summaries, the report
-and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads it.
+and the Prefect artifacts all lay it out from here; warehouse/queries/results.py reads its rows
+(`BoardRows`, tasks/report_records.py).
 
 `wide` is Table 2's layout; `stacked` puts each length (and Overall) on its own row, for
 terminals too narrow for the wide one: numbers are never cut, only method names wrap. Each
@@ -15,16 +16,17 @@ method (`res_paired`, tasks/reproduce/significance.py) for under the table.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
 
 from lilo.tasks.formatting import fixed, pipe_table, unsigned_zero
+from lilo.tasks.report_records import BoardRows, Scope, length_label
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.stats import LEVEL, fewest_samples
 
-__all__ = ["Board", "Scope", "comparison", "length_label", "scope_line", "score_labels"]
+__all__ = ["Board", "comparison", "scope_line", "score_labels"]
 
 OVERALL = "Overall"
 TOO_SMALL = "n too small"
@@ -36,32 +38,6 @@ def score_labels() -> list[str]:
     return [*(h.label for h in leaderboard_scores()), "n"]
 
 
-@dataclass(frozen=True)
-class Scope:
-    """What a result version holds, which is what its run asked for (`res_versions`): its
-    cells are `variants` x `lengths` on `backbone`, each over `samples` (of the
-    `dataset_samples` its dataset version has), judged by `judge`."""
-
-    dataset_version: str
-    samples: list[str]
-    dataset_samples: int
-    variants: list[str]
-    lengths: list[int]
-    backbone: str
-    judge: str
-
-    def line(self) -> str:
-        return f"Scope: {self.describe()}"
-
-    def describe(self) -> str:
-        lengths = ", ".join(length_label(n) for n in self.lengths)
-        return (
-            f"{len(self.samples)} of {self.dataset_samples} samples of dataset "
-            f"{self.dataset_version}; methods {', '.join(self.variants)}; lengths {lengths}; "
-            f"backbone {self.backbone}; judge {self.judge or '-'}"
-        )
-
-
 def scope_line(scope: Scope | None) -> str:
     """The scope in one line, or that the version has none recorded."""
     if scope is None:
@@ -70,17 +46,13 @@ def scope_line(scope: Scope | None) -> str:
 
 
 @dataclass(frozen=True)
-class Board:
-    """One result version's leaderboard rows (`res_leaderboard`, version included)."""
+class Board(BoardRows):
+    """One result version's leaderboard rows (`res_leaderboard`, version included), laid out."""
 
-    version: int
-    dataset_version: str
-    partial: bool
-    published: bool
-    rows: pd.DataFrame
-    # `res_paired` rows of the version: each variant minus the reference, paired by sample.
-    paired: pd.DataFrame = field(default_factory=pd.DataFrame)
-    scope: Scope | None = None
+    @classmethod
+    def of(cls, found: BoardRows) -> Board:
+        """The rows the warehouse read (warehouse/queries/results.py `read_board`), to lay out."""
+        return cls(**{f.name: getattr(found, f.name) for f in fields(found)})
 
     @property
     def lengths(self) -> list[int]:
@@ -247,11 +219,6 @@ def comparison(paired: pd.DataFrame, order: list[str]) -> tuple[str, list[str], 
         f"(the interval covers 0); n too small: fewer than {fewest_samples()} samples"
     )
     return title, header, body
-
-
-def length_label(words: int) -> str:
-    """4000 -> 4k, 16000 -> 16k, 4500 -> 4500."""
-    return f"{words // 1000}k" if words >= 1000 and words % 1000 == 0 else str(words)
 
 
 def _number(value: Any) -> str:

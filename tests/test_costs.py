@@ -16,6 +16,7 @@ from lilo.flows._stage_writer import StageWriter
 from lilo.tasks.config import Settings
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.records import Generation, Sample, ScoreRow
+from lilo.tasks.scoring import scored_by
 from lilo.warehouse import Warehouse
 from lilo.warehouse.results import Expected, materialize_results
 
@@ -100,7 +101,7 @@ def test_the_leaderboard_and_the_cost_view_give_a_cost_per_summary_unknown_when_
     scores = [ScoreRow(g.generation_id, s, 50.0) for g in made for s in ("length", "quality")]
     wh.upsert("fct_scores", scores, ("generation_id", "score"), extra={"run_id": "r"})
     expected = Expected(["s1", "s2"], ["single", "agentwrite"], [4000], "openai:m")
-    assert materialize_results(wh, "v1", "r1", expected) is not None
+    assert materialize_results(wh, "v1", "r1", expected, scored_by=scored_by()) is not None
     board = wh.rows("SELECT method, cost_per_summary FROM leaderboard ORDER BY method")
     view = wh.rows("SELECT method, cost_per_summary FROM cost ORDER BY method")
     for rows in (board, view):

@@ -25,7 +25,7 @@ from lilo.tasks.methods._fit import cut_text
 from lilo.tasks.methods._prompts import task_instruction
 from lilo.tasks.prompt_packs import PromptPack, lilo_pack
 from lilo.tasks.records import PaperText, Sample
-from lilo.tasks.results_report import SummaryDetail
+from lilo.tasks.report_records import SummaryDetail
 from lilo.tasks.results_report._html import cell_rows
 from lilo.warehouse import Warehouse
 

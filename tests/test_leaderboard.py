@@ -13,6 +13,7 @@ import pytest
 
 from lilo.flows.cli import main
 from lilo.tasks.records import Generation, Sample, ScoreRow
+from lilo.tasks.scoring import scored_by
 from lilo.warehouse import Warehouse
 from lilo.warehouse.publishing import publish_warehouse
 from lilo.warehouse.results import Expected, materialize_results
@@ -52,12 +53,12 @@ def data_dir(tmp_path_factory):
         _seed(wh, "v1")
         variants = ["single", LONG, "ral_writer"]  # expected cells name the variants run
         first = Expected(["s1"], variants[:2], [4000, 8000], "offline:m")
-        assert materialize_results(wh, "v1", "r1", first).version == 1
+        assert materialize_results(wh, "v1", "r1", first, scored_by=scored_by()).version == 1
         wh.con.execute("DELETE FROM fct_generations")
         wh.con.execute("DELETE FROM fct_scores")
         _seed(wh, "other")
         second = Expected(["s1"], variants, [4000, 8000], "offline:m")
-        assert materialize_results(wh, "other", "r2", second).partial
+        assert materialize_results(wh, "other", "r2", second, scored_by=scored_by()).partial
         publish_warehouse(wh, root / "published" / "lilo.duckdb", root)
     return root
 
@@ -203,7 +204,7 @@ def _paired_board(root, n: int):
                 wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
         samples = [f"s{i}" for i in range(n)]
         expected = Expected(samples, ["single", "ral_writer"], [4000], "offline:m")
-        version = materialize_results(wh, "v1", "r1", expected).version
+        version = materialize_results(wh, "v1", "r1", expected, scored_by=scored_by()).version
         settings = load_settings(overrides={"data_dir": str(root)})
         assert record_statistics(wh, version, settings) > 0
         publish_warehouse(wh, root / "published" / "lilo.duckdb", root)
@@ -342,11 +343,12 @@ def test_the_paired_comparison_is_a_table_at_80_columns_and_a_list_at_50(data_di
     from rich.console import Console
 
     from lilo.flows.cli.leaderboard import print_board
+    from lilo.tasks.leaderboard import Board
     from lilo.warehouse.queries.results import read_board
 
     con = duckdb.connect(str(data_dir / "published" / "lilo.duckdb"), read_only=True)
     try:
-        board = read_board(con)
+        board = Board.of(read_board(con))
     finally:
         con.close()
     paired = pd.DataFrame(

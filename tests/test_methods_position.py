@@ -14,6 +14,7 @@ from lilo.tasks.llm import make_client
 from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.prompt_packs import lilo_pack
 from lilo.tasks.records import Generation, Sample, ScoreRow
+from lilo.tasks.scoring import scored_by
 from lilo.tasks.synthetic.known_answers import cleaned_triplet, locate, recall_by_bin
 from lilo.warehouse import Warehouse
 from lilo.warehouse.results import Expected, materialize_results
@@ -86,7 +87,9 @@ def test_structure_is_stored_and_the_views_show_each_variant(results, tmp_path):
     wh.upsert("fct_scores", scores, ("generation_id", "score"), extra={"run_id": "r"})
     backbone = gens[0].backbone
     variants = {"markov_cluster", "rapid", "longscope[quick]"}
-    materialize_results(wh, "v1", "r1", Expected(["s1"], sorted(variants), [4000], backbone))
+    materialize_results(
+        wh, "v1", "r1", Expected(["s1"], sorted(variants), [4000], backbone), scored_by=scored_by()
+    )
     for view in ("leaderboard", "position_curve", "cost"):
         rows = wh.rows(f"SELECT * FROM {view}")
         assert {r.get("variant", r["method"]) for r in rows} == variants, view

@@ -28,6 +28,7 @@ from lilo.tasks.config import Settings
 from lilo.tasks.files import temp_path
 from lilo.tasks.llm.ledger import CallLog, call_log_path, read_calls
 from lilo.tasks.records import Generation, LLMCall, Quarantine, Sample, ScoreRow
+from lilo.tasks.scoring import scored_by
 from lilo.warehouse import Warehouse, WarehouseBusy, open_warehouse
 from lilo.warehouse.results import Expected, materialize_results
 
@@ -274,12 +275,12 @@ def test_a_partial_version_replaces_the_complete_one_only_when_published_on_purp
     wh = Warehouse(tmp_path / "w.duckdb")
     _scores(wh, "s1", 50.0)
     complete = materialize_results(
-        wh, "v1", "r1", Expected(["s1"], ["single"], [4000], "offline:m")
+        wh, "v1", "r1", Expected(["s1"], ["single"], [4000], "offline:m"), scored_by=scored_by()
     )
     _scores(wh, "s2", None)  # the next run's generation failed
     partial = materialize_results(
         wh, "v1", "r2", Expected(["s1", "s2"], ["single"], [4000], "offline:m"),
-        publish_partial=publish_partial,
+        publish_partial=publish_partial, scored_by=scored_by(),
     )  # fmt: skip
     assert complete and partial and partial.partial and partial.version == 2
     shown = wh.rows("SELECT scored, expected FROM leaderboard")

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from lilo.tasks.records import Generation, Quarantine, Sample, ScoreRow
+from lilo.tasks.scoring import scored_by
 from lilo.warehouse import Warehouse
 from lilo.warehouse.publishing import publish_warehouse
 from lilo.warehouse.results import Expected, materialize_results
@@ -111,22 +112,32 @@ def _seed(wh: Warehouse, value: float) -> None:
 EXPECTED = Expected(["s1"], ["single"], [4000], "offline:m")
 
 
+def test_a_generation_counts_as_scored_by_the_scores_the_flow_hands_over(tmp_path):
+    wh = Warehouse(tmp_path / "w.duckdb")
+    _seed(wh, 50.0)
+    wh.con.execute("DELETE FROM fct_scores WHERE score = 'quality'")
+    materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by(), publish_partial=True)
+    assert wh.rows("SELECT n_scored FROM res_cells WHERE version = 1") == [{"n_scored": 0}]
+    materialize_results(wh, "v1", "r2", EXPECTED, scored_by=["length", "consistency"])
+    assert wh.rows("SELECT n_scored FROM res_cells WHERE version = 2") == [{"n_scored": 1}]
+
+
 def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
     wh = Warehouse(tmp_path / "w.duckdb")
     _seed(wh, 50.0)
-    first = materialize_results(wh, "v1", "r1", EXPECTED)
-    again = materialize_results(wh, "v1", "r2", EXPECTED)
+    first = materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by())
+    again = materialize_results(wh, "v1", "r2", EXPECTED, scored_by=scored_by())
     assert first is not None and first.created and first.version == 1
     assert again is not None and not again.created and again.version == 1
     _seed(wh, 75.0)
-    second = materialize_results(wh, "v1", "r3", EXPECTED)
+    second = materialize_results(wh, "v1", "r3", EXPECTED, scored_by=scored_by())
     assert second is not None and second.created and second.version == 2
     _seed(wh, 50.0)  # back to version 1's content: a new version, the latest on the board
-    third = materialize_results(wh, "v1", "r4", EXPECTED)
+    third = materialize_results(wh, "v1", "r4", EXPECTED, scored_by=scored_by())
     assert third is not None and third.created and third.version == 3
     assert wh.rows("SELECT s_l FROM leaderboard") == [{"s_l": 50.0}]
     _seed(wh, 75.0)
-    assert materialize_results(wh, "v1", "r5", EXPECTED).version == 4
+    assert materialize_results(wh, "v1", "r5", EXPECTED, scored_by=scored_by()).version == 4
     board = wh.rows(
         "SELECT method, target_words, scored, expected, partial, s_l, s_c, s_q FROM leaderboard"
     )
@@ -144,12 +155,12 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
 def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
     wh = Warehouse(tmp_path / "lilo.duckdb")
     _seed(wh, 50.0)
-    materialize_results(wh, "v1", "r1", EXPECTED)
+    materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by())
     published = publish_warehouse(wh, tmp_path / "published" / "lilo.duckdb", tmp_path)
     reader = duckdb.connect(str(published), read_only=True)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
     _seed(wh, 75.0)
-    materialize_results(wh, "v1", "r2", EXPECTED)
+    materialize_results(wh, "v1", "r2", EXPECTED, scored_by=scored_by())
     # Replaced under an open reader: the reader keeps its snapshot.
     publish_warehouse(wh, published, tmp_path)
     assert reader.execute("SELECT s_l FROM leaderboard").fetchall() == [(50.0,)]
@@ -190,7 +201,7 @@ def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
         extra={"run_id": "r", "config_hash": "h", "code_version": "c"},
     )
     expected = Expected(["s1", "s2", "s3"], ["single", "agentwrite"], [4000], "offline:m")
-    result = materialize_results(wh, "v1", "r1", expected)
+    result = materialize_results(wh, "v1", "r1", expected, scored_by=scored_by())
     assert result is not None and result.partial
     cells = wh.rows("SELECT method, scored, expected, failed, partial FROM leaderboard")
     assert cells == [
@@ -220,7 +231,7 @@ def test_permutation_view_averages_each_position_over_the_cyclic_orders(tmp_path
         )
         rows = [ScoreRow(gen.generation_id, f"single_pos{i}", v) for i, v in enumerate(values, 1)]
         wh.upsert("fct_scores", rows, ("generation_id", "score"), extra={"run_id": "r"})
-    materialize_results(wh, "v1", "r1", EXPECTED)
+    materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by())
     curve = wh.rows("SELECT position, s_single, spread, orders FROM position_permutation")
     assert curve == [
         {"position": 1, "s_single": 80.0, "spread": 8.16, "orders": 3},
@@ -249,9 +260,9 @@ def test_a_version_holds_what_its_run_asked_for_and_nothing_else(tmp_path):
                 scores = [ScoreRow(gid, s, 10.0 * i) for s in ("length", "consistency", "quality")]
                 wh.upsert("fct_scores", scores, ("generation_id", "score"), extra={"run_id": "r"})
     wide = Expected(["s1", "s2", "s3"], ["single", "agentwrite"], [4000, 8000], "offline:m")
-    assert materialize_results(wh, "v1", "r1", wide).version == 1
+    assert materialize_results(wh, "v1", "r1", wide, scored_by=scored_by()).version == 1
     narrow = Expected(["s1", "s2"], ["single"], [8000], "offline:m", judge="offline:j")
-    second = materialize_results(wh, "v1", "r2", narrow)
+    second = materialize_results(wh, "v1", "r2", narrow, scored_by=scored_by())
     assert second is not None and second.created and second.version == 2
     assert wh.rows("SELECT method, target_words, scored, expected, s_c FROM leaderboard") == [
         {"method": "single", "target_words": 8000, "scored": 2, "expected": 2, "s_c": 15.0}
@@ -279,7 +290,7 @@ def test_a_version_holds_what_its_run_asked_for_and_nothing_else(tmp_path):
     ]
     assert scope_changes(wh, 2, 2) == []
     # The same scope asked again, its methods in another order: the same version.
-    again = materialize_results(wh, "v1", "r3", wide)
+    again = materialize_results(wh, "v1", "r3", wide, scored_by=scored_by())
     assert again is not None and again.created and again.version == 3
     other_order = Expected(["s1", "s2", "s3"], ["agentwrite", "single"], [8000, 4000], "offline:m")
-    assert not materialize_results(wh, "v1", "r4", other_order).created
+    assert not materialize_results(wh, "v1", "r4", other_order, scored_by=scored_by()).created

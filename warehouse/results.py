@@ -17,13 +17,12 @@ version is not `published` (it does not replace the last complete one as the def
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse.db import Warehouse
 
 __all__ = ["Expected", "ResultVersion", "materialize_results"]
@@ -84,11 +83,10 @@ class ResultVersion:
     published: bool
 
 
-def _cells(wh: Warehouse, expected: Expected) -> pd.DataFrame:
+def _cells(wh: Warehouse, expected: Expected, headline: Sequence[str]) -> pd.DataFrame:
     """Each cell of the scope (variant x length, papers in the sample's own order): how
-    many summaries were expected, generated, failed and fully scored."""
-    # What a scored generation has: every headline score but the diagnostics.
-    headline = [h.name for h in leaderboard_scores() if not h.diagnostic]
+    many summaries were expected, generated, failed and fully scored (have every score of
+    `headline`)."""
     found = wh.con.execute(
         f"""
         WITH gens AS (
@@ -130,6 +128,7 @@ def materialize_results(
     run_id: str,
     expected: Expected,
     *,
+    scored_by: Sequence[str],
     publish_partial: bool = False,
 ) -> ResultVersion | None:
     params = expected.params()
@@ -139,7 +138,7 @@ def materialize_results(
         params,
     ).fetchall()
     n_rows, scores_hash = int(found[0][0]), str(found[0][1])
-    cells = _cells(wh, expected)
+    cells = _cells(wh, expected, list(scored_by))
     if not n_rows and not (cells["n_generated"].sum() + cells["n_failed"].sum()):
         return None  # nothing generated yet (e.g. every sample waits for review)
     cells = cells.sort_values(["method", "variant", "target_words", "backbone"])

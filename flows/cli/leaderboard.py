@@ -37,7 +37,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         )
     with read_only(published) as con:
         try:
-            board = read_board(con, args.dataset, args.result_version)
+            board = Board.of(read_board(con, args.dataset, args.result_version))
         except LookupError as exc:
             waiting = waiting_note(con)
             raise CLIError(f"{exc}" + (f"; {waiting}" if waiting else ""), code=1) from exc
@@ -232,7 +232,7 @@ def print_published(published: Path) -> bool:
         return False
     with read_only(published) as con:
         try:
-            board = read_board(con)
+            board = Board.of(read_board(con))
         except LookupError:
             return False
     print_board(board)

@@ -20,9 +20,11 @@ __all__ = ["register"]
 def cmd_show(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from lilo.tasks.scoring import leaderboard_scores
     from lilo.warehouse.queries.details import read_details, version_samples
     from lilo.warehouse.queries.results import default_version
 
+    headlines = [h.name for h in leaderboard_scores()]
     with published_results(settings_from_args(args)) as con:
         version = default_version(con)  # the version the `leaderboard` view shows
         if version is None:
@@ -38,7 +40,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                 f"{', '.join(samples[:5])}{', ...' if len(samples) > 5 else ''}"
             )
         words = args.length
-        details = read_details(con, version, matches[0], args.method, words)
+        details = read_details(con, version, matches[0], args.method, words, headlines=headlines)
     if not details:
         raise CLIError(
             f"sample {matches[0]} has no summary in result version {version} for "

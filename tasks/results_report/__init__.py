@@ -2,15 +2,10 @@
 artifacts (built here, published by flows), both from the same `ReportData`."""
 
 from lilo.tasks.results_report._artifacts import leaderboard_table, run_artifacts, stats_artifacts
-from lilo.tasks.results_report._data import ReportData
-from lilo.tasks.results_report._drill import Answer, SummaryDetail
 from lilo.tasks.results_report._html import data_uri, render_html, render_pages, render_template
 from lilo.tasks.results_report._plots import cache_figures, figure_png, position_curve_png, pyplot
 
 __all__ = [
-    "Answer",
-    "ReportData",
-    "SummaryDetail",
     "cache_figures",
     "data_uri",
     "figure_png",

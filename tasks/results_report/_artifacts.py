@@ -13,7 +13,7 @@ import pandas as pd
 from lilo.tasks.formatting import Artifact, artifact_key, pipe_table, table_records
 from lilo.tasks.leaderboard import Board
 from lilo.tasks.records import DatasetStats
-from lilo.tasks.results_report._data import ReportData
+from lilo.tasks.report_records import ReportData
 from lilo.tasks.results_report._html import data_uri
 from lilo.tasks.results_report._plots import histogram_png, position_curve_png
 from lilo.tasks.samples.stats import stats_markdown

@@ -21,9 +21,8 @@ from typing import Any
 import jinja2
 import pandas as pd
 
-from lilo.tasks.leaderboard import OVERALL, TOO_SMALL, comparison, length_label, scope_line
-from lilo.tasks.results_report._data import ReportData
-from lilo.tasks.results_report._drill import SummaryDetail
+from lilo.tasks.leaderboard import OVERALL, TOO_SMALL, comparison, scope_line
+from lilo.tasks.report_records import ReportData, SummaryDetail, length_label
 from lilo.tasks.results_report._plots import (
     consistency_png,
     cost_png,

@@ -8,6 +8,7 @@ from lilo.tasks.scoring.base import (
     available_scorers,
     get_scorer,
     leaderboard_scores,
+    scored_by,
     scorer,
 )
 from lilo.tasks.scoring.consistency import consistency_score
@@ -25,5 +26,6 @@ __all__ = [
     "leaderboard_scores",
     "length_score",
     "quality_score",
+    "scored_by",
     "scorer",
 ]

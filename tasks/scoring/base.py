@@ -34,6 +34,7 @@ __all__ = [
     "available_scorers",
     "get_scorer",
     "leaderboard_scores",
+    "scored_by",
     "scorer",
 ]
 
@@ -130,3 +131,9 @@ def leaderboard_scores() -> list[Headline]:
     """The leaderboard's scores, in their column order."""
     found = [_SCORERS.get(n).headline for n in _SCORERS.names()]
     return sorted((h for h in found if h), key=lambda h: (h.order, h.name))
+
+
+def scored_by() -> list[str]:
+    """The scores a generation has once it counts as scored: every leaderboard score's name
+    but the diagnostics', in column order."""
+    return [h.name for h in leaderboard_scores() if not h.diagnostic]

@@ -1,15 +1,15 @@
-"""The drill-down of a result version (tasks/results_report/_drill.py): each summary with its
+"""The drill-down of a result version (tasks/report_records.py): each summary with its
 scores, the answers given from it beside the gold ones, and its checklist grades."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
 
-from lilo.tasks.results_report import Answer, SummaryDetail
-from lilo.tasks.scoring import leaderboard_scores
+from lilo.tasks.report_records import Answer, SummaryDetail
 
 __all__ = ["read_details", "version_samples"]
 
@@ -41,13 +41,16 @@ def read_details(
     sample_id: str | None = None,
     method: str | None = None,
     target_words: int | None = None,
+    *,
+    headlines: Sequence[str],
 ) -> list[SummaryDetail]:
-    """The version's summaries (each sample's own paper order), optionally one sample's, one
-    method's (a method or a variant name) and one length's."""
+    """The version's summaries (each sample's own paper order) with their values of `headlines`
+    (the leaderboard's scores, in column order), optionally one sample's, one method's (a method or
+    a variant name) and one length's."""
     params = {"version": version, "sample": sample_id, "method": method, "words": target_words}
     summaries = con.execute(_SUMMARIES, params).df().to_dict(orient="records")
     ids = [s["generation_id"] for s in summaries]
-    headlines = [h.name for h in leaderboard_scores()]
+    headlines = list(headlines)  # a list, as DuckDB takes one
     scores: dict[str, dict[str, tuple[float | None, dict]]] = {}
     found_scores = con.execute(_SCORES, {"ids": ids, "scores": headlines}).fetchall()
     for gid, score, value, detail in found_scores:

@@ -9,8 +9,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from lilo.tasks.leaderboard import Board, Scope, length_label
-from lilo.tasks.results_report import ReportData
+from lilo.tasks.report_records import BoardRows, ReportData, Scope, length_label
 from lilo.warehouse.queries._read import Source, frame, scalar, tuples
 
 __all__ = [
@@ -58,7 +57,7 @@ def query_program(published: Path) -> str:
     )
 
 
-def read_board(source: Source, dataset: str | None = None, version: int | None = None) -> Board:
+def read_board(source: Source, dataset: str | None = None, version: int | None = None) -> BoardRows:
     """Result version `version`, or the one the `leaderboard` view shows (the macro
     `default_result_version`: the latest published, else the latest), among those of dataset
     version `dataset` when given. LookupError naming what there is when nothing matches."""
@@ -91,7 +90,7 @@ def read_board(source: Source, dataset: str | None = None, version: int | None =
             f"these results were published by an older lilo ({exc.args[0].splitlines()[0]}): "
             "any run publishes them again with today's views"
         ) from exc
-    return Board(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows, paired, scope)
+    return BoardRows(chosen[0], chosen[1], bool(chosen[2]), bool(chosen[3]), rows, paired, scope)
 
 
 def read_scope(source: Source, version: int) -> Scope | None:

@@ -120,7 +120,8 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             ) as progress,
             writer,
         ):
-            report.embeddings_made, report.embeddings_cached = generate_qa_task(
+            # quote(): Prefect passes the list itself, unwalked, to the task.
+            report.embeddings_made, report.embeddings_cached = generate_qa_task(  # type: ignore[call-overload]
                 quote(work), settings, writer.log, finished
             )
         mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"

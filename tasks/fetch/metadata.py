@@ -51,9 +51,10 @@ class _PoliteSession(BoundedSession):
             if k.lower() != "user-agent"
         }
         headers["User-Agent"] = self.cfg.user_agent
+        kwargs["headers"] = headers
         send = super().request
         return polite(
-            lambda: check_retryable(send(method, url, *args, headers=headers, **kwargs)),
+            lambda: check_retryable(send(method, url, *args, **kwargs)),
             str(url),
             self.cfg,
         )

@@ -116,7 +116,7 @@ def _beside_row(
     backbone: str,
     method: str,
     target: int,
-    published: dict[str, dict[str, object]],
+    published: dict[str, dict[str, Any]],
     by: dict[tuple[str, str, int, str], dict[str, Any]],
     lilo: str | None,
 ) -> dict[str, object]:

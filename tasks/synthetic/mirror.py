@@ -141,9 +141,9 @@ class Mirror:
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
-        host, port = self._server.server_address[:2]
-        assert isinstance(host, str)  # an AF_INET server's address
-        self.base_url = f"http://{host}:{port}"
+        bound, port = self._server.server_address[:2]
+        assert isinstance(bound, str)  # an AF_INET server's address
+        self.base_url = f"http://{bound}:{port}"
         self.api_url = f"{self.base_url}/api/query"
         self.eprint_url = f"{self.base_url}/e-print/"
 

@@ -80,14 +80,14 @@ def publish(*artifacts: Artifact, own_run: bool = False) -> None:
                 key=artifact.key,
                 table=artifact.table,
                 description=description,
-                flow_run_id=run_id,
+                flow_run_id=None if run_id is None else UUID(run_id),
             ).create()
         else:
             MarkdownArtifact(
                 key=artifact.key,
                 markdown=safe_markdown(artifact.markdown or ""),
                 description=description,
-                flow_run_id=run_id,
+                flow_run_id=None if run_id is None else UUID(run_id),
             ).create()
 
 
@@ -97,7 +97,8 @@ def progress_artifact(key: str, description: str) -> UUID | None:
     if flow_run.get_id() is None:
         return None
     try:
-        return create_progress_artifact(0.0, key=key, description=description)
+        made = create_progress_artifact(0.0, key=key, description=description)
+        return made  # type: ignore[return-value]  # called sync: the id, not a coroutine
     except Exception as exc:
         log.debug("no progress artifact: %s", exc)
         return None

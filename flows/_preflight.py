@@ -164,8 +164,8 @@ def _check_openai(section: str, base_url: str | None, key: str | None, *, instea
 def _reason(exc: BaseException) -> str:
     """The innermost cause in a few words (`[Errno 111] Connection refused`), not the
     chain of wrappers requests, httpx2 and openai put around it."""
-    while exc.__cause__ is not None or exc.__context__ is not None:
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    while (inner := exc.__cause__ or exc.__context__) is not None:
+        exc = inner
     text = str(exc)
     match = re.search(r"\[Errno -?\d+\][^')\]]*", text)
     return match.group(0).strip() if match else text.split(":")[-1].strip() or type(exc).__name__

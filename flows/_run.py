@@ -173,7 +173,7 @@ class RunRecord:
         """What failed in this run's units, in words; empty when nothing did."""
         with open_warehouse(self.settings) as wh:
             generations, first, held = run_failures(wh, self.run_id)
-        parts = [f"{generations} failed generations ({first[:200]})"] if generations else []
+        parts = [f"{generations} failed generations ({(first or '')[:200]})"] if generations else []
         parts += [f"{n} quarantined {reason}" for reason, n in held]
         return "; ".join(parts)
 

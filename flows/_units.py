@@ -29,6 +29,7 @@ from lilo.tasks.records import LLMCall
 
 if TYPE_CHECKING:
     from prefect import Task
+    from prefect.futures import PrefectFuture
     from prefect_dask import DaskTaskRunner
 
 __all__ = ["check_runner", "elsewhere", "run_units"]
@@ -185,7 +186,7 @@ def _run_batches(
     extras: list[Any] = []
     errors: list[BaseException] = []
     with _dask_runner(settings) as runner, _api_for_workers():
-        futures = {
+        futures: dict[PrefectFuture[Batch], list[T]] = {
             runner.submit(task, {"work": b, "settings": remote, **params}): b for b in batches
         }
         for future in as_completed(list(futures)):

@@ -120,7 +120,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             ) as progress,
             writer,
         ):
-            report.embeddings_made, report.embeddings_cached = generate_qa_task(
+            report.embeddings_made, report.embeddings_cached = generate_qa_task(  # type: ignore[call-overload]  # Prefect unwraps quote()
                 quote(work), settings, writer.log, finished
             )
         mode = "auto-approved" if settings.qa.review == "auto" else "pending human review"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 from prefect import flow
@@ -60,6 +60,9 @@ from lilo.warehouse.queries.generations import succeeded_generations
 from lilo.warehouse.queries.reproduction import reproduction_views, score_means
 from lilo.warehouse.queries.results import default_version, headline_scores, ral_recall_of
 
+if TYPE_CHECKING:
+    from lilo.tasks.methods.ral_writer import RALSettings
+
 __all__ = ["Planned", "plan_reproduction", "reproduce_ral_writer", "write_paper_page"]
 
 
@@ -82,7 +85,16 @@ def plan_reproduction(settings: Settings, lengths: tuple[int, ...]) -> list[Plan
         llm = make_client(settings)
         history = generation_history(wh, llm.backbone)
         judged = judge_cost(wh)
-    judge = tuple(float(v or 0) / judged[3] for v in judged[:3]) if judged[3] else None
+    calls, tokens_in, tokens_out, scored = judged
+    judge = (
+        (
+            float(calls or 0) / scored,
+            float(tokens_in or 0) / scored,
+            float(tokens_out or 0) / scored,
+        )
+        if scored
+        else None
+    )
     prompt_tokens: dict[tuple[str, int], int] = {}
     planned: set[str] = set()
     plans = []
@@ -176,12 +188,12 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
     at = figure_length(lengths)
     main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
     aw = score_means(wh, version, "agentwrite", at)
-    baseline = {
+    means = {
         "s_c": aw.get("consistency"),
         "s_single": aw.get("consistency_single"),
         "s_cross": aw.get("consistency_cross"),
     }
-    baseline = {k: float(v) for k, v in baseline.items() if v is not None and not pd.isna(v)}
+    baseline = {k: float(v) for k, v in means.items() if v is not None and not pd.isna(v)}
     a, b = FIG6B_AT["generate.ral.a"], FIG6B_AT["generate.ral.b"]
     sweep = sweep[sweep["target_words"] == at]
     grid = sweep[
@@ -355,7 +367,7 @@ def _table3(settings: Settings, wh: Any) -> Section:
     instruction = task_instruction(
         pack, [papers[p].text for p in paper_ids], int(first["target_words"])
     )
-    ral = settings.generate.ral
+    ral = cast("RALSettings", settings.generate.section("ral"))  # a plug-in's section
     return Section(
         "table3",
         title,

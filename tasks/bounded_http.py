@@ -281,6 +281,7 @@ class _Transport(httpx2.HTTPTransport):
         if body.inflates:  # inflated here, so httpx2 must not inflate it again
             del response.headers["Content-Encoding"]
             response.headers.pop("Content-Length", None)
+        assert isinstance(response.stream, httpx2.SyncByteStream)  # HTTPTransport's replies
         response.stream = _Body(response.stream, body)
         return response
 
@@ -292,10 +293,15 @@ class _Client(httpx2.Client):
         self._bounds = bounds  # before httpx2 makes the transports
         super().__init__(**options)
 
-    def _init_transport(self, transport: Any = None, **options: Any) -> httpx2.BaseTransport:
+    # Both take httpx2's transport options as keywords, as httpx2 passes them.
+    def _init_transport(  # type: ignore[override]  # options by keyword
+        self, transport: Any = None, **options: Any
+    ) -> httpx2.BaseTransport:
         return _Transport(self._bounds, **options)
 
-    def _init_proxy_transport(self, proxy: Any, **options: Any) -> httpx2.BaseTransport:
+    def _init_proxy_transport(  # type: ignore[override]  # options by keyword
+        self, proxy: Any, **options: Any
+    ) -> httpx2.BaseTransport:
         return _Transport(self._bounds, proxy=proxy, **options)
 
     def _build_redirect_request(

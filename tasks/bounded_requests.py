@@ -64,16 +64,16 @@ class _ByDeadline:
             self.settimeout(timeout)
 
     def recv(self, *args: Any) -> bytes:
-        return self._bounded(super().recv, *args)  # type: ignore[misc]
+        return self._bounded(super().recv, *args)  # type: ignore[misc]  # a mixin's super()
 
     def recv_into(self, *args: Any) -> int:
-        return self._bounded(super().recv_into, *args)  # type: ignore[misc]
+        return self._bounded(super().recv_into, *args)  # type: ignore[misc]  # a mixin's super()
 
     def send(self, *args: Any) -> int:
-        return self._bounded(super().send, *args)  # type: ignore[misc]
+        return self._bounded(super().send, *args)  # type: ignore[misc]  # a mixin's super()
 
     def sendall(self, *args: Any) -> None:
-        return self._bounded(super().sendall, *args)  # type: ignore[misc]
+        return self._bounded(super().sendall, *args)  # type: ignore[misc]  # a mixin's super()
 
 
 class _Socket(_ByDeadline, socket.socket):
@@ -108,7 +108,7 @@ class _Connects:
 
     def connect(self) -> None:
         self.timeout = time_left(self.timeout, DeadlinePassed)
-        super().connect()  # type: ignore[misc]
+        super().connect()  # type: ignore[misc]  # a mixin: urllib3's connection follows
         if type(self.sock) is socket.socket:
             self.sock = _Socket.adopt(self.sock)
 

@@ -48,7 +48,10 @@ class EmbeddingError(LiloError, RuntimeError):
 
 
 class _Backend(Protocol):
-    label: str
+    @property
+    def label(self) -> str:
+        """What made the vectors."""
+        ...
 
     def key(self) -> dict[str, object]:
         """What, beside the text, determines a vector."""

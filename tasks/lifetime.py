@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 _STOP = threading.Event()
-_SIGNAL = signal.SIGINT
+_SIGNAL: int = signal.SIGINT
 _HOOKS: list[Callable[[], None]] = []
 _BUDGET = ""  # what a run stopped by its cap spent (`stop_for_budget`)
 
@@ -102,7 +102,7 @@ def raise_if_stopping() -> None:
         raise BudgetSpent(_BUDGET) if _BUDGET else Interrupted(_SIGNAL)
 
 
-def stop_for_budget(message: str) -> BudgetSpent:
+def stop_for_budget(message: str) -> Interrupted:
     """Stop the run as its cap says (`message`: what was spent, how to resume); the stop
     to raise. A stop already under way (a signal, the cap reached in another thread) keeps
     its own reason."""

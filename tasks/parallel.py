@@ -138,7 +138,7 @@ def map_processes(
                     elif not starting and not idle and not busy:
                         raise RuntimeError(f"worker process failed to start: {ready.exit()}")
                     continue
-                worker, index, _ = busy.pop(conn)  # type: ignore[index]
+                worker, index, _ = busy.pop(conn)  # type: ignore[call-overload]  # wait() gives back the Connections it was given
                 ok, value = worker.result()
                 results[index] = value if ok else on_failure(items[index], value, False)
                 if not worker.dead:

@@ -170,7 +170,9 @@ def _run_suite(frame: pd.DataFrame, parameters: dict[str, Any], docs_dir: Path |
             data=batch.add_batch_definition_whole_dataframe("all"), suite=suite, name="papers"
         )
     )
-    actions = [gx.checkpoint.UpdateDataDocsAction(name="data-docs")] if sites else []
+    actions: list[gx.checkpoint.ValidationAction] = (
+        [gx.checkpoint.UpdateDataDocsAction(name="data-docs")] if sites else []
+    )
     checkpoint = context.checkpoints.add(
         gx.Checkpoint(
             name="papers",

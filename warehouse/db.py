@@ -182,7 +182,8 @@ class Warehouse:
         json_cols = self._json_cols(table)
         rows = []
         for record in records:
-            row = asdict(record) if is_dataclass(record) else dict(record)
+            instance = is_dataclass(record) and not isinstance(record, type)
+            row = asdict(record) if instance else dict(record)
             row.update(extra)
             for column, value in row.items():
                 if column in json_cols and not (raw_json and isinstance(value, str)):

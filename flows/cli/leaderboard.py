@@ -9,7 +9,7 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lilo.flows.cli._args import add_common_args, add_renamed_arg
 from lilo.flows.cli._errors import CLIError
@@ -215,7 +215,7 @@ def _table(
         if column in _WORDS:  # words: they may wrap
             table.add_column(column, overflow="fold" if wrap else "ellipsis", no_wrap=not wrap)
         else:
-            justify = "left" if i < names else "right"
+            justify: Literal["left", "right"] = "left" if i < names else "right"
             table.add_column(column, justify=justify, no_wrap=True, min_width=len(column))
     for i, row in enumerate(body):
         # stacked: a rule under each method's last row (a method is named on its first row)

@@ -115,8 +115,8 @@ def _record(
     for d in applied.decisions:
         line = f"{d.action:8} {d.qa_id} (sample {d.sample_id}) by {d.reviewer}"
         print(printable(line, one_line=True))
-    for line in applied.unchanged:
-        print(f"unchanged: {printable(line, one_line=True)}")
+    for unchanged in applied.unchanged:
+        print(f"unchanged: {printable(unchanged, one_line=True)}")
     for problem in applied.problems:
         print(f"not recorded: {printable(problem, one_line=True)}", file=sys.stderr)
     print(

@@ -169,7 +169,7 @@ def _definition_end(text: str, match: re.Match[str]) -> int | None:
     if match.group(0).endswith("def"):  # \def\name#1#2{body}
         if name is None:
             return None
-        pos = _DEF_PARAMETERS.match(text, name.end()).end()  # type: ignore[union-attr]
+        pos = _DEF_PARAMETERS.match(text, name.end()).end()  # type: ignore[union-attr]  # matches ""
         bodies = 1
     else:  # \newcommand{\name}[n][default]{body}, \newenvironment{name}[n]{begin}{end}
         if name is not None:

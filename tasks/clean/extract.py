@@ -14,7 +14,6 @@ import shutil
 import tarfile
 import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import BinaryIO
 
 from lilo.tasks.clean.errors import Quarantined
 from lilo.tasks.config import CleanSettings
@@ -30,7 +29,9 @@ _CHUNK = 64 * 1024
 class _CappedStream(io.RawIOBase):
     """Counts unpacked bytes as they are read and refuses past the byte and ratio caps."""
 
-    def __init__(self, source: BinaryIO, limits: CleanSettings, packed_bytes: int | None) -> None:
+    def __init__(
+        self, source: io.BufferedIOBase, limits: CleanSettings, packed_bytes: int | None
+    ) -> None:
         self._source = source
         self._limits = limits
         self._packed_bytes = packed_bytes
@@ -39,7 +40,7 @@ class _CappedStream(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]  # given a memoryview
         data = self._source.read(len(buffer))
         buffer[: len(data)] = data
         self.total += len(data)
@@ -78,7 +79,7 @@ def extract_archive(archive: Path, dest: Path, limits: CleanSettings) -> str:
         if magic.startswith(_PDF_MAGIC):
             raise Quarantined("no_latex_source", f"{archive.name} is a PDF: arXiv has no source")
         packed = magic.startswith(_GZIP_MAGIC)
-        source: BinaryIO = gzip.GzipFile(fileobj=raw) if packed else raw
+        source: io.BufferedIOBase = gzip.GzipFile(fileobj=raw) if packed else raw
         capped = _CappedStream(source, limits, archive.stat().st_size if packed else None)
         stream = io.BufferedReader(capped, buffer_size=_CHUNK)
         try:
@@ -102,7 +103,9 @@ def _is_tar_header(head: bytes) -> bool:
     return True
 
 
-def _write_single(stream: io.BufferedReader, head: bytes, root: Path, name: str) -> None:
+def _write_single(
+    stream: io.BufferedReader[_CappedStream], head: bytes, root: Path, name: str
+) -> None:
     if head.startswith(_PDF_MAGIC):
         raise Quarantined("no_latex_source", f"{name} unpacks to a PDF: arXiv has no source")
     if b"\x00" in head:
@@ -111,7 +114,9 @@ def _write_single(stream: io.BufferedReader, head: bytes, root: Path, name: str)
         shutil.copyfileobj(stream, out, _CHUNK)
 
 
-def _extract_tar(stream: io.BufferedReader, root: Path, limits: CleanSettings) -> None:
+def _extract_tar(
+    stream: io.BufferedReader[_CappedStream], root: Path, limits: CleanSettings
+) -> None:
     """Stream mode (`r|`): each member is checked, then copied, before the next is read."""
     members = 0
     declared = 0

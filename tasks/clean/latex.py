@@ -125,7 +125,7 @@ def clean_source(folder: Path, limits: CleanSettings) -> Cleaned:
 
 def _remove_bibliography(body: str) -> tuple[str, int]:
     without, command_bytes = remove_commands(body, _BIB_COMMANDS)
-    spans = []  # an environment swallows the `\\printbibliography` inside it
+    spans: list[tuple[int, int]] = []  # an environment swallows the `\\printbibliography` inside it
     for start, end in sorted(
         [(s, e) for s, _, _, e in environment_spans(without, ("thebibliography",))]
         + [m.span() for m in _PRINTBIBLIOGRAPHY.finditer(without)]

@@ -44,16 +44,17 @@ class _PoliteSession(BoundedSession):
         super().__init__(Bounds(cfg.timeout_s, cfg.max_feed_bytes, "arxiv.max_feed_bytes"))
         self.cfg = cfg
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
+    def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
         headers = {
             k: v
             for k, v in (kwargs.pop("headers", None) or {}).items()
             if k.lower() != "user-agent"
         }
         headers["User-Agent"] = self.cfg.user_agent
+        kwargs["headers"] = headers
         send = super().request
         return polite(
-            lambda: check_retryable(send(method, url, *args, headers=headers, **kwargs)),
+            lambda: check_retryable(send(method, url, *args, **kwargs)),
             str(url),
             self.cfg,
         )

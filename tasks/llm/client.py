@@ -250,7 +250,11 @@ class LLMClient:
             held = budget.reserve(self.backbone, price, estimate, sent or 0) if budget else None
             charge = rate.acquire(estimate)
             started = time.perf_counter()
-            ask = {"temperature": temperature, "response_format": response_format, "prompt": text}
+            ask: dict[str, Any] = {
+                "temperature": temperature,
+                "response_format": response_format,
+                "prompt": text,
+            }
             try:
                 try:
                     completion = self.backend.complete(
@@ -291,9 +295,9 @@ class LLMClient:
                     budget.settle(held, 0, 0.0)
         rate.settle(charge, completion.tokens_in + completion.tokens_out)
         # A reply may echo the key sent (a hostile endpoint): out before it is kept anywhere.
-        text, found = redact_reply(completion.text, configured_secrets(self.settings))
+        reply, found = redact_reply(completion.text, configured_secrets(self.settings))
         if found:
-            completion = replace(completion, text=text, redacted=completion.redacted + found)
+            completion = replace(completion, text=reply, redacted=completion.redacted + found)
         return completion, latency, sent
 
     def _record(
@@ -310,7 +314,13 @@ class LLMClient:
         request is stored once already, with the response it produced)."""
         price = self.settings.llm.prices.get(self.backend.model)
         free = self.backend.name == "offline"  # lilo's own engine costs nothing
-        cost = 0.0 if free else price and price.of(completion.tokens_in, completion.tokens_out)
+        cost = (
+            0.0
+            if free
+            else price.of(completion.tokens_in, completion.tokens_out)
+            if price
+            else None
+        )
         call = LLMCall(
             key=key,
             backend=self.backend.name,

@@ -295,7 +295,7 @@ class OpenAIBackend:
         return self._send(
             lambda options: self._client.chat.completions.create(
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 temperature=temperature,
                 **options,
             ),
@@ -561,8 +561,9 @@ def _context_rejection(exc: Any) -> ContextRejected | None:
 def _count(value: object) -> int:
     """A positive token count as a server states it (at most 100M), else 0: what a server
     says is untrusted."""
-    ok = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000
-    return value if ok else 0  # type: ignore[return-value]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000:
+        return value
+    return 0
 
 
 def _entries(models: Any) -> list[dict[str, Any]]:

@@ -71,7 +71,7 @@ def _count(line: str) -> tuple[int | None, str]:
 def parse_plan(text: str) -> list[PlanStep]:
     """Every non-empty line is a step (the reference's rule: lines split at "\n" alone, so a
     `\r`, `\x0c` or `\u2028` stays inside its step); never raises."""
-    steps = []
+    steps: list[PlanStep] = []
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:

@@ -193,9 +193,14 @@ class Unit:
 
 
 class Method(Protocol):
-    name: str
-    args: dict[str, Any]
-    variant: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def args(self) -> dict[str, Any]: ...
+
+    @property
+    def variant(self) -> str: ...
 
     def generation_id(self, unit: Unit, llm: LLMClient, pack: PromptPack) -> str: ...
 

@@ -86,9 +86,9 @@ def read_clone(path: Path, hard_links: bool = False) -> ClonedProbes:
         out,
     )
     for file in kv_files:
-        size = int(_KV.search(file.name).group(1))  # type: ignore[union-attr]
+        size = int(_KV.search(file.name).group(1))  # type: ignore[union-attr]  # globbed so
         _read_file(root, file, out, lambda row, n, rel, k=size: kv.clone_item(row, n, rel, k))
-    present = {int(_KV.search(f.name).group(1)) for f in kv_files}  # type: ignore[union-attr]
+    present = {int(_KV.search(f.name).group(1)) for f in kv_files}  # type: ignore[union-attr]  # globbed so
     out.absent += [
         f"kv_retrieval_data/kv-retrieval-{k}_keys.jsonl.gz"
         for k in (75, 140, 300)
@@ -204,7 +204,7 @@ def _read_file(root: Path, file: Path, out: ClonedProbes, make: Any) -> None:
         return
     except (OSError, EOFError, UnicodeDecodeError, FileTooLarge) as exc:
         # not a regular file: the reason alone
-        why = str(exc).rpartition(": ")[2] if isinstance(exc, FileTooLarge) else exc
+        why = str(exc).rpartition(": ")[2] if isinstance(exc, FileTooLarge) else str(exc)
         out.problems.append(
             Quarantine(
                 f"lost-in-the-middle/{relative}",

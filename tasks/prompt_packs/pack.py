@@ -242,9 +242,8 @@ def _beyond_plain(node: nodes.Node) -> str:
         return "" if looped and node.attr in _LOOP else f"the attribute {node.attr}"
     if type(node) in _PLAIN:
         return ""
-    return {nodes.Getitem: "a subscript", nodes.Call: "a call"}.get(
-        type(node), f"{{% {type(node).__name__.lower()} %}}"
-    )
+    described: dict[type[nodes.Node], str] = {nodes.Getitem: "a subscript", nodes.Call: "a call"}
+    return described.get(type(node), f"{{% {type(node).__name__.lower()} %}}")
 
 
 def template_problem(source: str, variables: frozenset[str]) -> str:

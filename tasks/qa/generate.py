@@ -12,6 +12,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder
@@ -165,7 +166,7 @@ def _ask(
         max_tokens=settings.qa.generate_max_tokens,
         response_format=QA_SCHEMA,
     )
-    base = {
+    base: dict[str, Any] = {
         "sample_id": sample.sample_id,
         "kind": job.kind,
         "round": round_no,

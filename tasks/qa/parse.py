@@ -261,7 +261,11 @@ def _ask_twice(
     max_tokens: int | None,
     response_format: dict[str, Any] | None,
 ) -> tuple[T | None, str, str]:
-    ask = {"temperature": temperature, "max_tokens": max_tokens, "response_format": response_format}
+    ask: dict[str, Any] = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "response_format": response_format,
+    }
     reply = llm.complete(messages, purpose=purpose, **ask)
     try:
         return _read(reply, parse), reply.text, ""

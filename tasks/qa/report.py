@@ -21,9 +21,14 @@ __all__ = ["PlantedFact", "QualityReport", "fact_coverage", "quality_report"]
 class PlantedFact(Protocol):
     """What coverage needs of a synthetic corpus's fact (tasks.synthetic.manifest.Fact)."""
 
-    arxiv_id: str
-    term: str
-    value: str
+    @property
+    def arxiv_id(self) -> str: ...
+
+    @property
+    def term(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -46,7 +46,7 @@ REVIEWABLE = ("pending", "approved", "rejected")
 QA_STATUSES = (*REVIEWABLE, "filtered", "duplicate", "invalid")
 
 Action = Literal["approve", "reject", "edit"]
-KEEP = "keep as is"  # the form's default decision: the pair stays as it is (pending)
+KEEP: Final = "keep as is"  # the form's default decision: the pair stays as it is (pending)
 FormAction = Literal["keep as is", "approve", "reject", "edit"]
 
 
@@ -419,7 +419,7 @@ def export_record(pair: QAPair) -> dict[str, Any]:
         kind=pair.kind,
         status=pair.status,
         paper_ids=list(pair.paper_ids),
-        evidence=list(pair.evidence),
+        evidence=[dict(e) for e in pair.evidence],
         question=pair.question,
         answer=pair.answer,
         shown_at=datetime.now(UTC).replace(tzinfo=None),

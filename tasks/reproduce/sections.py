@@ -4,6 +4,8 @@ published number beside lilo's (tasks/reproduce/published.csv)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from lilo.tasks.formatting import fixed
@@ -114,8 +116,8 @@ def _beside_row(
     backbone: str,
     method: str,
     target: int,
-    published: dict[str, dict[str, object]],
-    by: dict[tuple[str, str, int, str], dict[str, object]],
+    published: dict[str, dict[str, Any]],
+    by: dict[tuple[str, str, int, str], dict[str, Any]],
     lilo: str | None,
 ) -> dict[str, object]:
     """One row of `table2_beside`: the paper's three scores, lilo's cell on `lilo` (the
@@ -188,7 +190,7 @@ def table4_beside(cost: pd.DataFrame) -> pd.DataFrame:
                     "lilo": value,
                     "lilo - paper": None if value is None else round(value - r["value"], 2),
                     "lilo backbone": backbone or "-",
-                    "same backbone": bool(backbone) and same_backbone(r["backbone"], backbone),
+                    "same backbone": bool(backbone and same_backbone(r["backbone"], backbone)),
                 }
             )
     return pd.DataFrame(rows)

@@ -169,7 +169,7 @@ def _table2(lb: pd.DataFrame, href: Callable[[dict[str, Any]], str | None]) -> d
     for (variant, backbone), group in lb.groupby(["variant", "backbone"], sort=False):
         records = group.astype(object).where(group.notna(), None).to_dict(orient="records")
         by_length = {int(r["target_words"]): r for r in records}
-        cells = []
+        cells: list[dict[str, Any]] = []
         for n in lengths:
             r = by_length.get(n)
             if r is None:

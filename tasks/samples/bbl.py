@@ -69,11 +69,11 @@ def parse_bbl(text: str) -> list[BblEntry]:
     if "\\entry" in text and "\\endentry" in text:
         # Up to the last `\endentry`: past it, each `\entry` would scan to the end in vain.
         end = text.rfind("\\endentry") + len("\\endentry")
-        entries = _ENTRY.finditer(text, 0, end)
-        return [_biblatex(m.group(1).strip(), m.group(3)) for m in entries]
+        found = _ENTRY.finditer(text, 0, end)
+        return [_biblatex(m.group(1).strip(), m.group(3)) for m in found]
     text = _END.split(text, maxsplit=1)[0]
     items = list(_BIBITEM.finditer(text))
-    entries = []
+    entries: list[BblEntry] = []
     for item, following in zip(items, [*items[1:], None], strict=True):
         body = text[item.end() : following.start() if following else len(text)]
         entries.append(_bibitem(item.group(2).strip(), item.group(1) or "", body))

@@ -8,6 +8,7 @@ the score flow pairs generations and calls `judge_pair`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from lilo.tasks.config import Settings
@@ -55,7 +56,7 @@ def judge_pair(
                 checklist_messages(
                     pack, "winrate", items, response_A=first.text, response_B=second.text
                 ),
-                lambda reply, items=items: parse_verdicts(items, reply),
+                partial(parse_verdicts, items),
                 purpose="winrate",
                 temperature=settings.judge.checklist_temperature,
                 max_tokens=settings.judge.winrate_max_tokens,

@@ -98,6 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
             hits = [i for i in self.server.manifest.items if query and matches(i, query)]
         start, size = int(one("start", "0")), int(one("max_results", "10"))
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address
         body = feed(hits[start : start + size], len(hits), start, f"http://{host}:{port}")
         self._reply(200, body, "application/atom+xml; charset=utf-8")
 
@@ -140,8 +141,9 @@ class Mirror:
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
-        host, port = self._server.server_address[:2]
-        self.base_url = f"http://{host}:{port}"
+        bound, port = self._server.server_address[:2]
+        assert isinstance(bound, str)  # an AF_INET server's address
+        self.base_url = f"http://{bound}:{port}"
         self.api_url = f"{self.base_url}/api/query"
         self.eprint_url = f"{self.base_url}/e-print/"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lilo.tasks.config import OfflineSettings
 from lilo.tasks.llm.offline._overlap import between
-from lilo.tasks.llm.offline._tree import key, read_edits
+from lilo.tasks.llm.offline._tree import Edit, key, read_edits
 from lilo.tasks.llm.offline.base import offline_reply
 from lilo.tasks.llm.offline.extract import candidates, keywords, query_terms
 from lilo.tasks.llm.offline.skeleton import guide
@@ -26,7 +26,7 @@ def matches(prompt: str) -> bool:
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = "\n".join(m["content"] for m in messages)
     if COMBINE in prompt:
-        ops = {}
+        ops: dict[tuple[str, str], Edit] = {}
         for op in read_edits(between(prompt, "edits")):
             ops.setdefault((op.kind, key(op.heading)), op)
         return "\n".join(

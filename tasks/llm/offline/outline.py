@@ -51,7 +51,7 @@ def _draft(prompt: str) -> str:
 def _edit(prompt: str) -> str:
     outline = between(prompt, "outline").splitlines()
     covered = query_terms(" ".join(outline))
-    added = []
+    added: list[str] = []
     for line in between(prompt, "aspects").splitlines():
         aspect = re.sub(r"^\W+|\s*\(papers.*$", "", line).strip()
         if aspect and not query_terms(aspect) & covered and len(added) < _ADDED:

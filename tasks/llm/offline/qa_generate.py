@@ -47,7 +47,7 @@ class _Fact:
 @offline_reply("qa_generate", matches=matches)
 def respond(messages: list[Message], offline: OfflineSettings) -> str:
     prompt = next(m["content"] for m in messages if SIGNATURE in m["content"])
-    wanted = int(re.search(r"Number of pairs: (\d+)", prompt).group(1))  # type: ignore[union-attr]
+    wanted = int(re.search(r"Number of pairs: (\d+)", prompt).group(1))  # type: ignore[union-attr]  # lilo's prompt says it
     listed = re.search(r"Existing questions[^\n]*\n(.*?)\nReply with only", prompt, re.S)
     existing = re.findall(r"^- (.+)$", listed.group(1), re.M) if listed else []
     asked = [key_tokens(q) for q in existing]
@@ -120,7 +120,7 @@ def _item(question: str, facts: list[_Fact]) -> dict[str, object]:
 
 
 def _single(facts: list[_Fact], wanted: int, asked: list[set[str]]) -> list[dict[str, object]]:
-    items = []
+    items: list[dict[str, object]] = []
     for fact in facts:
         question = f'What number completes this statement from the paper: "{fact.blanked}"?'
         if len(items) < wanted and _new(question, asked):
@@ -133,7 +133,7 @@ def _cross(
 ) -> list[dict[str, object]]:
     """Facts from two or three papers per question, cycling through the paper combinations."""
     papers = sorted(n for n, fs in facts.items() if fs)
-    combos = [(a, b) for i, a in enumerate(papers) for b in papers[i + 1 :]]
+    combos: list[tuple[int, ...]] = [(a, b) for i, a in enumerate(papers) for b in papers[i + 1 :]]
     combos += [tuple(papers)] if len(papers) > 2 else []
     if not combos:
         return []

@@ -16,7 +16,7 @@ answer."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,7 +69,7 @@ def _distractors(
 def mdqa_from_warehouse(
     pairs: Sequence[QAPair],
     papers: dict[str, PaperText],
-    samples: dict[str, Sequence[str]],
+    samples: Mapping[str, Sequence[str]],
     sizes: Sequence[int],
     examples: int,
     how: str,

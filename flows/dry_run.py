@@ -52,6 +52,7 @@ class PlanRow:
     exact_in: int = 0
     max_out: int = 0
     estimated: int = 0
+    unbounded: int = 0
     cost_low: float | None = 0.0
     cost_high: float | None = 0.0
     unpriced: list[str] = field(default_factory=list)
@@ -65,6 +66,7 @@ class PlanRow:
         self.exact_in += call.tokens_in if call.exact else 0
         self.max_out += call.max_out
         self.estimated += call.estimated
+        self.unbounded += not call.bounded
         if call.price is None:
             self.cost_low = self.cost_high = None
             if call.model not in self.unpriced:
@@ -93,7 +95,8 @@ class Plan:
     def total(self) -> PlanRow:
         total = PlanRow("all", "all")
         for r in self.rows:
-            for name in ("calls", "cached", "tokens_in", "exact_in", "max_out", "estimated"):
+            counts = ("calls", "cached", "tokens_in", "exact_in", "max_out", "estimated")
+            for name in (*counts, "unbounded"):
                 setattr(total, name, getattr(total, name) + getattr(r, name))
             for name in ("cost_low", "cost_high"):
                 mine, theirs = getattr(total, name), getattr(r, name)
@@ -215,9 +218,12 @@ def kept_plan(settings: Settings, config_hash: str) -> dict[str, Any] | None:
     return kept if isinstance(kept, dict) else None
 
 
-def _cost(low: float | None, high: float | None, unpriced: list[str]) -> str:
+def _cost(r: dict[str, Any]) -> str:
+    low, high = r["cost_low"], r["cost_high"]
     if low is None or high is None:
-        return f"cost unknown (no price for {', '.join(unpriced)})"
+        return f"cost unknown (no price for {', '.join(r['unpriced'])})"
+    if r["unbounded"] and high:
+        return f"cost at least {low:.4g}, no upper bound"
     return f"cost {low:.4g} to {high:.4g}" if high else "cost 0"
 
 
@@ -228,10 +234,13 @@ def format_plan(plan: dict[str, Any]) -> list[str]:
         send = r["calls"] - r["cached"]
         how = "exact" if r["exact_in"] == r["tokens_in"] else "estimated"
         more = f", {r['estimated']} of them estimated" if r["estimated"] else ""
+        out = f"at most {r['max_out']:,} out"
+        if r["unbounded"]:
+            out += f" ({r['unbounded']} calls send no max_tokens: the server's limit holds)"
         lines.append(
             f"  {r['stage']:<8} {r['method']:<26} {r['calls']:>5} calls, {r['cached']} cached "
-            f"(free), {send} to send{more}: {r['tokens_in']:,} tokens in ({how}), at most "
-            f"{r['max_out']:,} out; {_cost(r['cost_low'], r['cost_high'], r['unpriced'])}"
+            f"(free), {send} to send{more}: {r['tokens_in']:,} tokens in ({how}), {out}; "
+            f"{_cost(r)}"
         )
     lines += [f"  note: {n}" for n in plan["notes"]]
     return lines

@@ -33,9 +33,10 @@ __all__ = ["PlannedCall", "PlanningClient"]
 @dataclass(frozen=True)
 class PlannedCall:
     """One call a run would make: its purpose, whether the cache holds it, its input tokens
-    (`exact`: counted by the endpoint or lilo's engine; else the budget cap's estimate,
-    tasks/llm/client.py), its output budget, and `estimated`: its prompt holds stand-in
-    replies (what the model writes decides it)."""
+        (`exact`: counted by the endpoint or lilo's engine; else the budget cap's estimate,
+        tasks/llm/client.py), its output budget (`bounded` false: it sends none, the server's own
+    limit holds), and `estimated`: its prompt holds stand-in
+        replies (what the model writes decides it)."""
 
     purpose: str
     model: str
@@ -46,6 +47,7 @@ class PlannedCall:
     exact: bool
     estimated: bool
     price: Price | None
+    bounded: bool = True
 
 
 class _QuietWindow(ContextWindow):
@@ -124,7 +126,7 @@ class PlanningClient(LLMClient):
         )
         offline = self.backend.name == "offline"
         tokens_in = completion.tokens_in if offline else self._tokens_in(sent)
-        self._plan(purpose, again, tokens_in, fitted or 0, completion, offline, guessing)
+        self._plan(purpose, again, tokens_in, fitted, completion, offline, guessing)
         # The offline engine's reply is the one the run gets: nothing after it is a guess.
         self._guessing.on = not offline
         return completion
@@ -138,7 +140,7 @@ class PlanningClient(LLMClient):
         purpose: str,
         cached: bool,
         tokens_in: int,
-        max_out: int,
+        max_out: int | None,
         completion: Completion,
         exact: bool,
         estimated: bool,
@@ -146,8 +148,18 @@ class PlanningClient(LLMClient):
         free = self.backend.name == "offline"  # lilo's own engine costs nothing
         price = Price(input=0.0, output=0.0) if free else self.settings.llm.prices.get(self.model)
         out = completion.tokens_out
+        bound = max(max_out or 0, out)
         call = PlannedCall(
-            purpose, self.model, cached, tokens_in, max(max_out, out), out, exact, estimated, price
+            purpose,
+            self.model,
+            cached,
+            tokens_in,
+            bound,
+            out,
+            exact,
+            estimated,
+            price,
+            bool(max_out),
         )
         with self._plan_lock:
             self.planned.append(call)

@@ -25,12 +25,12 @@ from lilo.tasks.methods import Unit, get_method
 from lilo.tasks.parallel import fan_out
 from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.provenance import code_version
-from lilo.tasks.records import Generation
+from lilo.tasks.records import Generation, PaperText, Sample
 from lilo.tasks.sweep import Point, method_variants
 from lilo.tasks.text import counted
 from lilo.warehouse.queries.generations import succeeded_generations
 
-__all__ = ["generate_flow"]
+__all__ = ["Work", "generate_flow", "generation_work"]
 
 Work = tuple[str, Point, Unit]
 """A method, the sweep point whose settings it runs with (() without a sweep), a unit."""
@@ -61,6 +61,30 @@ def _generate(
     return embedder.computed, embedder.cached
 
 
+def generation_work(
+    settings: Settings,
+    llm: LLMClient,
+    papers: dict[str, PaperText],
+    ready: list[Sample],
+    pack: PromptPack,
+    done: set[str],
+) -> list[Work]:
+    """The units the stage runs: each method variant at each length on each ready sample
+    (every cyclic order of its papers for the permutation experiment), less those `done`."""
+    work: list[Work] = []
+    for name, point, spec in method_variants(settings):
+        for target in settings.generate.target_words:
+            units = [
+                Unit(s, [papers[p] for p in s.paper_ids], target, r)
+                for s in ready
+                for r in range(len(s.paper_ids) if settings.generate.permutations else 1)
+            ]
+            work += [
+                (name, point, u) for u in units if spec.generation_id(u, llm, pack) not in done
+            ]
+    return work
+
+
 @flow(name="generate", log_prints=True)
 def generate_flow(settings: Settings, run_id: str) -> StageReport:
     """Run every configured method at every target length on each ready sample, once."""
@@ -74,18 +98,7 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             done = succeeded_generations(wh)
         llm = make_client(settings)
         provenance = {"config_hash": settings.config_hash(), "code_version": code_version()}
-        work: list[Work] = []
-        for name, point, spec in method_variants(settings):
-            for target in settings.generate.target_words:
-                # The permutation experiment: every cyclic order of each sample's n papers.
-                units = [
-                    Unit(s, [papers[p] for p in s.paper_ids], target, r)
-                    for s in ready
-                    for r in range(len(s.paper_ids) if settings.generate.permutations else 1)
-                ]
-                work += [
-                    (name, point, u) for u in units if spec.generation_id(u, llm, pack) not in done
-                ]
+        work = generation_work(settings, llm, papers, ready, pack, done)
         if not work:
             report.note("nothing new to generate")
             return report

@@ -31,6 +31,7 @@ __all__ = [
     "lilo_pipeline",
     "lilo_run_dataset",
     "check_surveys",
+    "dry_run_plan",
     "run_dataset",
     "run_pipeline",
 ]
@@ -56,13 +57,15 @@ def lilo_pipeline(
     methods: list[str] | None = None,
     target_words: list[int] | None = None,
     overrides: dict[str, Any] | None = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Fetch -> clean -> samples -> QA -> generate -> score -> materialize.
 
     Parameters left empty keep the worker's configuration (its LILO_CONFIG file, then its
     LILO_* environment). `overrides` takes dotted settings that shape the run, e.g.
     {"llm.model": "gpt-4o", "generate.ral.k": 8}; folders, endpoints and keys are the
-    worker's own (`run_settings` refuses them).
+    worker's own (`run_settings` refuses them). `dry_run`: the run's calls and cost planned
+    on the samples the dataset version holds now, nothing sent (flows/dry_run.py).
     """
     given = {
         "surveys": surveys,
@@ -70,9 +73,12 @@ def lilo_pipeline(
         "generate.methods": methods,
         "generate.target_words": target_words,
     }
-    return run_pipeline(
-        run_settings({**(overrides or {}), **{k: v for k, v in given.items() if v is not None}})
+    settings = run_settings(
+        {**(overrides or {}), **{k: v for k, v in given.items() if v is not None}}
     )
+    if dry_run:
+        return dry_run_plan(settings, surveys=True)
+    return run_pipeline(settings)
 
 
 def run_pipeline(settings: Settings) -> dict[str, Any]:
@@ -119,14 +125,36 @@ def lilo_run_dataset(
     dataset: str,
     samples: int | None = None,
     overrides: dict[str, Any] | None = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Generate -> score -> materialize on an existing dataset version (e.g. an imported
-    LongInOutBench), the first `samples` samples only when given; `overrides` as for
-    `lilo_pipeline`."""
+    LongInOutBench), the first `samples` samples only when given; `overrides` and
+    `dry_run` as for `lilo_pipeline`."""
     given = {"dataset_version": dataset, "generate.samples": samples}
-    return run_dataset(
-        run_settings({**(overrides or {}), **{k: v for k, v in given.items() if v is not None}})
+    settings = run_settings(
+        {**(overrides or {}), **{k: v for k, v in given.items() if v is not None}}
     )
+    if dry_run:
+        with open_warehouse(settings) as wh:
+            check_dataset_version(wh, settings)
+        return dry_run_plan(settings)
+    return run_dataset(settings)
+
+
+def dry_run_plan(settings: Settings, surveys: bool = False) -> dict[str, Any]:
+    """The run planned (flows/dry_run.py), kept beside the cache, printed and returned;
+    `surveys`: the stages before generation are said to be left out."""
+    from lilo.flows.dry_run import format_plan, keep_plan, plan_run
+
+    plan = plan_run(settings)
+    if surveys:
+        plan.notes.append(
+            "fetch, clean, samples and QA are not planned (their calls need the papers "
+            "first): the plan covers the samples the dataset version holds now"
+        )
+    keep_plan(settings, plan)
+    print("\n".join(format_plan(plan.as_dict())))
+    return plan.as_dict()
 
 
 def run_dataset(settings: Settings) -> dict[str, Any]:

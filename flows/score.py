@@ -28,7 +28,7 @@ from lilo.tasks.scoring.winrate import judge_pair
 from lilo.tasks.text import counted
 from lilo.warehouse.queries.generations import judged_pairs, scored_generations
 
-__all__ = ["score_flow"]
+__all__ = ["score_flow", "winrate_pairs"]
 
 Work = tuple[Generation, Sample, list[PaperText], list[QAPair]]
 # A generation's score rows, and its quarantine record when it is not fully scored.
@@ -152,6 +152,29 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
     return report
 
 
+def winrate_pairs(
+    settings: Settings, generations: list[Generation], judged: set[tuple[str, str]]
+) -> list[tuple[Generation, Generation]]:
+    """The pairs `_winrates` judges: each other variant against `winrate_against` per sample
+    and length (papers in the sample's own order), less those `judged`."""
+    if not settings.winrate_against:
+        return []
+    s = settings
+    base = get_method(s.winrate_against, s.generate, s.llm, s.embedding).variant
+    cells: dict[tuple[str, int], list[Generation]] = {}
+    for g in generations:
+        if g.rotation == 0:
+            cells.setdefault((g.sample_id, g.target_words), []).append(g)
+    return [
+        (a, b)
+        for cell in cells.values()
+        for b in cell
+        if (b.variant or b.method) == base
+        for a in cell
+        if (a.variant or a.method) != base and (a.generation_id, b.generation_id) not in judged
+    ]
+
+
 def _winrates(
     report: StageReport,
     writer: StageWriter,
@@ -164,22 +187,7 @@ def _winrates(
     in the sample's own order), for the pairs not judged yet. The setting names a method
     as `--methods` does: `ral_writer` is its variant under these settings, and
     `agentwrite[sees-written]` that variant, not every AgentWrite."""
-    if not settings.winrate_against:
-        return 0
-    s = settings
-    base = get_method(s.winrate_against, s.generate, s.llm, s.embedding).variant
-    cells: dict[tuple[str, int], list[Generation]] = {}
-    for g in generations:
-        if g.rotation == 0:
-            cells.setdefault((g.sample_id, g.target_words), []).append(g)
-    pairs = [
-        (a, b)
-        for cell in cells.values()
-        for b in cell
-        if (b.variant or b.method) == base
-        for a in cell
-        if (a.variant or a.method) != base and (a.generation_id, b.generation_id) not in judged
-    ]
+    pairs = winrate_pairs(settings, generations, judged)
     if not pairs:
         return 0
     rows, failed = winrate_task(pairs, pack, settings, writer.log)

@@ -88,6 +88,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             "or try `lilo demo` for the offline demo corpus"
         )
     check_names(settings)
+    if args.dry_run:
+        return _dry_run(settings, surveys=True)
     start_prefect_early(settings)
     return _run(settings, args.debug)
 
@@ -105,15 +107,43 @@ def _run_dataset(args: argparse.Namespace) -> int:
     with read_first(settings.db_path, settings.published_path) as con:
         if con is not None:
             check_dataset_version(con, settings)
+    if args.dry_run:
+        return _dry_run(settings)
     start_prefect_early(settings)
     return _run(settings, args.debug, dataset=True)
+
+
+def _dry_run(settings: Any, surveys: bool = False) -> int:
+    """`--dry-run`: the run's calls and cost planned and printed, nothing sent or written
+    but the plan beside the cache (flows/dry_run.py)."""
+    from lilo.flows.pipeline import dry_run_plan
+
+    dry_run_plan(settings, surveys)
+    return 0
 
 
 def _run(settings: Any, debug: bool, dataset: bool = False) -> int:
     started = time.perf_counter()
     result = run_pipeline_flow(settings, dataset, debug)
     print_summary(result, time.perf_counter() - started)
+    _beside_plan(settings, result)
     return 0 if result["status"] == "completed" else 1
+
+
+def _beside_plan(settings: Any, result: dict[str, Any]) -> None:
+    """The run's totals beside the plan a dry run with the same settings kept."""
+    from lilo.flows.dry_run import kept_plan
+
+    plan = kept_plan(settings, result["config_hash"])
+    if plan is None:
+        return
+    total = plan["total"]
+    print(
+        f"planned by --dry-run: {total['calls'] - total['cached']} calls to send, "
+        f"{total['tokens_in']:,} tokens in, at most {total['max_out']:,} out; this run: "
+        f"{result['llm_calls_made']} calls made ({result['llm_calls_cached']} from cache), "
+        f"{result['tokens_in']:,} tokens in, {result['tokens_out']:,} out"
+    )
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
@@ -208,6 +238,13 @@ def register(sub: Any) -> None:
         metavar="AMOUNT",
         help="stop the run before a call would take its cost (at llm.prices and "
         "judge.prices) past AMOUNT (setting runner.max_cost)",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="plan the run and print what it would send (calls by stage and method, the "
+        "cache's share, input tokens, output tokens at their budgets, the cost range at "
+        "llm.prices and judge.prices); no model is called and the warehouse is not written",
     )
     run.set_defaults(func=cmd_run)
 

@@ -105,29 +105,9 @@ class LLMClient:
         sent. Where the backend sends completions (`llm.api`), `prompt` and `stop` are
         sent in place of the messages: a caller's own completion form, else the messages
         as one text (`as_completion`); the key holds what is sent."""
-        text = self._completion_prompt(messages, prompt, stop)
-        temperature = self.settings.llm.temperature if temperature is None else temperature
-        max_tokens = self.settings.llm.max_tokens if max_tokens is None else max_tokens
-        request: dict[str, object] = {
-            "backend": self.backend.name,
-            "model": self.backend.model,
-            "fingerprint": self.backend.fingerprint(),
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "messages": messages,
-        }
-        if text is not None:
-            del request["messages"]
-            request.update(prompt=text.text, stop=list(text.stop))
-        if attempt:
-            request["attempt"] = attempt
-        if response_format is not None:
-            request["response_format"] = response_format
-        if sampler:
-            request["draw"] = sampler
-        # Serialized once: the key is its hash and a new call's ledger row stores the text.
-        blob = canonical_json(request)
-        key = cache_key(blob)
+        text, temperature, max_tokens, blob, key = self._request(
+            messages, temperature, max_tokens, attempt, response_format, sampler, prompt, stop
+        )
         hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
         if hit is not None:
             completion, latency = hit
@@ -182,6 +162,44 @@ class LLMClient:
         mine.set_result((completion, latency))
         self._record(key, purpose, blob, completion, latency, cached=hit is not None)
         return completion
+
+    def _request(
+        self,
+        messages: list[Message],
+        temperature: float | None,
+        max_tokens: int | None,
+        attempt: int,
+        response_format: dict[str, Any] | None,
+        sampler: str,
+        prompt: str | None,
+        stop: Sequence[str],
+    ) -> tuple[CompletionPrompt | None, float, int, str, str]:
+        """What `complete` sends and its cache key: (completion text or None, temperature,
+        max_tokens, the request serialized, its key)."""
+        text = self._completion_prompt(messages, prompt, stop)
+        temperature = self.settings.llm.temperature if temperature is None else temperature
+        max_tokens = self.settings.llm.max_tokens if max_tokens is None else max_tokens
+        request: dict[str, object] = {
+            "backend": self.backend.name,
+            "model": self.backend.model,
+            "fingerprint": self.backend.fingerprint(),
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "messages": messages,
+        }
+        if text is not None:
+            del request["messages"]
+            request.update(prompt=text.text, stop=list(text.stop))
+        if attempt:
+            request["attempt"] = attempt
+        if response_format is not None:
+            request["response_format"] = response_format
+        if sampler:
+            request["draw"] = sampler
+        # Serialized once: the key is its hash and a new call's ledger row stores the text.
+        blob = canonical_json(request)
+        key = cache_key(blob)
+        return text, temperature, max_tokens, blob, key
 
     def fits(self, messages: list[Message], max_tokens: int | None) -> bool:
         """Whether the prompt and its whole budget fit the endpoint's window (unknown, or
@@ -340,6 +358,11 @@ class LLMClient:
             self.log.append(call)
         with self._lock:
             self.calls.append(call)
+
+    def own(self) -> LLMClient:
+        """A client of the same backend, cache, settings and call log, with calls of its
+        own (`take_calls`): what one unit of work runs on."""
+        return LLMClient(self.backend, self.cache, self.settings, self.log)
 
     def take_calls(self) -> list[LLMCall]:
         """The calls made since the last take: a task returns them to its flow."""

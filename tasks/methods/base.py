@@ -245,7 +245,7 @@ class _Registered:
         tag = self._tag(sample, target_words, unit.rotation)
         # The run's calls reach the caller's call log as they return; only a caller with no
         # log (a test, a bench) gets them back as records, from `llm.take_calls()`.
-        own = LLMClient(llm.backend, llm.cache, llm.settings, llm.log)
+        own = llm.own()
         tally = _Tally(keep=llm.log is None)
         fit = self.args.get("fit_input", "off")
         run = Run(

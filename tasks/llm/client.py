@@ -31,6 +31,7 @@ from lilo.tasks.llm.budget import budget_for
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
+from lilo.tasks.llm.live import LIVE
 from lilo.tasks.llm.types import (
     Backend,
     Completion,
@@ -253,9 +254,10 @@ class LLMClient:
             ask = {"temperature": temperature, "response_format": response_format, "prompt": text}
             try:
                 try:
-                    completion = self.backend.complete(
-                        messages, max_tokens=sent, sending=sending, **ask
-                    )
+                    with LIVE.call():  # in flight on the progress line (tasks/llm/live.py)
+                        completion = self.backend.complete(
+                            messages, max_tokens=sent, sending=sending, **ask
+                        )
                     if testing:
                         self.window.forget()
                 except ContextRejected as rejected:
@@ -267,9 +269,10 @@ class LLMClient:
                         window = f"window {rejected.window} (learned)"
                         raise ContextExceeded(f"context_exceeded: {window}: {rejected}") from None
                     sent = fitted
-                    completion = self.backend.complete(
-                        messages, max_tokens=sent, sending=sending, **ask
-                    )
+                    with LIVE.call():
+                        completion = self.backend.complete(
+                            messages, max_tokens=sent, sending=sending, **ask
+                        )
             except Exception as exc:  # the backend already retried what is retryable
                 # The endpoint's words are untrusted (some echo the key): redacted, and the
                 # original left out of the chain that tracebacks and logs print.
@@ -328,6 +331,7 @@ class LLMClient:
         )
         if self.log is not None:
             self.log.append(call)
+        LIVE.ended(cached=cached, tokens=completion.tokens_in + completion.tokens_out)
         with self._lock:
             self.calls.append(call)
 

@@ -260,7 +260,7 @@ class OpenAIBackend:
             if sending is not None:
                 sending()  # in the ledger, each request: an unstreamed ask again too
             try:
-                with LIVE.request() as received:
+                with LIVE.streaming() as received:
                     if prompt is not None:
                         return self._complete_text(
                             prompt, temperature, max_tokens, received, stream

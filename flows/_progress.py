@@ -1,14 +1,15 @@
 """A stage's progress, as it goes: a bar in the terminal (rich), else a line in the log at a
 steady interval (a pipe, a log file, a deployment's run), and a Prefect progress artifact,
 each with units done / total, LLM calls, tokens, errors and the time left. The calls are
-counted as this process's LLM client starts and ends them (tasks/llm/live.py: ended, in
+counted as this process's LLM client starts and ends them (tasks/live.py: ended, in
 flight, the tokens streamed so far), so the line moves inside a unit of many calls and
-during a long request; the stage report's counts, read from the call log as units finish
-(flows/_stage_writer.py), stand where they are higher (units on Dask). The line is made
-when it is shown. A unit may be many calls (a whole summary), so the time left is paced by
-the calls, not the units (`TimeLeft`): it counts down while calls complete, and never grows
-between two units finished; before the first unit and its first seconds, and once it has
-counted down with units still to finish, it says "estimating"."""
+during a long request, as do the texts embedded and being embedded (a retrieving method's
+unit embeds for long between its calls); the stage report's counts, read from the call log
+as units finish (flows/_stage_writer.py), stand where they are higher (units on Dask). The
+line is made when it is shown. A unit may be many calls (a whole summary), so the time left
+is paced by the calls, not the units (`TimeLeft`): it counts down while calls complete, and
+never grows between two units finished; before the first unit and its first seconds, and
+once it has counted down with units still to finish, it says "estimating"."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from rich.text import Text
 from lilo.flows._artifacts import progress_artifact, update_progress
 from lilo.flows._bar import bar
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.llm.live import LIVE
+from lilo.tasks.live import LIVE
 
 __all__ = ["StageProgress", "TimeLeft"]
 
@@ -83,7 +84,7 @@ class StageProgress:
         self.done = self.errors = 0
         self._last = time.monotonic()
         self._time_left = TimeLeft(total)
-        self._since = LIVE.counts()
+        self._since, self._embedded = LIVE.counts(), LIVE.embedded
         self._tty = sys.stderr.isatty()
         self._line_every_s = line_every_s
         self._ended = threading.Event()
@@ -114,7 +115,7 @@ class StageProgress:
 
     def _counts(self) -> tuple[int, int, int]:
         """The stage's LLM calls made, cached and their tokens so far: this process's as its
-        client ends them (tasks/llm/live.py), or the call log's where it has read more (the
+        client ends them (tasks/live.py), or the call log's where it has read more (the
         calls of units on Dask)."""
         r, live = self.report, LIVE.counts() - self._since
         made, cached = max(r.llm_made, live.made), max(r.llm_cached, live.cached)
@@ -123,9 +124,13 @@ class StageProgress:
     def _line(self) -> str:
         made, cached, tokens = self._counts()
         flight = f", {LIVE.in_flight} in flight" if LIVE.in_flight else ""
+        embedded, embedding = LIVE.embedded - self._embedded, LIVE.embedding
+        texts = f", {embedded} texts embedded" if embedded or embedding else ""
+        texts += f" ({embedding} under way)" if embedding else ""
         return (
             f"{self.done}/{self.total} units, {made + cached} LLM calls ({cached} cached"
-            f"{flight}), {tokens + LIVE.tokens} tokens, {self.errors} errors{self._left()}"
+            f"{flight}), {tokens + LIVE.tokens} tokens{texts}, {self.errors} errors"
+            f"{self._left()}"
         )
 
     def _left(self) -> str:

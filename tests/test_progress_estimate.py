@@ -135,3 +135,29 @@ def test_the_line_counts_a_units_calls_and_the_one_in_flight_before_the_unit_end
     assert calls == sorted(calls) and len(set(calls)) >= 4, lines  # 0, 1, 2, 3, 4 ended
     assert last.startswith("0/1 units, 5 LLM calls (0 cached)"), last
     assert all("estimating the time left" in line for line in lines), lines
+
+
+def test_the_line_shows_texts_being_embedded_between_a_units_calls(tmp_path):
+    """A retrieving method's unit embeds for long between its calls (the demo's generate sat
+    at 18/36 units, no call moving, for 20 s): the line says texts are being embedded,
+    then how many were, here from a slow loopback embedding endpoint."""
+    from llm_server import bag_of_words
+
+    from lilo.tasks.embeddings import Embedder
+
+    with LLMServer() as server:
+        server.embed = lambda text: (time.sleep(0.5), bag_of_words(text))[1]
+        endpoint = {"backend": "openai", "base_url": server.base_url, "model": "bag"}
+        endpoint["api_key"] = "sk-test"
+        embedder = Embedder(server.settings(tmp_path, embedding=endpoint))
+        with StageProgress(StageReport("generate", "r1"), 1) as progress:
+            runs = threading.Thread(target=embedder.embed, args=(["one text", "another"],))
+            runs.start()
+            lines = []
+            while runs.is_alive():
+                lines.append(progress._line())
+                time.sleep(0.1)
+            runs.join()
+            last = progress._line()
+    assert any(", 0 texts embedded (2 under way)" in line for line in lines), lines
+    assert ", 2 texts embedded, 0 errors" in last, last

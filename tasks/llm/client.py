@@ -27,11 +27,11 @@ from lilo.tasks.cache import DiskCache, cache_key, canonical_json
 from lilo.tasks.config import ChatEndpointSettings, Price, Settings
 from lilo.tasks.errors import with_cause
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.live import LIVE
 from lilo.tasks.llm.budget import budget_for
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
-from lilo.tasks.llm.live import LIVE
 from lilo.tasks.llm.types import (
     Backend,
     Completion,
@@ -254,7 +254,7 @@ class LLMClient:
             ask = {"temperature": temperature, "response_format": response_format, "prompt": text}
             try:
                 try:
-                    with LIVE.call():  # in flight on the progress line (tasks/llm/live.py)
+                    with LIVE.call():  # in flight on the progress line (tasks/live.py)
                         completion = self.backend.complete(
                             messages, max_tokens=sent, sending=sending, **ask
                         )

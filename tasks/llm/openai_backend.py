@@ -22,8 +22,8 @@ from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.live import LIVE
 from lilo.tasks.llm.checks import usage_counts
-from lilo.tasks.llm.live import LIVE
 from lilo.tasks.llm.types import (
     API,
     Completion,

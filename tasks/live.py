@@ -1,9 +1,10 @@
 """The LLM calls of this process as they go, for the progress line (flows/_progress.py): the
 calls ended (made or cached) with the tokens of those made, the requests in flight and the
-reply tokens they have streamed so far. The LLM client (tasks/llm/client.py) counts a call
-when it starts and when it ends, so the line moves inside a unit of many calls, before the
-stage writer reads them from the call log. Calls in other processes (a Dask worker's) are
-not seen here: the stage report counts those, from the call log."""
+reply tokens they have streamed so far; the texts being embedded and those embedded. The
+LLM client (tasks/llm/client.py) counts a call when it starts and when it ends, so the line
+moves inside a unit of many calls, before the stage writer reads them from the call log.
+Calls in other processes (a Dask worker's) are not seen here: the stage report counts
+those, from the call log."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class Live:
         self._lock = threading.Lock()
         self.in_flight = 0
         self.tokens = 0  # reply tokens (streamed chunks) of the requests in flight
+        self.embedding = 0  # texts being embedded now (tasks/embeddings.py)
+        self.embedded = 0  # texts embedded so far (a stage takes the difference)
         self._ended = Ended()
 
     @contextmanager
@@ -46,6 +49,19 @@ class Live:
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    @contextmanager
+    def embeddings(self, texts: int) -> Iterator[None]:
+        """`texts` being embedded while the block runs; embedded once it ends without error."""
+        with self._lock:
+            self.embedding += texts
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.embedding -= texts
+        with self._lock:
+            self.embedded += texts
 
     @contextmanager
     def streaming(self) -> Iterator[Callable[[int], None]]:

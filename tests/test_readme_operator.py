@@ -75,10 +75,13 @@ def _checkout(root: Path) -> Path:
 
 
 def _started_in(folder: Path) -> list[psutil.Process]:
-    """The processes running in `folder` (the section's server, mirror, worker, runs)."""
+    """The processes running in `folder` (the section's server, mirror, worker, runs); an
+    ended one its parent has not reaped yet (a zombie) runs no more."""
     mine = []
     for process in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
             if Path(process.cwd()).is_relative_to(folder):
                 mine.append(process)
     return mine

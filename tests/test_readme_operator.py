@@ -87,6 +87,13 @@ def _started_in(folder: Path) -> list[psutil.Process]:
     return mine
 
 
+def _described(process: psutil.Process) -> str:
+    """The process's id, parent and command line, to say which one was left."""
+    with contextlib.suppress(psutil.Error):
+        return f"{process.pid} (parent {process.ppid()}): {' '.join(process.cmdline())[:200]}"
+    return str(process.pid)
+
+
 @pytest.mark.slow
 def test_the_operator_section_runs_a_deployment_to_completed_with_its_artifacts(
     tmp_path: Path, used_prefect_home
@@ -111,6 +118,7 @@ def test_the_operator_section_runs_a_deployment_to_completed_with_its_artifacts(
             start_new_session=True,
         )
     left: list[psutil.Process] = []
+    what: list[str] = []
     try:
         rc = shell.wait(timeout=RUN_S)
         seconds = time.monotonic() - started
@@ -118,6 +126,7 @@ def test_the_operator_section_runs_a_deployment_to_completed_with_its_artifacts(
         deadline = time.monotonic() + 60
         while (left := _started_in(checkout)) and time.monotonic() < deadline:
             time.sleep(1)
+        what = [_described(p) for p in left]
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(shell.pid, signal.SIGKILL)
@@ -128,7 +137,7 @@ def test_the_operator_section_runs_a_deployment_to_completed_with_its_artifacts(
     output = log.read_text(errors="replace")
     assert rc == 0, output[-4000:]
     assert "finished successfully in 'Completed'" in output, output[-4000:]
-    assert not left, f"the section left {[p.pid for p in left]} running"
+    assert not left, f"the section left these running: {what}"
     with contextlib.closing(sqlite3.connect(home / "prefect.db")) as db:
         runs = db.execute(
             "SELECT r.id, r.state_type FROM flow_run r JOIN deployment d "

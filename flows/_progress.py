@@ -1,13 +1,15 @@
 """A stage's progress, as it goes: a bar in the terminal (rich), else a line in the log at a
 steady interval (a pipe, a log file, a deployment's run), and a Prefect progress artifact,
-each with units done / total, LLM calls, tokens, errors and the time left. The counts are
-the stage report's, which counts each call as its stage writer reads it from the call log
-(flows/_stage_writer.py), and this process's requests in flight with the tokens they have
-streamed so far (tasks/llm/live.py), so the line moves during a long request. The line is
-made when it is shown. A unit may be many calls (a whole summary), so the time left is
-paced by the calls, not the units (`TimeLeft`): it counts down while calls complete at a
-steady rate; before the first unit, and once the calls expected are made, it says
-"estimating"."""
+each with units done / total, LLM calls, tokens, errors and the time left. The calls are
+counted as this process's LLM client starts and ends them (tasks/live.py: ended, in
+flight, the tokens streamed so far), so the line moves inside a unit of many calls and
+during a long request, as do the texts embedded and being embedded (a retrieving method's
+unit embeds for long between its calls); the stage report's counts, read from the call log
+as units finish (flows/_stage_writer.py), stand where they are higher (units on Dask). The
+line is made when it is shown. A unit may be many calls (a whole summary), so the time left
+is paced by the calls, not the units (`TimeLeft`): it counts down while calls complete, and
+never grows between two units finished; before the first unit and its first seconds, and
+once it has counted down with units still to finish, it says "estimating"."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from rich.text import Text
 from lilo.flows._artifacts import progress_artifact, update_progress
 from lilo.flows._bar import bar
 from lilo.flows._stage import StageReport, log
-from lilo.tasks.llm.live import LIVE
+from lilo.tasks.live import LIVE
 
 __all__ = ["StageProgress", "TimeLeft"]
 
@@ -33,28 +35,41 @@ __all__ = ["StageProgress", "TimeLeft"]
 class TimeLeft:
     """Seconds left of `total` units at the pace of their work: a unit's work is the calls
     it makes plus one; the work of all units is the work per unit finished (as of the last
-    finish) times `total`, done at the stage's pace so far. None when it cannot be told yet:
-    before the first unit, or once the work expected is done with units still to finish."""
+    finish) times `total`, done at the stage's pace so far. Between two finishes it never
+    grows: it counts down from the last time told. None when it cannot be told yet: before
+    the first unit or `min_s` seconds, and once it has counted down with units to finish."""
 
-    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.total, self._clock = total, clock
+    def __init__(
+        self, total: int, clock: Callable[[], float] = time.monotonic, min_s: float = 10.0
+    ) -> None:
+        self.total, self._clock, self.min_s = total, clock, min_s
         self._started = clock()
         self._done = 0
         self._per_unit = 0.0
+        self._told: tuple[float, float] | None = None  # (when, seconds) since the last finish
 
     def finished(self, done: int, calls: int) -> None:
         """`done` units finished, `calls` LLM calls completed (made or cached) so far."""
         self._done = done
+        self._told = None  # a finish is news: the estimate is made again
         if done:
             self._per_unit = (calls + done) / done
 
     def seconds(self, calls: int) -> float | None:
         """The time left with `calls` LLM calls completed so far."""
-        if not self._done or self._done >= self.total:
+        now = self._clock()
+        elapsed = now - self._started
+        if not self._done or self._done >= self.total or elapsed < self.min_s:
             return None
         work = calls + self._done
-        left = (self._per_unit * self.total - work) * (self._clock() - self._started) / work
-        return left if left >= 1 else None
+        left = (self._per_unit * self.total - work) * elapsed / work
+        if self._told is not None:
+            when, told = self._told
+            left = min(left, told - (now - when))
+        if left < 1:
+            return None
+        self._told = (now, left)
+        return left
 
 
 class StageProgress:
@@ -69,6 +84,7 @@ class StageProgress:
         self.done = self.errors = 0
         self._last = time.monotonic()
         self._time_left = TimeLeft(total)
+        self._since, self._embedded = LIVE.counts(), LIVE.embedded
         self._tty = sys.stderr.isatty()
         self._line_every_s = line_every_s
         self._ended = threading.Event()
@@ -97,27 +113,39 @@ class StageProgress:
         while not self._ended.wait(self._line_every_s):
             log.info("%s: %s", self.report.stage, self._line())
 
+    def _counts(self) -> tuple[int, int, int]:
+        """The stage's LLM calls made, cached and their tokens so far: this process's as its
+        client ends them (tasks/live.py), or the call log's where it has read more (the
+        calls of units on Dask)."""
+        r, live = self.report, LIVE.counts() - self._since
+        made, cached = max(r.llm_made, live.made), max(r.llm_cached, live.cached)
+        return made, cached, max(r.tokens_in + r.tokens_out, live.tokens)
+
     def _line(self) -> str:
-        r = self.report
-        calls = r.llm_made + r.llm_cached
+        made, cached, tokens = self._counts()
         flight = f", {LIVE.in_flight} in flight" if LIVE.in_flight else ""
+        embedded, embedding = LIVE.embedded - self._embedded, LIVE.embedding
+        texts = f", {embedded} texts embedded" if embedded or embedding else ""
+        texts += f" ({embedding} under way)" if embedding else ""
         return (
-            f"{self.done}/{self.total} units, {calls} LLM calls ({r.llm_cached} cached"
-            f"{flight}), {r.tokens_in + r.tokens_out + LIVE.tokens} tokens, "
-            f"{self.errors} errors{self._left()}"
+            f"{self.done}/{self.total} units, {made + cached} LLM calls ({cached} cached"
+            f"{flight}), {tokens + LIVE.tokens} tokens{texts}, {self.errors} errors"
+            f"{self._left()}"
         )
 
     def _left(self) -> str:
         if self.done >= self.total:
             return ""
-        left = self._time_left.seconds(self.report.llm_made + self.report.llm_cached)
+        made, cached, _ = self._counts()
+        left = self._time_left.seconds(made + cached)
         return ", estimating the time left" if left is None else f", about {left:.0f} s left"
 
     def advance(self, n: int, errors: int = 0) -> None:
         self.done += n
         self.errors += errors
         if n:
-            self._time_left.finished(self.done, self.report.llm_made + self.report.llm_cached)
+            made, cached, _ = self._counts()
+            self._time_left.finished(self.done, made + cached)
         self._bar.update(self._task, advance=n)
         self._update()
 

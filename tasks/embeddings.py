@@ -29,6 +29,7 @@ from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.cache import DiskCache, cache_key
 from lilo.tasks.config import EmbeddingSettings, Settings
 from lilo.tasks.errors import LiloError, with_cause
+from lilo.tasks.live import LIVE
 from lilo.tasks.redact import configured_secrets, redact
 
 __all__ = ["Embedder", "EmbeddingError", "resolve_device", "token_windows"]
@@ -342,7 +343,8 @@ class Embedder:
                 else:
                     vectors[key] = vector
             if todo:
-                fresh = _normalise(self._backend.encode(list(todo.values())))
+                with LIVE.embeddings(len(todo)):  # on the progress line (tasks/live.py)
+                    fresh = _normalise(self._backend.encode(list(todo.values())))
                 for key, vector in zip(todo, fresh, strict=True):
                     self.cache.put_bytes(key, vector.tobytes(), ".f32")
                     vectors[key] = vector

@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
         "tasks.backoff",
         "tasks.errors",
         "tasks.lifetime",
+        "tasks.live",
         "tasks.printable",
         "tasks.paper_tags",
         "tasks.probe_records",

@@ -27,6 +27,7 @@ from lilo.tasks.cache import DiskCache, cache_key, canonical_json
 from lilo.tasks.config import ChatEndpointSettings, Price, Settings
 from lilo.tasks.errors import with_cause
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.live import LIVE
 from lilo.tasks.llm.budget import budget_for
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
@@ -275,9 +276,10 @@ class LLMClient:
             }
             try:
                 try:
-                    completion = self.backend.complete(
-                        messages, max_tokens=sent, sending=sending, **ask
-                    )
+                    with LIVE.call():  # in flight on the progress line (tasks/live.py)
+                        completion = self.backend.complete(
+                            messages, max_tokens=sent, sending=sending, **ask
+                        )
                     if testing:
                         self.window.forget()
                 except ContextRejected as rejected:
@@ -289,9 +291,10 @@ class LLMClient:
                         window = f"window {rejected.window} (learned)"
                         raise ContextExceeded(f"context_exceeded: {window}: {rejected}") from None
                     sent = fitted
-                    completion = self.backend.complete(
-                        messages, max_tokens=sent, sending=sending, **ask
-                    )
+                    with LIVE.call():
+                        completion = self.backend.complete(
+                            messages, max_tokens=sent, sending=sending, **ask
+                        )
             except Exception as exc:  # the backend already retried what is retryable
                 # The endpoint's words are untrusted (some echo the key): redacted, and the
                 # original left out of the chain that tracebacks and logs print.
@@ -356,6 +359,7 @@ class LLMClient:
         )
         if self.log is not None:
             self.log.append(call)
+        LIVE.ended(cached=cached, tokens=completion.tokens_in + completion.tokens_out)
         with self._lock:
             self.calls.append(call)
 

@@ -22,8 +22,8 @@ from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.config import Settings
 from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.lifetime import raise_if_stopping
+from lilo.tasks.live import LIVE
 from lilo.tasks.llm.checks import usage_counts
-from lilo.tasks.llm.live import LIVE
 from lilo.tasks.llm.types import (
     API,
     Completion,
@@ -260,7 +260,7 @@ class OpenAIBackend:
             if sending is not None:
                 sending()  # in the ledger, each request: an unstreamed ask again too
             try:
-                with LIVE.request() as received:
+                with LIVE.streaming() as received:
                     if prompt is not None:
                         return self._complete_text(
                             prompt, temperature, max_tokens, received, stream

@@ -181,7 +181,7 @@ def plan_run(settings: Settings) -> Plan:
         "score",
         judge,
         [(f"winrate {a.variant or a.method}", (a, b)) for a, b in pairs],
-        lambda pair: judge_pair(*pair, judge, pack, settings),
+        lambda pair: judge_pair(pair[0], pair[1], judge, pack, settings),
     )
     if settings.stats.judge_repeats:
         plan.notes.append(

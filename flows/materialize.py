@@ -5,6 +5,7 @@ when it ends, with its final status (flows/_run.py)."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 
 from prefect import flow
 
@@ -20,6 +21,7 @@ from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.results_report import leaderboard_table
 from lilo.tasks.scoring import scored_by
 from lilo.tasks.sweep import method_variants
+from lilo.warehouse import Warehouse
 from lilo.warehouse.queries.results import (
     default_version,
     read_board,
@@ -29,21 +31,29 @@ from lilo.warehouse.queries.results import (
 )
 from lilo.warehouse.results import Expected, materialize_results
 
-__all__ = ["materialize_flow"]
+__all__ = ["expected_of", "materialize_flow"]
+
+
+def expected_of(wh: Warehouse, settings: Settings, runs: Sequence[Settings] = ()) -> Expected:
+    """What a run with `settings` asked for: its ready samples (and those waiting for
+    review) x its method variants x its lengths; with `runs`, the variants and lengths of
+    all of them together (the reproduction's runs, one version holding them all)."""
+    ready, qa = ready_samples(wh, settings)
+    every = runs or [settings]
+    return Expected(
+        [s.sample_id for s in ready],
+        list(dict.fromkeys(spec.variant for r in every for _, _, spec in method_variants(r))),
+        list(dict.fromkeys(t for r in every for t in r.generate.target_words)),
+        make_client(settings).backbone,
+        waiting_samples(wh, settings, qa),
+        make_judge_client(settings).backbone,
+    )
 
 
 @flow(name="materialize", log_prints=True)
 def materialize_flow(settings: Settings, run_id: str) -> StageReport:
     with stage("materialize", settings, run_id) as (report, wh):
-        ready, qa = ready_samples(wh, settings)
-        expected = Expected(
-            [s.sample_id for s in ready],
-            [spec.variant for _, _, spec in method_variants(settings)],
-            settings.generate.target_words,
-            make_client(settings).backbone,
-            waiting_samples(wh, settings, qa),
-            make_judge_client(settings).backbone,
-        )
+        expected = expected_of(wh, settings)
         shown = default_version(wh)  # the version the leaderboard shows until now
         result = materialize_results(
             wh,

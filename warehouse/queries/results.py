@@ -18,6 +18,7 @@ __all__ = [
     "has_cell_stats",
     "query_program",
     "headline_scores",
+    "latest_version_run",
     "read_board",
     "ral_recall_of",
     "read_paired",
@@ -122,6 +123,11 @@ def read_paired(source: Source, version: int) -> pd.DataFrame:
 def default_version(source: Source) -> int | None:
     """The result version the analyst views show (the macro `default_result_version`)."""
     return scalar(source, "SELECT default_result_version(NULL)")
+
+
+def latest_version_run(source: Source) -> str | None:
+    """The run that made the latest result version (None before any)."""
+    return scalar(source, "SELECT run_id FROM res_versions ORDER BY version DESC LIMIT 1")
 
 
 def ral_recall_of(source: Source, variant: str) -> pd.DataFrame:

@@ -723,13 +723,16 @@ def test_an_openai_backend_with_neither_key_nor_endpoint_is_one_line_exit_2(
     ],
     ids=["embedding-endpoint", "embedding-device"],
 )
-def test_an_embedding_setting_a_stage_refuses_is_lilo_s_line_and_exit_2(tmp_path, env, expected):
+def test_an_embedding_setting_a_stage_refuses_is_lilo_s_line_and_exit_2(
+    tmp_path, used_prefect_home, env, expected
+):
     """Once `lilo: ValueError: ... (run again with --debug ...)`, exit 1: now the line
     alone, exit 2, as any other bad setting."""
     lilo = Path(sys.executable).parent / "lilo"
     done = subprocess.run(
         [str(lilo), "demo", "--data-dir", str(tmp_path / "data")],
-        env={**os.environ, **env}, capture_output=True, text=True, timeout=600,
+        env={**os.environ, **env, "PREFECT_HOME": str(used_prefect_home(tmp_path / "prefect"))},
+        capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 2, done.stderr[-2000:]

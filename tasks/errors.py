@@ -19,18 +19,18 @@ The whole tree ("alone": the message printed alone; "named": with its class name
     |   +-- UnknownName           tasks/errors.py
     |   +-- UnknownDataset        flows/_load.py
     |   +-- VersionExists         flows/import_benchmark.py
-    |   +-- ConfigError *         tasks/config_loading.py
-    |   +-- ParameterRefused *    tasks/config_loading.py
-    |   +-- BenchmarkError *      tasks/benchmark/_files.py
-    |   +-- CloneError *          tasks/probes/clone.py
-    |   +-- ProbeDataError *      tasks/probes/kinds/base.py
-    |   +-- PromptTooLarge *      tasks/probes/prompts.py
+    |   +-- ConfigError           tasks/config_loading.py
+    |   +-- ParameterRefused      tasks/config_loading.py
+    |   +-- BenchmarkError        tasks/benchmark/_files.py
+    |   +-- CloneError            tasks/probes/clone.py
+    |   +-- ProbeDataError        tasks/probes/kinds/base.py
+    |   +-- PromptTooLarge        tasks/probes/prompts.py
     |   +-- TemplateTooCostly     tasks/prompt_packs/_bounded.py
-    |   +-- ReviewError *         tasks/qa/review.py
-    |   +-- SweepError *          tasks/sweep.py
+    |   +-- ReviewError           tasks/qa/review.py
+    |   +-- SweepError            tasks/sweep.py
     |   +-- MissingExtra          tasks/extras.py
     |   +-- NotLilosFolder        tasks/files.py
-    |   +-- FileTooLarge *        tasks/files.py
+    |   +-- FileTooLarge          tasks/files.py
     |   |   +-- HardLinked        tasks/files.py
     |   |   +-- LinkOutside       tasks/files.py
     |   +-- NotAWarehouse         warehouse/lock.py
@@ -55,11 +55,11 @@ The whole tree ("alone": the message printed alone; "named": with its class name
     +-- EmbeddingError            tasks/embeddings.py
     +-- MethodError               tasks/methods/base.py     (recorded on the generation)
     +-- Quarantined               tasks/clean/errors.py     (recorded in `quarantine`)
-    +-- QAFormatError *           tasks/qa/parse.py
+    +-- QAFormatError             tasks/qa/parse.py
 
-`*`: also a ValueError still, for the callers that catch ValueError around it. A stop
-(tasks/lifetime.py, Interrupted: a KeyboardInterrupt) is no LiloError: a signal exits
-128 + the signal, a cost cap (BudgetSpent) exits 3."""
+No LiloError is also a built-in exception: a caller catches lilo's class, not ValueError or
+RuntimeError. A stop (tasks/lifetime.py, Interrupted: a KeyboardInterrupt) is no LiloError:
+a signal exits 128 + the signal, a cost cap (BudgetSpent) exits 3."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ _BOUNDS = Bounds(_TIMEOUT_S, 1_000_000, "the preflight's limit")
 log = logging.getLogger("lilo")
 
 
-class PreflightError(Unavailable, RuntimeError):
+class PreflightError(Unavailable):
     """A run that cannot work with these settings; the message says what to change."""
 
 

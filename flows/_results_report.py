@@ -50,7 +50,7 @@ def _write(data: ReportData, con: Connection, settings: Settings) -> Path:
 
 def write_report(con: Connection, settings: Settings, version: int | None) -> Path:
     """Write result version `version`'s (default: the latest) report and its drill-down
-    pages under the published results. LookupError when there is no such version."""
+    pages under the published results. NoResults when there is no such version."""
     return _write(_read(con, version), con, settings)
 
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["RunFailed", "RunRecord", "recorded_run"]
 
 
-class RunFailed(LiloError, RuntimeError):
+class RunFailed(LiloError):
     """A run that cannot give what it was asked for; the message says which inputs and why
     (printed alone, exit 1). It is recorded `failed`, ends its Prefect run Failed, and
     publishes nothing new."""

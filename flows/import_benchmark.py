@@ -39,7 +39,7 @@ from lilo.warehouse.queries.quarantine import quarantined, quarantined_under
 __all__ = ["ImportResult", "VersionExists", "import_benchmark_flow"]
 
 
-class VersionExists(InputError, RuntimeError):
+class VersionExists(InputError):
     """The name is taken by a dataset version with other samples: versions are immutable."""
 
 

@@ -55,7 +55,7 @@ _INFLATED = frozenset({"gzip", "x-gzip", "deflate"})
 _WITH_HEADER = 32 + zlib.MAX_WBITS
 
 
-class ReplyRefused(LiloError, RuntimeError):
+class ReplyRefused(LiloError):
     """A reply lilo stops reading: larger than its limit, or in an encoding it did not ask
     for. Not retried: the same server would send it again."""
 

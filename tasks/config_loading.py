@@ -123,12 +123,12 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-class ConfigError(InputError, ValueError):
+class ConfigError(InputError):
     """Settings that cannot be read: a config file or a LILO_* variable; the message names
     which one and, where it can, the line."""
 
 
-class ParameterRefused(InputError, ValueError):
+class ParameterRefused(InputError):
     """A run's parameters set where things are or a key (a PLACE or SECRET setting): the
     message names each, and where to set them instead."""
 

@@ -28,7 +28,7 @@ import numpy as np
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.cache import DiskCache, cache_key
 from lilo.tasks.config import EmbeddingSettings, Settings
-from lilo.tasks.errors import LiloError, with_cause
+from lilo.tasks.errors import InputError, LiloError, with_cause
 from lilo.tasks.live import LIVE
 from lilo.tasks.redact import configured_secrets, redact
 
@@ -44,7 +44,7 @@ _MOST_VECTOR_BYTES = 4 * 65_536
 _POOLING = "windows-weighted-mean-v1"
 
 
-class EmbeddingError(LiloError, RuntimeError):
+class EmbeddingError(LiloError):
     """An embedding request that failed after the backend's retries."""
 
 
@@ -91,7 +91,7 @@ def resolve_device(wanted: str) -> str:
     if wanted == "auto":
         return next((d for d, ok in seen.items() if ok), "cpu")
     if wanted != "cpu" and not seen[wanted]:
-        raise ValueError(
+        raise InputError(
             f"embedding.device={wanted} but torch sees no {wanted.upper()} device here: "
             "set LILO_EMBEDDING__DEVICE=auto (or cpu), or install a torch build for it"
         )
@@ -194,7 +194,7 @@ class _OpenAI:
         import openai
 
         if not cfg.base_url:
-            raise ValueError(
+            raise InputError(
                 "embedding.base_url unset: set LILO_EMBEDDING__BASE_URL to an OpenAI-compatible "
                 "server (TEI, vLLM or Ollama serving bge-base-en-v1.5), "
                 "or use embedding.backend=local"

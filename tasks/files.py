@@ -61,7 +61,7 @@ _OWNED = re.compile(r"^\..+\.lilo-([0-9a-f]{12})-(\d+)-(\d+)\.tmp(?:\.wal)?$")
 _CLAIMED: set[str] = set()
 
 
-class FileTooLarge(InputError, ValueError):
+class FileTooLarge(InputError):
     """A file past a reader's size limit, or not a regular file; the message names it."""
 
 

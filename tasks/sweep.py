@@ -19,7 +19,7 @@ Point = tuple[tuple[str, Any], ...]
 """One point of a sweep: (setting, value) pairs; () is the run's own settings."""
 
 
-class SweepError(InputError, ValueError):
+class SweepError(InputError):
     """A sweep that names no setting, or whose variants the leaderboard could not tell apart."""
 
 

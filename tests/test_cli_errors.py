@@ -4,8 +4,10 @@ is left as it was (or never created). Endpoints are loopback ports nothing liste
 
 from __future__ import annotations
 
+import os
 import random
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -697,3 +699,43 @@ def test_an_openai_backend_with_neither_key_nor_endpoint_is_one_line_exit_2(
     assert code == 2, err
     assert "lilo: llm.backend=openai needs a key or an endpoint: set LILO_LLM__API_KEY" in err
     assert "ValueError" not in err
+
+
+# -- settings found wrong only when a stage reaches them: lilo's line, not a type name ---
+
+
+@pytest.mark.e2e
+@pytest.mark.slow  # lilo in a subprocess, with Prefect's temporary server
+@pytest.mark.skipif(sys.platform == "darwin", reason="an MPS device may be there")
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        (
+            {"LILO_EMBEDDING__BACKEND": "openai"},
+            "lilo: embedding.base_url unset: set LILO_EMBEDDING__BASE_URL to an "
+            "OpenAI-compatible server",
+        ),
+        (
+            {"LILO_EMBEDDING__DEVICE": "mps"},
+            "lilo: embedding.device=mps but torch sees no MPS device here: "
+            "set LILO_EMBEDDING__DEVICE=auto (or cpu)",
+        ),
+    ],
+    ids=["embedding-endpoint", "embedding-device"],
+)
+def test_an_embedding_setting_a_stage_refuses_is_lilo_s_line_and_exit_2(
+    tmp_path, used_prefect_home, env, expected
+):
+    """Once `lilo: ValueError: ... (run again with --debug ...)`, exit 1: now the line
+    alone, exit 2, as any other bad setting."""
+    lilo = Path(sys.executable).parent / "lilo"
+    done = subprocess.run(
+        [str(lilo), "demo", "--data-dir", str(tmp_path / "data")],
+        env={**os.environ, **env, "PREFECT_HOME": str(used_prefect_home(tmp_path / "prefect"))},
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert last.startswith(expected), last
+    assert "ValueError" not in last and "--debug" not in last
+    assert "Traceback" not in done.stderr

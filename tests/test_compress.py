@@ -4,6 +4,8 @@ order, and every sectioning line."""
 
 from __future__ import annotations
 
+import importlib.util
+
 from lilo.tasks.methods.compress import compress_extractive
 from lilo.tasks.tokens import count_word_tokens
 
@@ -30,3 +32,33 @@ def test_the_local_model_keeps_the_paper_s_topic_its_order_and_its_sections(shar
         r"\section{Method} " + " ".join(ON_TOPIC[3:])
     )
     assert count_word_tokens(kept) <= 0.9 * count_word_tokens(PAPER)
+
+
+def test_a_compressor_asked_for_and_missing_is_lilo_s_line_on_the_generation(tmp_path):
+    """compress[llmlingua2] with a model not in the local cache (or no llmlingua package)
+    fails its generation with lilo's own error naming what to install or download."""
+    from test_formulas import _papers
+
+    from lilo.tasks.config import Settings
+    from lilo.tasks.embeddings import Embedder
+    from lilo.tasks.llm import make_client
+    from lilo.tasks.methods import Unit
+    from lilo.tasks.methods.base import get_method
+    from lilo.tasks.prompt_packs import lilo_pack
+    from lilo.tasks.records import Sample
+
+    settings = Settings(data_dir=tmp_path, generate={"llmlingua_model": "lilo-tests/no-such-model"})
+    method = get_method("compress[llmlingua2]", settings.generate, settings.llm, settings.embedding)
+    papers = _papers()
+    sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
+    generation = method.run(
+        Unit(sample, papers, 1000), make_client(settings), Embedder(settings), lilo_pack()
+    )
+    missing = (
+        "MissingExtra: compress[llmlingua2] cannot run: the llmlingua package is not installed"
+        if importlib.util.find_spec("llmlingua") is None
+        else "InputError: compress[llmlingua2] cannot run: lilo-tests/no-such-model is not in "
+        "the local Hugging Face cache (huggingface-cli download lilo-tests/no-such-model)"
+    )
+    assert generation.error.startswith(missing), generation.error
+    assert generation.error.endswith("; or name compress[extractive]")

@@ -17,6 +17,7 @@ from lilo.tasks.cache import cache_key
 from lilo.tasks.clean.latex import clean_source
 from lilo.tasks.config import Settings
 from lilo.tasks.embeddings import Embedder, EmbeddingError, _load, resolve_device, token_windows
+from lilo.tasks.errors import InputError
 from lilo.tasks.methods._splitter import split_recursive
 
 MODEL = "all-MiniLM-L6-v2"
@@ -121,7 +122,7 @@ def test_the_device_is_chosen_recorded_and_checked(tmp_path: Path) -> None:
     assert chosen == ("cuda" if torch.cuda.is_available() else chosen)
     assert chosen in ("cuda", "mps", "cpu")
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="LILO_EMBEDDING__DEVICE=auto"):
+        with pytest.raises(InputError, match="LILO_EMBEDDING__DEVICE=auto"):
             resolve_device("cuda")
     vectors = on_cpu.embed(["kernel learning for Gaussian processes"])
     other = Settings(data_dir=tmp_path / "other")  # its own cache: computed again
@@ -194,7 +195,7 @@ def test_openai_failure_names_the_fix(tmp_path: Path, server: LLMServer) -> None
 
 def test_openai_without_base_url_says_what_to_do(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path).with_overrides({"embedding.backend": "openai"})
-    with pytest.raises(ValueError, match="LILO_EMBEDDING__BASE_URL.*embedding.backend=local"):
+    with pytest.raises(InputError, match="LILO_EMBEDDING__BASE_URL.*embedding.backend=local"):
         Embedder(settings)
 
 

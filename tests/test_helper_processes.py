@@ -68,8 +68,9 @@ def test_a_server_that_fails_to_start_is_named_with_its_output(tmp_path: Path) -
     env["PREFECT_API_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{tmp_path}/no/such/x.db"
     probe = (
         "import sys\nfrom pathlib import Path\nfrom lilo.flows.cli import _server\n"
+        "from lilo.tasks.errors import Unavailable\n"
         "_server.start(Path(sys.argv[1]))\ntry:\n    _server.wait()\n"
-        "except RuntimeError as exc:\n    print(exc)"
+        "except Unavailable as exc:\n    print(exc)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, str(tmp_path / "data")],

@@ -22,6 +22,7 @@ import lilo.tasks.probes.kinds as probe_kinds_package
 from lilo.flows.cli import main
 from lilo.flows.importers.base import _IMPORTERS, available_importers
 from lilo.tasks.config import OfflineSettings
+from lilo.tasks.errors import InputError
 from lilo.tasks.llm.offline import OfflineEngine, reply
 from lilo.tasks.llm.offline.base import _REPLIES, offline_replies
 from lilo.tasks.methods import available_methods
@@ -224,11 +225,18 @@ def _ask(text: str) -> str:
 
 
 def test_an_offline_reply_is_one_file(added, monkeypatch, tmp_path):
-    with pytest.raises(ValueError, match=r"register a reply for it with @offline_reply"):
+    with pytest.raises(InputError, match=r"register a reply for it with @offline_reply"):
         _ask("Say it back: hello")
     added.append(_add_file(monkeypatch, tmp_path, offline_package, _REPLIES, "echo", REPLY))
     assert _ask("Say it back: hello") == "hello"
     assert [r.name for r in offline_replies()][-1] == "write"  # still the last resort
+
+
+def test_a_planner_prompt_that_states_no_length_is_lilo_s_line_for_the_offline_engine():
+    """A benchmark's planner template without "about N words": the offline engine says what
+    to change, as lilo's InputError, not a ValueError."""
+    with pytest.raises(InputError, match=r"state it in the pack's task template"):
+        _ask("<instruction>Summarise the papers.</instruction>")
 
 
 def test_a_method_carries_its_own_offline_reply(added, monkeypatch, tmp_path):

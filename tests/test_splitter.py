@@ -9,6 +9,7 @@ from conftest import PAPERS
 
 from lilo.tasks.clean.latex import clean_source
 from lilo.tasks.config import Settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.methods._splitter import split_recursive, word_tokens
 
 
@@ -71,7 +72,7 @@ def test_chunks_as_the_reference_splits(
 
 
 def test_bad_overlap_names_the_setting() -> None:
-    with pytest.raises(ValueError, match="generate.ral"):
+    with pytest.raises(InputError, match="generate.ral"):
         split_recursive("text", 100, 100)
 
 

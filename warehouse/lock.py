@@ -16,11 +16,11 @@ from lilo.warehouse.db import Warehouse
 __all__ = ["NotAWarehouse", "WarehouseBusy", "not_a_warehouse", "open_warehouse"]
 
 
-class WarehouseBusy(Unavailable, RuntimeError):
+class WarehouseBusy(Unavailable):
     """Another process held the warehouse file for longer than we were willing to wait."""
 
 
-class NotAWarehouse(InputError, RuntimeError):
+class NotAWarehouse(InputError):
     """The warehouse file is not a DuckDB database: lilo neither reads nor writes it."""
 
 

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from lilo.flows.cli._errors import CLIError
 from lilo.tasks.config import Settings
 
 __all__ = ["lilo_defaults", "quiet_prefect", "running_flows", "start_prefect_early"]
@@ -96,10 +95,7 @@ def running_flows(debug: bool) -> Iterator[None]:
     from lilo.flows.cli._server import wait
     from lilo.tasks.printable import PrintableRecords
 
-    try:
-        api_url = wait()
-    except RuntimeError as exc:
-        raise CLIError(str(exc), code=1) from exc
+    api_url = wait()  # Unavailable (exit 1, its line alone) when the server does not start
     updates: dict[Any, Any] = {PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
     if api_url:
         updates[PREFECT_API_URL] = api_url

@@ -114,7 +114,7 @@ def wait() -> str:
     """The started server's API address once it answers /health ("" when none was
     started, or when Prefect's settings name an API now: a later command in the same
     process, under a test harness, reports there); a server that exits or does not answer
-    in time is a RuntimeError with what to do."""
+    in time is Unavailable, with what to do."""
     if _PROCESS is None or _configured(loaded=True):
         return ""
     import requests
@@ -141,11 +141,12 @@ def wait() -> str:
             except requests.RequestException:
                 pass
             time.sleep(0.05)
+    from lilo.tasks.errors import Unavailable
     from lilo.tasks.lifetime import how_it_ended
 
     code, log = _PROCESS.poll(), _LOG
     stop(keep_log=True)
-    raise RuntimeError(
+    raise Unavailable(
         "Prefect's temporary server "
         + (how_it_ended(code) if code is not None else "did not answer in time")
         + f" (its output: {log}): start one with `prefect server start` and set "

@@ -16,7 +16,7 @@ from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._settings import settings_from_args
 from lilo.flows.cli._warehouse import require_warehouse
 from lilo.tasks.leaderboard import Board
-from lilo.warehouse.queries.results import read_board
+from lilo.warehouse.queries.results import NoResults, read_board
 from lilo.warehouse.queries.reviews import waiting_note
 from lilo.warehouse.read_only import read_only
 
@@ -38,7 +38,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     with read_only(published) as con:
         try:
             board = Board.of(read_board(con, args.dataset, args.result_version))
-        except LookupError as exc:
+        except NoResults as exc:
             waiting = waiting_note(con)
             raise CLIError(f"{exc}" + (f"; {waiting}" if waiting else ""), code=1) from exc
     write_board(board, args.format)
@@ -233,7 +233,7 @@ def print_published(published: Path) -> bool:
     with read_only(published) as con:
         try:
             board = Board.of(read_board(con))
-        except LookupError:
+        except NoResults:
             return False
     print_board(board)
     return True

@@ -17,13 +17,14 @@ __all__ = ["register"]
 def cmd_report(args: argparse.Namespace) -> int:
     from lilo.flows._results_report import write_report
     from lilo.tasks.results_report import cache_figures
+    from lilo.warehouse.queries.results import NoResults
 
     settings = settings_from_args(args)
     cache_figures(settings)
     with published_results(settings) as con:
         try:
             path = write_report(con, settings, args.result_version)
-        except LookupError as exc:
+        except NoResults as exc:
             raise CLIError(str(exc), code=1) from exc
     print(path.resolve())
     return 0

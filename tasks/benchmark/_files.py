@@ -49,7 +49,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _REASONS: dict[type[FileTooLarge], str] = {LinkOutside: "link_outside", HardLinked: "hard_link"}
 
 
-class BenchmarkError(InputError, ValueError):
+class BenchmarkError(InputError):
     """The benchmark cannot be read at all (a missing folder); the message says what to give."""
 
 

@@ -64,7 +64,7 @@ def _client(base_url: str, api_key: str, timeout_s: float, max_bytes: int) -> An
     )
 
 
-class BadReply(LiloError, RuntimeError):
+class BadReply(LiloError):
     """A 200 whose body is no usable completion: cut-off or non-JSON body, no choices, or
     empty content. Asked again like a 5xx, since a well-behaved server never sends one."""
 

@@ -31,7 +31,7 @@ Message = dict[str, str]
 API = Literal["chat", "completions"]
 
 
-class LLMError(LiloError, RuntimeError):
+class LLMError(LiloError):
     """A call that failed after the backend's retries."""
 
 

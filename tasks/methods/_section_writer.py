@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from lilo.tasks.config import Section
+from lilo.tasks.errors import InputError
 from lilo.tasks.methods._prompts import _template, task_instruction
 from lilo.tasks.methods.base import Run
 from lilo.tasks.text import count_words
@@ -57,7 +58,10 @@ def word_chunks(texts: Sequence[str], size: int, overlap: int) -> list[Chunk]:
     """Each paper cut into windows of `size` whitespace words sharing `overlap` (the
     authors' code counts words), in document order; the text keeps its line breaks."""
     if not 0 <= overlap < size:
-        raise ValueError(f"overlap {overlap} must be >= 0 and below chunk size {size}")
+        raise InputError(
+            f"overlap {overlap} must be >= 0 and below chunk size {size}: fix the method's "
+            "overlap_words/chunk_words in the settings (generate.<method>)"
+        )
     chunks: list[Chunk] = []
     for paper, text in enumerate(texts, 1):
         tokens = re.findall(r"\S+\s*", text)

@@ -23,6 +23,8 @@ import functools
 from collections import defaultdict
 from collections.abc import Callable
 
+from lilo.tasks.errors import InputError
+
 __all__ = ["SEPARATORS", "split_recursive", "word_tokens"]
 
 SEPARATORS = ("\n\n", "\n", ". ", ", ", " ", "")
@@ -58,7 +60,7 @@ def split_recursive(text: str, chunk_words: int, overlap_words: int) -> list[str
     """The reference's chunks of `text`, in order (an empty one included, where a window
     held only whitespace)."""
     if not 0 <= overlap_words < chunk_words:
-        raise ValueError(
+        raise InputError(
             f"overlap_words={overlap_words} must be >= 0 and below chunk_words={chunk_words}: "
             "fix generate.ral in the settings"
         )

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-class MethodError(LiloError, RuntimeError):
+class MethodError(LiloError):
     """A method could not produce a summary (e.g. an unusable plan)."""
 
 

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from lilo.tasks.embeddings import Embedder
+from lilo.tasks.errors import InputError
+from lilo.tasks.extras import MissingExtra
 from lilo.tasks.methods.agentwrite import (
     PLAN_WRITE,
     SEES_WRITTEN,
@@ -78,15 +80,17 @@ def _model(s: MethodSettings[None], compressor: str) -> str:
     }.get(compressor, s.embedding.model)
 
 
-def _missing(model: str) -> str:
-    """What is missing to run LLMLingua with `model` ("" when ready)."""
+def _missing(model: str) -> InputError | None:
+    """What is missing to run LLMLingua with `model` (None when ready): the extra or the model."""
     if importlib.util.find_spec("llmlingua") is None:
-        return "the llmlingua package is not installed (pip install -e '.[compress]')"
+        return MissingExtra("the llmlingua package is not installed (pip install -e '.[compress]')")
     from huggingface_hub import try_to_load_from_cache
 
     if not isinstance(try_to_load_from_cache(model, "config.json"), str):
-        return f"{model} is not in the local Hugging Face cache (huggingface-cli download {model})"
-    return ""
+        return InputError(
+            f"{model} is not in the local Hugging Face cache (huggingface-cli download {model})"
+        )
+    return None
 
 
 @functools.cache
@@ -101,7 +105,7 @@ def _llmlingua(compressor: str, model: str) -> Any:
 def _args(s: MethodSettings[None]) -> dict[str, Any]:
     wanted = s.generate.compressor
     if wanted == "auto":
-        ready = not _missing(s.generate.llmlingua_model)
+        ready = _missing(s.generate.llmlingua_model) is None
         wanted = "llmlingua2" if ready else "extractive"
     return {
         "ratio": s.generate.compress_ratio,
@@ -142,8 +146,8 @@ def compress(
 
     def shrink(text: str, embedder: Embedder) -> str:
         if compressor in LINGUA:
-            if why := _missing(compressor_model):
-                raise RuntimeError(
+            if (why := _missing(compressor_model)) is not None:
+                raise type(why)(
                     f"compress[{compressor}] cannot run: {why}; or name compress[extractive]"
                 )
             # LLMLingua-2 keeps line breaks only when told to; LLMLingua keeps lines as units.

@@ -37,7 +37,7 @@ MAX_IMPORT_CHARS = 3_000_000_000
 MAX_IMPORT_FILES = 100
 
 
-class CloneError(InputError, ValueError):
+class CloneError(InputError):
     """Nothing to read at the path given."""
 
 

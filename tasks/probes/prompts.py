@@ -165,7 +165,7 @@ def _beyond_placeholders(text: str, placeholders: Sequence[str]) -> str:
     return ""
 
 
-class PromptTooLarge(InputError, ValueError):
+class PromptTooLarge(InputError):
     """A template that would build a prompt past any endpoint's window."""
 
 

@@ -27,7 +27,7 @@ _GROWTH, _SLACK = 4, 1_000_000
 _LOOP_FILTER = "lilo_bounded_loop"
 
 
-class TemplateTooCostly(InputError, RuntimeError):
+class TemplateTooCostly(InputError):
     """A template from outside lilo whose render went past its size or time bound."""
 
 

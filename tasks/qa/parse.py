@@ -54,7 +54,7 @@ _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 _TRAILING_COMMA_RE = re.compile(r",(\s*[\]}])")
 
 
-class QAFormatError(LiloError, ValueError):
+class QAFormatError(LiloError):
     """A reply that is not the JSON the prompt asked for; the message tells the model why."""
 
 

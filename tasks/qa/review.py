@@ -50,7 +50,7 @@ KEEP: Final = "keep as is"  # the form's default decision: the pair stays as it 
 FormAction = Literal["keep as is", "approve", "reject", "edit"]
 
 
-class ReviewError(InputError, ValueError):
+class ReviewError(InputError):
     """A decision that cannot be recorded; the message says what to change."""
 
 

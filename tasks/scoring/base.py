@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lilo.tasks.config import Settings
+from lilo.tasks.errors import InputError
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.prompt_packs import PromptPack
 from lilo.tasks.records import Generation, PaperText, QAPair, Sample, ScoreRow
@@ -106,9 +107,9 @@ def scorer(
     recorded only. A `diagnostic` headline is no quality score: a generation counts as scored
     once it has every other headline score, and it has no paired comparison."""
     if not _NAME.match(name):
-        raise ValueError(f"scorer {name!r}: a name is lower-case letters, digits and _")
+        raise InputError(f"scorer {name!r}: give it a name of lower-case letters, digits and _")
     if label and not _LABEL.match(label):
-        raise ValueError(f"scorer {name!r}: label {label!r} is not like S_x (letters, digits)")
+        raise InputError(f"scorer {name!r}: label {label!r} is not like S_x: give one like S_q")
 
     def register(function: Scorer) -> Scorer:
         headline = Headline(name, label, order, about, diagnostic) if label else None

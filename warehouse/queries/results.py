@@ -9,11 +9,13 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from lilo.tasks.errors import LiloError
 from lilo.tasks.report_records import BoardRows, ReportData, Scope, length_label
 from lilo.warehouse.queries._read import Source, frame, scalar, tuples
 
 __all__ = [
     "ANALYST_VIEWS",
+    "NoResults",
     "default_version",
     "has_cell_stats",
     "query_program",
@@ -27,6 +29,11 @@ __all__ = [
     "scope_changes",
     "view",
 ]
+
+
+class NoResults(LiloError):
+    """No result version matches what was asked for; the message names those there are."""
+
 
 # The analyst views a run's artifacts show whole.
 ANALYST_VIEWS = (
@@ -61,16 +68,16 @@ def query_program(published: Path) -> str:
 def read_board(source: Source, dataset: str | None = None, version: int | None = None) -> BoardRows:
     """Result version `version`, or the one the `leaderboard` view shows (the macro
     `default_result_version`: the latest published, else the latest), among those of dataset
-    version `dataset` when given. LookupError naming what there is when nothing matches."""
+    version `dataset` when given. NoResults naming what there is when nothing matches."""
     known = tuples(
         source,
         "SELECT version, dataset_version, partial, published FROM res_versions ORDER BY version",
     )
     if not known:
-        raise LookupError("no result versions yet: runs publish once summaries are scored")
+        raise NoResults("no result versions yet: runs publish once summaries are scored")
     datasets = sorted({d for _, d, _, _ in known})
     if dataset is not None and dataset not in datasets:
-        raise LookupError(
+        raise NoResults(
             f"no results for dataset version {dataset!r}: there are {', '.join(datasets)}"
         )
     candidates = [k for k in known if dataset is None or k[1] == dataset]
@@ -81,13 +88,13 @@ def read_board(source: Source, dataset: str | None = None, version: int | None =
         if not found:
             versions = ", ".join(str(k[0]) for k in candidates)
             where = f" of dataset version {dataset!r}" if dataset else ""
-            raise LookupError(f"no result version {version}{where}: there are {versions}")
+            raise NoResults(f"no result version {version}{where}: there are {versions}")
         chosen = found[0]
         rows = frame(source, "SELECT * FROM leaderboard_of(?)", [chosen[0]])
         paired = read_paired(source, chosen[0])
         scope = read_scope(source, chosen[0])
     except (duckdb.CatalogException, duckdb.BinderException) as exc:  # a copy not remade
-        raise LookupError(
+        raise NoResults(
             f"these results were published by an older lilo ({exc.args[0].splitlines()[0]}): "
             "any run publishes them again with today's views"
         ) from exc
@@ -197,13 +204,13 @@ ORDER BY method, r.target_words, r.generation_id
 
 def read_report_data(source: Source, version: int | None = None) -> ReportData:
     """Result version `version` (default: the latest), without dataset statistics (the
-    caller adds them). Raises LookupError naming the versions there are."""
+    caller adds them). Raises NoResults naming the versions there are."""
     versions = [r[0] for r in tuples(source, "SELECT version FROM res_versions ORDER BY 1")]
     if not versions:
-        raise LookupError("no result versions yet: run the pipeline until summaries are scored")
+        raise NoResults("no result versions yet: run the pipeline until summaries are scored")
     version = versions[-1] if version is None else version
     if version not in versions:
-        raise LookupError(f"no result version {version}: there are {', '.join(map(str, versions))}")
+        raise NoResults(f"no result version {version}: there are {', '.join(map(str, versions))}")
     created_at, dataset_version, partial = tuples(
         source,
         "SELECT created_at, dataset_version, partial FROM res_versions WHERE version = ?",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from lilo.tasks.config import OfflineSettings
+from lilo.tasks.errors import InputError
 from lilo.tasks.llm.offline.base import offline_replies
 from lilo.tasks.llm.types import Completion, Message
 from lilo.tasks.tokens import count_word_tokens
@@ -31,7 +32,7 @@ def reply(messages: list[Message], offline: OfflineSettings) -> Completion:
             text = handler.respond(messages, offline)
             break
     else:
-        raise ValueError(
+        raise InputError(
             "the offline engine does not know this prompt: register a reply for it with "
             "@offline_reply(name, matches=...) (tasks/llm/offline/base.py; docs/contributing.md), "
             "or use an OpenAI-compatible backend"

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lilo.tasks.config import OfflineSettings
+from lilo.tasks.errors import InputError
 from lilo.tasks.formatting import pipe_table
 from lilo.tasks.llm.offline._reader import reader
 from lilo.tasks.paper_tags import parse_paper_blocks
@@ -157,7 +158,10 @@ def states_length(prompt: str) -> bool:
 def target_words(prompt: str) -> int:
     match = _TARGET_RE.search(prompt)
     if match is None:
-        raise ValueError("no 'about N words' in the prompt: the task instruction states it")
+        raise InputError(
+            "the offline engine reads the length from 'about N words' in the task instruction: "
+            "state it in the pack's task template, or use an OpenAI-compatible backend"
+        )
     return int(match.group(1))
 
 

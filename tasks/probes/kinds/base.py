@@ -37,7 +37,7 @@ __all__ = [
 Embed = Callable[[list[str]], np.ndarray]
 
 
-class ProbeDataError(InputError, ValueError):
+class ProbeDataError(InputError):
     """The probe data asked for is not there (not imported, too few QA pairs...)."""
 
 

@@ -29,9 +29,9 @@ from lilo.warehouse.queries.results import (
     scope_changes,
     view,
 )
-from lilo.warehouse.results import Expected, materialize_results
+from lilo.warehouse.results import Expected, ResultVersion, materialize_results
 
-__all__ = ["expected_of", "materialize_flow"]
+__all__ = ["expected_of", "materialize_flow", "result_version"]
 
 
 def expected_of(wh: Warehouse, settings: Settings, runs: Sequence[Settings] = ()) -> Expected:
@@ -50,19 +50,27 @@ def expected_of(wh: Warehouse, settings: Settings, runs: Sequence[Settings] = ()
     )
 
 
+def result_version(
+    wh: Warehouse, settings: Settings, run_id: str, expected: Expected
+) -> ResultVersion | None:
+    """The result version of `expected` made by `run_id` (the latest one when its cells are
+    the same), scored by the registered scores; None while nothing is scored."""
+    return materialize_results(
+        wh,
+        settings.dataset_version,
+        run_id,
+        expected,
+        scored_by=scored_by(),
+        publish_partial=settings.publish_partial,
+    )
+
+
 @flow(name="materialize", log_prints=True)
 def materialize_flow(settings: Settings, run_id: str) -> StageReport:
     with stage("materialize", settings, run_id) as (report, wh):
         expected = expected_of(wh, settings)
         shown = default_version(wh)  # the version the leaderboard shows until now
-        result = materialize_results(
-            wh,
-            settings.dataset_version,
-            run_id,
-            expected,
-            scored_by=scored_by(),
-            publish_partial=settings.publish_partial,
-        )
+        result = result_version(wh, settings, run_id, expected)
         if result is None:
             report.note("no scores yet: nothing to materialize")
             return report

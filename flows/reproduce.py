@@ -18,7 +18,7 @@ from lilo.flows._load import check_dataset_version, load_pack, load_papers, read
 from lilo.flows._publish import publish as publish_copy
 from lilo.flows._stage import open_warehouse
 from lilo.flows._statistics import record_statistics
-from lilo.flows.materialize import expected_of
+from lilo.flows.materialize import expected_of, result_version
 from lilo.flows.pipeline import lilo_run_dataset
 from lilo.tasks.config import Settings
 from lilo.tasks.config_loading import flow_parameters, run_settings
@@ -54,7 +54,7 @@ from lilo.tasks.reproduce.sections import (
     table4_beside,
 )
 from lilo.tasks.results_report import data_uri
-from lilo.tasks.scoring import leaderboard_scores, scored_by
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.tasks.sweep import method_variants
 from lilo.tasks.tokens import count_word_tokens
 from lilo.warehouse.queries.calls import generation_history, judge_cost, run_calls
@@ -67,7 +67,6 @@ from lilo.warehouse.queries.results import (
     latest_version_run,
     ral_recall_of,
 )
-from lilo.warehouse.results import materialize_results
 
 if TYPE_CHECKING:
     from lilo.tasks.methods.ral_writer import RALSettings
@@ -184,14 +183,7 @@ def _materialize_together(settings: Settings, planned: list[Planned], run_ids: l
         if run_id is None:
             return
         expected = expected_of(wh, settings, [p.settings for p in planned])
-        result = materialize_results(
-            wh,
-            settings.dataset_version,
-            run_id,
-            expected,
-            scored_by=scored_by(),
-            publish_partial=settings.publish_partial,
-        )
+        result = result_version(wh, settings, run_id, expected)
         if result is None:
             return
         record_statistics(wh, result.version, settings)

@@ -209,6 +209,20 @@ def estimate_rows(planned: list[Planned]) -> list[dict[str, Any]]:
     return [_estimate_row(p) for p in planned]
 
 
+def paper_variants(settings: Settings, lengths: tuple[int, ...]) -> dict[str, str]:
+    """The leaderboard label of each paper method in the Table 2 run (`compress` runs as
+    `compress[extractive]` where LLMLingua is not installed): the cells that stand beside
+    the paper's."""
+    table2_run = next(run for run in plan_runs(lengths) if run.name == "table2")
+    at = settings.with_overrides(table2_run.overrides)
+    return {name: spec.variant for name, _, spec in method_variants(at)}
+
+
+def _stands_for(own: dict[str, str]) -> str:
+    renamed = [f"{method} is {variant}" for method, variant in own.items() if variant != method]
+    return f" lilo's cells: {', '.join(renamed)}." if renamed else ""
+
+
 def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...]) -> list[Section]:
     views = reproduction_views(wh)
     intervals, cost, sweep = views["cell_intervals"], views["cost"], views["ral_sweep"]
@@ -217,6 +231,7 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
     permutation, spread = views["position_permutation"], views["judge_spread"]
     at = figure_length(lengths)
     main_rows = intervals[~intervals["variant"].str.startswith("ral_writer[")]
+    own = paper_variants(settings, lengths)
     aw = score_means(wh, version, "agentwrite", at)
     means = {
         "s_c": aw.get("consistency"),
@@ -256,8 +271,9 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "shown beside the paper's only where lilo ran 4k, 8k and 16k. "
             + statements_about("Table 2")
             + " "
-            + statements_about("Compress"),
-            table2_beside(intervals),
+            + statements_about("Compress")
+            + _stands_for(own),
+            table2_beside(intervals, own),
         ),
         _overall_check(),
         Section(
@@ -271,7 +287,7 @@ def _sections(settings: Settings, wh: Any, version: int, lengths: tuple[int, ...
             "is not within noise. not run: lilo has no cell at that length or method. lilo's "
             "backbone need not be the paper's: a claim about an ordering is compared across "
             "models, values are not.",
-            claims(published_numbers(), scores, seed=settings.stats.seed),
+            claims(published_numbers(), scores, seed=settings.stats.seed, own=own),
             marked="reproduced",
         ),
         _table3(settings, wh),

@@ -227,6 +227,47 @@ def test_table2_beside_the_paper_keeps_every_published_row() -> None:
     assert table4_beside(cost.iloc[0:0])["lilo"].isna().all()
 
 
+def _with_compress(scores: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """`scores` plus compress's rows under `variant`: AgentWrite's values, S_l 1 lower."""
+    aw = scores[scores["method"] == "agentwrite"]
+    compress = aw.assign(method="compress", variant=variant)
+    compress["value"] -= (compress["score"] == "length").astype(float)
+    return pd.concat([scores, compress], ignore_index=True)
+
+
+def test_compress_under_its_compressors_label_stands_for_the_papers_compress() -> None:
+    """lilo's compress runs as `compress[extractive]` where LLMLingua is not installed: that
+    is the cell beside the paper's compress in Table 2 and in the claims, never dropped for
+    not being named `compress`; a sweep's variant still is not the method's."""
+    scores = _with_compress(_scores("openai:Qwen/Qwen2.5-14B-Instruct"), "compress[extractive]")
+    own = {"compress": "compress[extractive]"}
+    row = table2_beside(_intervals(scores), own).set_index(["backbone", "method", "length"])
+    cell = row.loc[("Qwen2.5-14B-Instruct", "compress", "4k")]
+    assert cell["S_l lilo"].startswith("61.5 [") and cell["n"] == 6
+    unnamed = table2_beside(_intervals(scores)).set_index(["backbone", "method", "length"])
+    assert unnamed.loc[("Qwen2.5-14B-Instruct", "compress", "4k"), "S_l lilo"] == "-"
+    below = claims(published_numbers(), scores, own=own)
+    below = below[below["claim"] == "Single's S_l far below the Plan-Write methods'"]
+    with_compress = below[below["lilo_setting"].str.contains("compress")]
+    assert len(with_compress) and set(with_compress["agrees"]) == {"yes"}
+    swept = _with_compress(_scores(), "compress[extractive,sees-written]")
+    assert set(
+        claims(published_numbers(), swept, own=own).query(
+            "claim == \"Single's S_l far below the Plan-Write methods'\" "
+            "and lilo_setting.str.contains('compress')"
+        )["agrees"]
+    ) == {"not run"}
+
+
+def test_the_paper_methods_labels_are_those_of_the_table2_run() -> None:
+    from lilo.flows.reproduce import paper_variants
+    from lilo.tasks.config import Settings
+
+    own = paper_variants(Settings(), (4000,))
+    assert set(own) == {"single", "agentwrite", "compress", "ral_writer"}
+    assert own["single"] == "single" and own["compress"].startswith("compress[")
+
+
 def test_table2_marks_a_difference_within_noise_and_table4_the_increase() -> None:
     cells = pd.DataFrame(
         [

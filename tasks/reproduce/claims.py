@@ -8,14 +8,14 @@ score rows in, one record per claim and lilo setting out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pandas as pd
 
 from lilo.tasks.formatting import fixed
 from lilo.tasks.leaderboard import TOO_SMALL
-from lilo.tasks.reproduce.significance import OVERALL, with_overall
+from lilo.tasks.reproduce.significance import OVERALL, own_variants, with_overall
 from lilo.tasks.stats import Paired, paired_comparison
 
 __all__ = ["COLUMNS", "claims"]
@@ -34,12 +34,12 @@ def _length(n: int) -> str:
 
 
 class _Lilo:
-    """lilo's per-sample values of one result version: each method's own variant (a sweep's
-    variants are not the paper's methods), the lengths it ran and Overall."""
+    """lilo's per-sample values of one result version: each method's own variant
+    (`own_variants`), the lengths it ran and Overall."""
 
-    def __init__(self, scores: pd.DataFrame, seed: int) -> None:
+    def __init__(self, scores: pd.DataFrame, seed: int, own: Mapping[str, str] | None) -> None:
         data = with_overall(scores) if not scores.empty else scores
-        self.data = data[data["variant"] == data["method"]] if not data.empty else data
+        self.data = own_variants(data, own)
         self.seed = seed
 
     def backbones(self) -> list[str]:
@@ -247,12 +247,19 @@ def _observations(paper: pd.DataFrame, lilo: _Lilo) -> Iterator[dict[str, Any]]:
                 yield _record(claim, text, all(falling), lb, setting, shown, agrees, test)
 
 
-def claims(paper: pd.DataFrame, scores: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+def claims(
+    paper: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    seed: int = 0,
+    own: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """Every claim (COLUMNS): the paper's values and whether they bear it out (`paper_holds`),
     lilo's means, whether lilo's run agrees (`not run`: a length or method lilo has not run),
     the paired difference over samples with its 95% interval, p and n; `reproduced` when
     lilo agrees and the difference is not within noise. `scores`: headline score rows
-    (sample_id, method, variant, target_words, backbone, score, value)."""
-    lilo = _Lilo(scores, seed)
+    (sample_id, method, variant, target_words, backbone, score, value); `own`: the variant
+    that stands for each paper method (`own_variants`)."""
+    lilo = _Lilo(scores, seed, own)
     rows = [*_ranking(paper, lilo), *_observations(paper, lilo)]
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -4,6 +4,7 @@ published number beside lilo's (tasks/reproduce/published.csv)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -12,7 +13,7 @@ from lilo.tasks.formatting import fixed
 from lilo.tasks.leaderboard import TOO_SMALL
 from lilo.tasks.methods._splitter import split_recursive
 from lilo.tasks.reproduce.published import published_numbers, same_backbone
-from lilo.tasks.reproduce.significance import OVERALL
+from lilo.tasks.reproduce.significance import OVERALL, own_variants
 
 __all__ = ["restated_chunks", "table2", "table2_beside", "table4", "table4_beside"]
 
@@ -59,10 +60,10 @@ _PAPER_LENGTHS = (4000, 8000, 16000, OVERALL)
 _SCORES = {"length": "S_l", "consistency": "S_c", "quality": "S_q"}
 
 
-def _lilo_cells(intervals: pd.DataFrame) -> pd.DataFrame:
-    """Each method's own variant (a sweep's variants are not the paper's methods), with
-    `best`: the highest mean of its backbone, length and score."""
-    cells = intervals[intervals["variant"] == intervals["method"]].copy()
+def _lilo_cells(intervals: pd.DataFrame, own: Mapping[str, str] | None) -> pd.DataFrame:
+    """Each method's own variant (`own_variants`), with `best`: the highest mean of its
+    backbone, length and score."""
+    cells = own_variants(intervals, own).copy()
     top = cells.groupby(["backbone", "target_words", "score"])["mean"].transform("max")
     cells["best"] = cells["mean"] == top
     return cells
@@ -72,17 +73,17 @@ def _ran_paper_lengths(cells: pd.DataFrame, backbone: str) -> bool:
     return set(_PAPER_LENGTHS) <= set(cells.loc[cells["backbone"] == backbone, "target_words"])
 
 
-def table2_beside(intervals: pd.DataFrame) -> pd.DataFrame:
+def table2_beside(intervals: pd.DataFrame, own: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every value of the paper's Table 2 (backbone x method x length, Overall last) beside
     lilo's cell on the same backbone: mean [95% interval], n, and lilo minus the paper. A
     backbone lilo has not run keeps the paper's rows alone; a backbone of lilo's that the
     paper did not run follows with lilo's rows alone. `*`: the paper's underlined best of
     its setting; `+`: lilo's best of its setting. lilo's Overall stands beside the paper's
     only when lilo ran the paper's three lengths (else the two are means over other
-    lengths)."""
+    lengths). `own`: the variant that stands for each paper method (`own_variants`)."""
     paper = published_numbers()
     paper = paper[paper["table"] == "table2"]
-    cells = _lilo_cells(intervals)
+    cells = _lilo_cells(intervals, own)
     by = {
         (r["backbone"], r["method"], int(r["target_words"]), r["score"]): r
         for r in cells.to_dict(orient="records")

@@ -6,17 +6,29 @@ scored at (all the cell's lengths, else the sample is left out of Overall)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from lilo.tasks.stats import bootstrap_interval, paired_comparison
 
-__all__ = ["OVERALL", "cell_statistics", "paired_statistics", "with_overall"]
+__all__ = ["OVERALL", "cell_statistics", "own_variants", "paired_statistics", "with_overall"]
 
 OVERALL = 0
 
 _CELL = ["variant", "target_words", "backbone", "score"]
+
+
+def own_variants(rows: pd.DataFrame, own: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The rows of each method's own variant, the one that stands for the paper's method:
+    `own[method]` (the label the method's run without a sweep gives, e.g.
+    `compress[extractive]`), else the variant named as the method. A sweep's variants
+    (`ral_writer[k=8]`) are not the paper's methods."""
+    if rows.empty:
+        return rows
+    wanted = rows["method"].map(lambda m: (own or {}).get(m, m))
+    return rows[rows["variant"] == wanted]
 
 
 def with_overall(scores: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -31,7 +30,6 @@ log = logging.getLogger("lilo")
 _BURST = 1  # requests the rate limit lets start at once, beyond its decay
 
 
-@lru_cache(maxsize=1)
 def configured_api() -> str:
     """The Prefect API this process was configured with (environment, then profile), ""
     without one. Read afresh, not from Prefect's context: a run's temporary server is set

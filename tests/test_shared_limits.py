@@ -105,16 +105,21 @@ WORKER = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def prefect_api(tmp_path_factory) -> Iterator[dict[str, str]]:
-    """`prefect server start` on a free loopback port, PREFECT_HOME in a temporary folder;
-    the environment that points a process at it."""
-    home = tmp_path_factory.mktemp("prefect-home")
+    with prefect_server(tmp_path_factory.mktemp("prefect-home")) as env:
+        yield env
+
+
+@contextlib.contextmanager
+def prefect_server(home: Path) -> Iterator[dict[str, str]]:
+    """`prefect server start` on a free loopback port, PREFECT_HOME in `home`; the
+    environment that points a process at it."""
     port = str(_free_port())
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false"}  # fmt: skip
     log = home / "server.log"
     with log.open("wb") as out:
         server = subprocess.Popen(
-            [Path(sys.executable).parent / "prefect", "server", "start"]
+            [sys.executable, "-m", "prefect", "server", "start"]
             + ["--host", "127.0.0.1", "--port", port],
             env=env,
             stdout=out,
@@ -136,18 +141,20 @@ def prefect_api(tmp_path_factory) -> Iterator[dict[str, str]]:
         server.wait(timeout=30)
 
 
-def run_workers(server: LLMServer, env: dict[str, str], data_dir: Path, mode: str) -> None:
-    """Two worker processes sending to `server` for WINDOW_S seconds, 8 threads each."""
+def run_workers(
+    server: LLMServer, env: dict[str, str], data_dir: Path, mode: str, window_s: float = WINDOW_S
+) -> None:
+    """Two worker processes sending to `server` for `window_s` seconds, 8 threads each."""
     workers = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, server.base_url, str(data_dir / name), name]
-            + [str(WINDOW_S), mode, str(CONCURRENCY), str(RPM)],
+            + [str(window_s), mode, str(CONCURRENCY), str(RPM)],
             env=env,
         )
         for name in ("w1", "w2")
     ]
     for worker in workers:
-        assert worker.wait(timeout=WINDOW_S + 300) == 0
+        assert worker.wait(timeout=window_s + 300) == 0
 
 
 def most_in_window(arrivals: list[float], window_s: float) -> int:

@@ -270,6 +270,11 @@ class ChatEndpointSettings(EndpointSettings):
     concurrency: Annotated[int, BOUND] = Field(4, ge=1)
     rpm: Annotated[int, PACING] = Field(0, ge=0)
     tpm: Annotated[int, PACING] = Field(0, ge=0)
+    # Where these limits hold: auto: for the endpoint as a whole when a Prefect server is
+    # configured (PREFECT_API_URL), through its global concurrency and rate limits, which
+    # every worker shares (tasks/llm/shared.py), and per process as well; off: per worker
+    # process only. Changes no reply.
+    shared_limits: Annotated[Literal["auto", "off"], PACING] = "auto"
     # What the served weights are where the address does not say: a server lilo starts
     # (`--local-model`) gets a free port each time. Set, it stands for `base_url` in cache
     # keys and generation ids, so a rerun is served from the cache; "": the address.

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +33,7 @@ from lilo.tasks.llm.budget import budget_for
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.limits import Limits, limits_for
+from lilo.tasks.llm.shared import shared_limits_for
 from lilo.tasks.llm.types import (
     Backend,
     Completion,
@@ -70,7 +72,10 @@ class LLMClient:
         self._lock = threading.Lock()
         cfg = settings.llm
         where = f"{backend.name}:{getattr(backend, 'base_url', '')}"
-        self._endpoint = limits_for(where, backend.model, Limits(cfg.concurrency, cfg.rpm, cfg.tpm))
+        limits = Limits(cfg.concurrency, cfg.rpm, cfg.tpm)
+        self._endpoint = limits_for(where, backend.model, limits)
+        # The endpoint-wide limits on a configured Prefect server (tasks/llm/shared.py).
+        self._shared = shared_limits_for(where, backend.model, limits, cfg.shared_limits)
         self.window = window_for(backend, cache, cfg.context_window)
 
     @property
@@ -248,7 +253,8 @@ class LLMClient:
             if self.log is not None:
                 self.log.sent(key, self.backend.name, self.backend.model, purpose)
 
-        with self._endpoint.slots:
+        shared = self._shared.slot() if self._shared else nullcontext()
+        with self._endpoint.slots, shared:
             raise_if_stopping()  # a stopping run sends nothing new (tasks/lifetime.py)
             try:
                 sent, testing = self.window.fit(messages, max_tokens) if fit else (max_tokens, 0)

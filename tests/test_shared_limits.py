@@ -29,7 +29,7 @@ from lilo.tasks.llm.shared import limit_names, shared_limits_for
 from tests.llm_server import LLMServer
 
 SERVER_START_S = 600  # `prefect server start` is slow on a loaded machine
-WINDOW_S = 20.0  # how long the workers send: the rule below over this window
+WINDOW_S = 10.0  # how long the workers send: the rule below over this window
 RPM, CONCURRENCY = 120, 4
 
 

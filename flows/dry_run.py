@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lilo.flows._load import load_generations, load_pack, load_papers, ready_samples
-from lilo.flows._stage import open_warehouse
+from lilo.flows._stage import StageReport, open_warehouse
 from lilo.flows.generate import generation_work
 from lilo.flows.score import winrate_pairs
 from lilo.tasks.config import Settings
@@ -26,6 +26,7 @@ from lilo.tasks.files import write_atomic
 from lilo.tasks.llm import make_client, make_judge_client
 from lilo.tasks.llm.planning import PlannedCall, PlanningClient
 from lilo.tasks.methods import get_method
+from lilo.tasks.probes import ask, get_probe_task
 from lilo.tasks.records import Generation
 from lilo.tasks.scoring import ScoreContext, available_scorers, get_scorer
 from lilo.tasks.scoring.winrate import judge_pair
@@ -35,7 +36,7 @@ from lilo.warehouse.queries.generations import (
     succeeded_generations,
 )
 
-__all__ = ["Plan", "PlanRow", "format_plan", "keep_plan", "kept_plan", "plan_run"]
+__all__ = ["Plan", "PlanRow", "format_plan", "keep_plan", "kept_plan", "plan_probe", "plan_run"]
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Plan:
 
     config_hash: str
     units: int = 0
+    what: str = "generations to make"  # what a unit is, as the first line says
     rows: list[PlanRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -108,6 +110,7 @@ class Plan:
         return {
             "config_hash": self.config_hash,
             "units": self.units,
+            "what": self.what,
             "rows": [r.__dict__ for r in self.rows],
             "total": self.total().__dict__,
             "notes": self.notes,
@@ -196,6 +199,24 @@ def plan_run(settings: Settings) -> Plan:
     return plan
 
 
+def plan_probe(task_name: str, settings: Settings) -> Plan:
+    """A probe run under `settings` planned (`lilo probe TASK --dry-run`): every answer it
+    would ask, each asked of a `PlanningClient`, in rows per probe set."""
+    from lilo.flows.probe import probe_work
+
+    plan = Plan(settings.config_hash(), what="answers to ask")
+    llm = PlanningClient(make_client(settings))
+    report = StageReport(f"probe-{task_name}", "dry-run")
+    _, units, prompts = probe_work(
+        get_probe_task(task_name), settings, llm, Embedder(settings), report
+    )
+    plan.units = len(units)
+    items = [(f"{task_name} {u.variant}", u) for u in units]
+    _replay(plan, "probe", llm, items, lambda u: ask(u, prompts, llm))
+    plan.notes += report.notes
+    return plan
+
+
 def _plan_path(settings: Settings, config_hash: str) -> Path:
     return settings.cache_dir / "plans" / f"{config_hash}.json"
 
@@ -229,7 +250,8 @@ def _cost(r: dict[str, Any]) -> str:
 
 def format_plan(plan: dict[str, Any]) -> list[str]:
     """The plan as the CLI prints it, one line per stage and method, then the total."""
-    lines = [f"dry run: {plan['units']} generations to make; no call is sent"]
+    what = plan.get("what", "generations to make")
+    lines = [f"dry run: {plan['units']} {what}; no call is sent"]
     for r in [*plan["rows"], plan["total"]]:
         send = r["calls"] - r["cached"]
         how = "exact" if r["exact_in"] == r["tokens_in"] else "estimated"

@@ -14,11 +14,11 @@ from typing import Any
 
 from prefect import flow
 
-from lilo.flows._probe_plan import plan_probes, read_inputs, stored_prompts
+from lilo.flows._probe_plan import ProbePlan, plan_probes, read_inputs, stored_prompts
 from lilo.flows._probe_report import publish_probe_report, this_run_curve
 from lilo.flows._progress import StageProgress
 from lilo.flows._run import recorded_run
-from lilo.flows._stage import open_warehouse, stage, timed_stage
+from lilo.flows._stage import StageReport, open_warehouse, stage, timed_stage
 from lilo.flows._stage_writer import StageWriter
 from lilo.flows._units import run_units
 from lilo.tasks.config import Settings
@@ -28,6 +28,7 @@ from lilo.tasks.parallel import fan_out
 from lilo.tasks.probe_records import ProbeAnswer, ProbeUnit
 from lilo.tasks.probes import (
     ProbePrompts,
+    ProbeTask,
     ask,
     available_probe_tasks,
     get_probe_task,
@@ -37,7 +38,7 @@ from lilo.tasks.provenance import code_version
 from lilo.tasks.records import Quarantine
 from lilo.warehouse.probes import materialize_probes
 
-__all__ = ["ProbeRunResult", "lilo_probes", "probe_flow"]
+__all__ = ["ProbeRunResult", "lilo_probes", "probe_flow", "probe_work"]
 
 
 @dataclass
@@ -68,6 +69,27 @@ def _ask_all(
     fan_out(lambda u: ask(u, prompts, llm), units, settings.llm.concurrency, on_done)
 
 
+def probe_work(
+    task: ProbeTask, settings: Settings, llm: LLMClient, embedder: Embedder, report: StageReport
+) -> tuple[list[ProbePlan], list[ProbeUnit], ProbePrompts]:
+    """What a probe run asks: its sets, every unit of them and the prompts (the
+    warehouse's, in a base model's form where `llm.api` says completions)."""
+    with open_warehouse(settings) as wh:
+        prompts = ProbePrompts.choose(stored_prompts(wh))
+        inputs = read_inputs(wh, task, settings.probe)
+    if llm.backend.api() == "completions":  # a base model's form (`llm.api`)
+        prompts = prompts.as_completions()
+    plans = plan_probes(inputs, task, settings.probe, embedder, report)
+    units = [
+        u
+        for plan in plans
+        for u in units_for(
+            plan.items, plan.variant, plan.positions, settings.probe.query_aware, plan.baselines
+        )
+    ]
+    return plans, units, prompts
+
+
 @flow(name="probe", log_prints=True)
 def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
     """Ask every item of the configured sizes at every gold position (and the baselines),
@@ -77,24 +99,8 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
     with recorded_run(settings, f"probe-{task_name}") as run:
         with timed_stage(f"probe-{task_name}", run.run_id) as report:
             embedder = Embedder(settings)
-            with open_warehouse(settings) as wh:
-                prompts = ProbePrompts.choose(stored_prompts(wh))
-                inputs = read_inputs(wh, task, settings.probe)
-            if llm.backend.api() == "completions":  # a base model's form (`llm.api`)
-                prompts = prompts.as_completions()
-            plans = plan_probes(inputs, task, settings.probe, embedder, report)
+            plans, units, prompts = probe_work(task, settings, llm, embedder, report)
             report.embeddings_made, report.embeddings_cached = embedder.computed, embedder.cached
-            units = [
-                u
-                for plan in plans
-                for u in units_for(
-                    plan.items,
-                    plan.variant,
-                    plan.positions,
-                    settings.probe.query_aware,
-                    plan.baselines,
-                )
-            ]
             writer = StageWriter(report, settings)
             writer.queue_rows(
                 "dim_probe_items", [i for p in plans if p.made for i in p.items], ("item_id",)

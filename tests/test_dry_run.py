@@ -97,3 +97,23 @@ def test_the_cache_s_share_becomes_all_once_a_real_run_made_the_calls(
     calls, cached, send = _total(out)
     assert calls == cached == planned[0] and send == 0
     assert "cost 0" in out
+
+
+def test_a_probe_dry_run_plans_its_answers_and_asks_nothing(tmp_path, capsys, prefect_harness):
+    """`lilo probe kv --dry-run`: one planned call per answer, none sent (the endpoint sees
+    no request); after the real probe every planned call is the cache's."""
+    data = tmp_path / "data"
+    probe = ["probe", "kv", "--keys", "10", "--positions", "0,9", "--examples", "2"]
+    with LLMServer() as server:
+        url = ["--set", f"llm.base_url={server.base_url}", *OPENAI]
+        assert main([*probe, "--data-dir", str(data), *url, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        assert server.requests == [] and server.asked == []
+        assert "dry run: 4 answers to ask; no call is sent" in out, out
+        assert re.search(r"probe\s+kv \S+\s+4 calls, 0 cached", out), out
+        assert _total(out) == (4, 0, 4)
+        assert main([*probe, "--data-dir", str(data), *url]) == 0
+        made = len(server.asked)
+        capsys.readouterr()
+        assert main([*probe, "--data-dir", str(data), *url, "--dry-run"]) == 0
+        assert _total(capsys.readouterr().out) == (4, 4, 0) and made == 4

@@ -40,6 +40,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         if key.startswith("probe.") and value is not None
     ]
     settings = settings_from_args(args, *given)
+    if args.dry_run:
+        return _dry_run(args, settings)
     start_prefect_early(settings)
     from lilo.flows._units import elsewhere
 
@@ -51,6 +53,17 @@ def cmd_probe(args: argparse.Namespace) -> int:
         result = probe_flow(args.task, settings.with_overrides(model))
     _print_probe(result)
     return 1 if result.failed == result.units else 0
+
+
+def _dry_run(args: argparse.Namespace, settings: Any) -> int:
+    """`--dry-run`: the probe's calls and cost planned and printed; nothing sent or written
+    (flows/dry_run.py). A local model is not started: the plan sends nothing."""
+    from lilo.flows.dry_run import format_plan, plan_probe
+
+    with served(args.local_model, settings.data_dir, settings.llm.api) as model:
+        plan = plan_probe(args.task, settings.with_overrides(model))
+    print("\n".join(format_plan(plan.as_dict())))
+    return 0
 
 
 def _print_probe(result: Any) -> None:
@@ -177,5 +190,12 @@ def register(sub: Any) -> None:
         for flag in task.flags:
             _add_setting(p, flag)
         add_local_model_arg(p, "asks it")
+        p.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="plan the probe and print what it would send (calls per probe set, the "
+            "cache's share, input tokens, output tokens at their budgets, the cost range at "
+            "llm.prices); no model is called and the warehouse is not written",
+        )
         add_common_args(p)
         p.set_defaults(func=cmd_probe)

@@ -2,7 +2,8 @@
 /v1/batches and /v1/batches/{id}, as OpenAI documents them. A batch moves validating ->
 in_progress -> finalizing -> completed, one status a poll; `hold` keeps it in_progress;
 `mode` "expired" or "failed" ends it so, and "partial" answers the requests whose prompt
-holds "fail" in the error file instead of the output file."""
+holds "fail" in the error file instead of the output file; `respond(prompt, n)` is the
+reply to a request's last message (an echo unless set)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -28,6 +30,8 @@ class BatchServer(ThreadingHTTPServer):
         self.hold = False
         self.mode = "completed"
         self.ids = itertools.count(1)
+        self.respond: Callable[[str, int], str] = lambda prompt, n: f"echo: {prompt}"
+        self.answered = 0  # requests the output files answered
         self.lock = threading.Lock()
 
     @property
@@ -77,7 +81,8 @@ class BatchServer(ThreadingHTTPServer):
                 errors.append({"id": f"r-{next(self.ids)}", "custom_id": line["custom_id"],
                                "response": None, "error": error})  # fmt: skip
                 continue
-            text = f"echo: {prompt}"
+            text = self.respond(prompt, self.answered)
+            self.answered += 1
             body = {
                 "id": f"chatcmpl-{next(self.ids)}",
                 "object": "chat.completion",

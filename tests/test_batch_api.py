@@ -17,13 +17,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from batch_server import BatchServer  # noqa: E402
+from test_llm_failures import PAPER, SAMPLE, _healthy, _seed_scoring  # noqa: E402
 
 from lilo.flows._run import recorded_run  # noqa: E402
 from lilo.flows._stage import timed_stage  # noqa: E402
 from lilo.flows._stage_writer import StageWriter  # noqa: E402
 from lilo.flows._units import run_units  # noqa: E402
+from lilo.flows.score import score_flow  # noqa: E402
 from lilo.tasks.config import Settings  # noqa: E402
 from lilo.tasks.llm import LLMError, make_judge_client  # noqa: E402
+from lilo.tasks.records import PaperText  # noqa: E402
 from lilo.warehouse import Warehouse  # noqa: E402
 
 PRICE = {"input": 2.0, "output": 8.0}
@@ -155,6 +158,37 @@ def test_a_run_killed_while_its_batch_runs_picks_the_same_batch_up(
         assert sum(c["cost"] for c in made) == pytest.approx(
             sum(c["tokens_in"] * 1.0 + c["tokens_out"] * 4.0 for c in made) / 1e6
         )
+
+
+def test_the_score_stage_judges_through_batches_and_its_rerun_asks_nothing(
+    tmp_path, prefect_harness
+):
+    with BatchServer() as server:
+        server.respond = _healthy
+        settings = _settings(tmp_path, server.base_url).with_overrides(
+            {"llm": {"backend": "openai", "base_url": server.base_url, "api_key": "sk-test",
+                     "model": "scripted"},
+             "qa": {"quota_single": 2, "quota_cross": 0, "max_rounds": 1}}
+        )  # fmt: skip
+        paper = PaperText("2601.00001", "KernelForge", PAPER, 40, 60, "main.tex", "t", "s", "c")
+        with Warehouse(settings.db_path) as wh:
+            wh.upsert("dim_papers", [paper], ("paper_id",), extra={"run_id": "seed"})
+            wh.upsert("dim_samples", [SAMPLE], ("sample_id",), extra={"run_id": "seed"})
+        _seed_scoring(settings)
+        first = score_flow(settings, "r1")
+        batches = server.counts["POST /v1/batches"]
+        # The checklist and the QA answers in one batch, the answers' grades in a second.
+        assert batches == 2 and first.llm_made == server.answered > 0
+        with Warehouse(settings.db_path) as wh:
+            scores = {r["score"]: r["value"] for r in wh.rows("SELECT * FROM fct_scores")}
+            made = wh.rows("SELECT batched FROM fct_llm_calls WHERE NOT cached")
+        assert scores["quality"] == 50.0 and scores["consistency"] == 100.0
+        assert len(made) == server.answered and all(c["batched"] for c in made)
+        with Warehouse(settings.db_path) as wh:
+            wh.con.execute("DELETE FROM fct_scores")  # scored again: from the cache alone
+        again = score_flow(settings, "r2")
+        assert again.llm_made == 0 and again.llm_cached > 0
+        assert server.counts["POST /v1/batches"] == batches
 
 
 if __name__ == "__main__":  # the run the test above kills while its batch runs

@@ -29,6 +29,7 @@ from lilo.tasks.llm import LLMClient
 from lilo.tasks.llm.batch import BATCH_FAILED, BATCH_LANDED, Collector, batch_price, run_batch
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.records import LLMCall
+from lilo.tasks.redact import configured_secrets
 
 if TYPE_CHECKING:
     from prefect import Task
@@ -137,6 +138,7 @@ def batch_rounds(
             price=price,
             poll_s=cfg.batch_poll_s,
             log=log,
+            secrets=configured_secrets(settings),
         )
 
 

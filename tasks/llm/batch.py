@@ -30,6 +30,7 @@ from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.llm.types import LLMError
 from lilo.tasks.records import LLMCall
+from lilo.tasks.redact import redact_reply
 
 __all__ = [
     "BATCH_FAILED",
@@ -107,6 +108,7 @@ def run_batch(
     price: Price | None,
     poll_s: float,
     log: CallLog | None,
+    secrets: list[str] = [],  # noqa: B006 (read only)
     on_created: Callable[[str], None] = lambda batch_id: None,
 ) -> str:
     """Sends `requests` as one batch (or picks up the one already sent for them), waits for
@@ -148,7 +150,7 @@ def run_batch(
             status = (line.get("response") or {}).get("status_code", 200)
             if request is None or status != 200 or not reply.get("choices"):
                 continue
-            _land(cache, log, request, reply, backend, model, price, waited)
+            _land(cache, log, request, reply, (backend, model), price, waited, secrets)
             answered.add(key)
             BATCH_LANDED.add(key)
     errors: dict[str, str] = {}
@@ -189,14 +191,17 @@ def _land(
     log: CallLog | None,
     request: Pending,
     reply: dict[str, Any],
-    backend: str,
-    model: str,
+    endpoint: tuple[str, str],
     price: Price | None,
     waited: float,
+    secrets: list[str],
 ) -> None:
-    """One batched reply into the cache, as a reply sent alone is, and into the ledger."""
+    """One batched reply into the cache, as a reply sent alone is (the configured secrets
+    it echoes redacted), and into the ledger."""
+    backend, model = endpoint
     choice = reply["choices"][0]
     text = str((choice.get("message") or {}).get("content") or "")
+    text, redacted = redact_reply(text, secrets)
     usage = reply.get("usage") or {}
     tokens_in, tokens_out = (
         int(usage.get("prompt_tokens", 0)),
@@ -210,7 +215,7 @@ def _land(
         "latency_s": waited,
         "finish_reason": finish,
         "sent_max_tokens": request.body.get("max_tokens"),
-        "redacted": 0,
+        "redacted": redacted,
     }
     cache.put_json(request.key, entry)
     if log is not None:
@@ -227,6 +232,7 @@ def _land(
                 request=request.blob,
                 response=text,
                 finish_reason=finish,
+                redacted=redacted,
                 cost=price.of(tokens_in, tokens_out) if price else None,
                 batched=True,
             )

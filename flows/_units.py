@@ -13,6 +13,7 @@ thread."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -23,16 +24,21 @@ from prefect.utilities.annotations import quote
 
 from lilo.tasks.config import RunnerSettings, Settings
 from lilo.tasks.extras import require_extra
+from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.llm import LLMClient
+from lilo.tasks.llm.batch import BATCH_FAILED, BATCH_LANDED, Collector, batch_price, run_batch
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.records import LLMCall
+from lilo.tasks.redact import configured_secrets
 
 if TYPE_CHECKING:
     from prefect import Task
     from prefect.futures import PrefectFuture
     from prefect_dask import DaskTaskRunner
 
-__all__ = ["check_runner", "elsewhere", "run_units"]
+__all__ = ["batch_rounds", "check_runner", "elsewhere", "run_units"]
+
+log_ = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -65,12 +71,18 @@ def run_units(
     settings: Settings,
     log: CallLog,
     on_done: Callable[[list[tuple[T, R]]], None],
+    *,
+    batchable: Callable[[T], bool] | None = None,
     **params: Any,
 ) -> list[Any]:
     """Every unit of `work` through `fan`, as the task `name` (threads) or `name-batch`
-    tasks (Dask); returns what each task's `fan` returned."""
+    tasks (Dask); returns what each task's `fan` returned. With `batchable` and the
+    client's endpoint set to batch (`llm.batch`, `judge.batch`), the requests of the units
+    it picks go through OpenAI's Batch API first (`batch_rounds`)."""
     if not work:
         return []
+    if batchable is not None:
+        batch_rounds(fan, client, [w for w in work if batchable(w)], settings, log, params)
     if settings.runner.kind == "dask":
         batch = _batch.with_options(name=f"{name}-batch")
         return _run_batches(
@@ -78,6 +90,56 @@ def run_units(
         )
     units = _units.with_options(name=name)
     return [units(fan, client, quote(work), settings, log, on_done, params)]
+
+
+# Rounds of batches a stage sends at most: its calls that feed on another's reply (a QA
+# answer's grade) go in the round after it.
+_ROUNDS = 3
+
+
+def batch_rounds(
+    fan: Fan,
+    client: Client,
+    work: Sequence[Any],
+    settings: Settings,
+    log: CallLog,
+    params: dict[str, Any],
+) -> None:
+    """The replies the units of `work` ask for, made through OpenAI's Batch API into the
+    cache (tasks/llm/batch.py), where the stage's own pass finds them: each round runs the
+    units on a collecting client in the flow's process (nothing written, no call made) and
+    sends what it collected as one batch; a request a batch did not answer fails in the
+    stage's pass, and the next run asks it again. Nothing where the endpoint does not batch."""
+    BATCH_FAILED.clear()
+    BATCH_LANDED.clear()
+    llm = client(settings)
+    cfg = llm.settings.llm
+    if not cfg.batch or not work or llm.backend.name != "openai":
+        return
+    llm.collector = Collector()
+    model = llm.backend.model
+    price = batch_price(cfg.prices.get(model), cfg.batch_prices.get(model))
+    for _ in range(_ROUNDS):
+        for item in work:
+            raise_if_stopping()
+            try:
+                fan([item], settings, llm, lambda done: None, **params)
+            except Exception:  # a unit fed placeholders may fail: its own pass will say
+                log_.debug("a collecting round's unit failed", exc_info=True)
+        requests = llm.collector.take()
+        if not requests:
+            return
+        run_batch(
+            llm.backend.batch_client(),  # type: ignore[attr-defined]
+            llm.cache,
+            requests,
+            backend=llm.backend.name,
+            model=model,
+            price=price,
+            poll_s=cfg.batch_poll_s,
+            log=log,
+            secrets=configured_secrets(settings),
+        )
 
 
 @task(cache_policy=NO_CACHE)

@@ -132,7 +132,15 @@ def generate_flow(settings: Settings, run_id: str) -> StageReport:
             writer,
         ):
             counts = run_units(
-                "generate", _generate, make_client, work, settings, writer.log, finished, pack=pack
+                "generate",
+                _generate,
+                make_client,
+                work,
+                settings,
+                writer.log,
+                finished,
+                pack=pack,
+                batchable=lambda item: item[0] == "single",  # one call each (`llm.batch`)
             )
             report.embeddings_made = sum(made for made, _ in counts)
             report.embeddings_cached = sum(cached for _, cached in counts)

@@ -142,7 +142,15 @@ def score_flow(settings: Settings, run_id: str) -> StageReport:
             writer,
         ):
             run_units(
-                "score", _score, make_judge_client, work, settings, writer.log, finished, pack=pack
+                "score",
+                _score,
+                make_judge_client,
+                work,
+                settings,
+                writer.log,
+                finished,
+                pack=pack,
+                batchable=lambda _: True,  # the judge's calls, answers before grades
             )
             quarantined += _winrates(report, writer, settings, generations, judged, pack)
         report.note(

@@ -301,6 +301,12 @@ class ChatEndpointSettings(EndpointSettings):
     # Prices by model name at this endpoint (`Price`); a model without one: its calls' cost
     # is unknown (NULL in the ledger), never 0. Changes no reply.
     prices: Annotated[dict[str, Price], PACING] = {}
+    # Calls that can wait sent through OpenAI's Batch API (tasks/llm/batch.py): a stage's
+    # requests that feed no other call as one batch, polled every `batch_poll_s`, at
+    # `batch_prices` (by model; unset: half of `prices`). Changes no reply.
+    batch: Annotated[bool, PACING] = False
+    batch_poll_s: Annotated[float, PACING] = Field(30.0, gt=0.0)
+    batch_prices: Annotated[dict[str, Price], PACING] = {}
 
 
 class LLMSettings(ChatEndpointSettings):

@@ -168,6 +168,8 @@ class LLMCall:
     # What the call's tokens cost at its endpoint's price (`llm.prices`), None when the model
     # has no price; a call served from the cache was paid for when it was made.
     cost: float | None = None
+    # Made through OpenAI's Batch API (tasks/llm/batch.py), at the batch price.
+    batched: bool = False
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,14 @@ from lilo.tasks.config import ChatEndpointSettings, Price, Settings
 from lilo.tasks.errors import with_cause
 from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.live import LIVE
+from lilo.tasks.llm.batch import (
+    BATCH_FAILED,
+    BATCH_LANDED,
+    PLACEHOLDER,
+    BatchFailed,
+    Collector,
+    Pending,
+)
 from lilo.tasks.llm.budget import budget_for
 from lilo.tasks.llm.checks import cached_completion
 from lilo.tasks.llm.ledger import CallLog
@@ -69,6 +77,8 @@ class LLMClient:
         self.settings = settings
         self.log = log
         self.calls: list[LLMCall] = []
+        # Set: a round that collects the requests the cache lacks for a batch (`_collect`).
+        self.collector: Collector | None = None
         self._lock = threading.Lock()
         cfg = settings.llm
         where = f"{backend.name}:{getattr(backend, 'base_url', '')}"
@@ -117,8 +127,25 @@ class LLMClient:
         hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
         if hit is not None:
             completion, latency = hit
-            self._record(key, purpose, blob, completion, latency, cached=True)
+            if self.collector is not None:
+                pass
+            elif key in BATCH_LANDED:  # made by this process's batch: in the ledger as such
+                BATCH_LANDED.discard(key)
+            else:
+                self._record(key, purpose, blob, completion, latency, cached=True)
             return completion
+        if self.collector is not None:
+            return self._collect(
+                key,
+                blob,
+                purpose,
+                messages,
+                temperature,
+                max_tokens,
+                ask=(attempt, response_format, text),
+            )
+        if key in BATCH_FAILED:  # the batch sent for it did not answer it
+            raise BatchFailed(f"{self.backbone} failed for {purpose}: {BATCH_FAILED[key]}")
         flight = f"{self.cache.root}:{key}"
         with _LOCK:
             shared = _IN_FLIGHT.get(flight)
@@ -168,6 +195,43 @@ class LLMClient:
         mine.set_result((completion, latency))
         self._record(key, purpose, blob, completion, latency, cached=hit is not None)
         return completion
+
+    def _collect(
+        self,
+        key: str,
+        blob: str,
+        purpose: str,
+        messages: list[Message],
+        temperature: float,
+        max_tokens: int,
+        ask: tuple[int, dict[str, Any] | None, CompletionPrompt | None],
+    ) -> Completion:
+        """A round's answer to a request the cache does not hold (tasks/llm/batch.py): the
+        placeholder, the request collected for the batch unless it feeds on a placeholder,
+        asks again, is a completion (the batch sends chats), failed in a batch already, or
+        cannot fit its window."""
+        attempt, response_format, text = ask
+        placeholder = Completion(PLACEHOLDER, 0, 0)
+        if PLACEHOLDER in blob or attempt or text is not None or key in BATCH_FAILED:
+            return placeholder
+        sent: int | None = max_tokens or None
+        if self.settings.llm.fit_max_tokens:
+            try:
+                sent, _ = self.window.fit(messages, sent)
+            except ContextExceeded:  # the stage's own pass fails it as ever
+                return placeholder
+        body: dict[str, Any] = {
+            "model": self.backend.model,
+            "messages": messages,
+            "temperature": temperature,
+        }
+        if sent is not None:
+            body["max_tokens"] = sent
+        if response_format is not None:
+            body["response_format"] = response_format
+        assert self.collector is not None
+        self.collector.add(Pending(key, body, blob, purpose))
+        return placeholder
 
     def _request(
         self,

@@ -169,6 +169,7 @@ class LedgerReader:
                     "finish_reason": c.finish_reason or None,
                     "redacted": c.redacted,
                     "cost": c.cost,
+                    "batched": c.batched,
                 }
                 for n, c in enumerate(calls)
             ],

@@ -113,6 +113,10 @@ class OpenAIBackend:
         self._key = api_key or "not-needed"
         self._client = _client(self.base_url, self._key, cfg.timeout_s, cfg.max_reply_bytes)
 
+    def batch_client(self) -> Any:
+        """The `openai.OpenAI` client of this endpoint: what sends its batches."""
+        return self._client
+
     def fingerprint(self) -> dict[str, object]:
         """Two servers may serve different weights under one model name: the address, or
         what `llm.weights` names (a server started on a free port, flows/cli/_local_model.py);

@@ -143,7 +143,7 @@ def plan_run(settings: Settings) -> Plan:
     llm = PlanningClient(make_client(settings))
     work = generation_work(settings, llm, papers, ready, pack, done)
     plan.units = len(work)
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     methods = {}
     for name, point, _ in work:
         at = settings.with_overrides(dict(point)) if point else settings
@@ -181,7 +181,7 @@ def plan_run(settings: Settings) -> Plan:
         "score",
         judge,
         [(f"winrate {a.variant or a.method}", (a, b)) for a, b in pairs],
-        lambda pair: judge_pair(pair[0], pair[1], judge, pack, settings),
+        lambda pair: judge_pair(pair[0], pair[1], judge, pack, settings.judge),
     )
     if settings.stats.judge_repeats:
         plan.notes.append(

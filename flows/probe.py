@@ -76,7 +76,7 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
     llm = make_client(settings)
     with recorded_run(settings, f"probe-{task_name}") as run:
         with timed_stage(f"probe-{task_name}", run.run_id) as report:
-            embedder = Embedder(settings)
+            embedder = Embedder(settings.embedding, settings.data_dir)
             with open_warehouse(settings) as wh:
                 prompts = ProbePrompts.choose(stored_prompts(wh))
                 inputs = read_inputs(wh, task, settings.probe)

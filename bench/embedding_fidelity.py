@@ -37,7 +37,7 @@ from unittest import mock
 import numpy as np
 
 from lilo.tasks.clean.latex import clean_source
-from lilo.tasks.config import Settings
+from lilo.tasks.config import EmbeddingSettings, Settings
 from lilo.tasks.embeddings import Embedder, _load
 from lilo.tasks.methods import _splitter
 from lilo.tasks.methods._splitter import SEPARATORS, split_recursive, word_tokens
@@ -271,7 +271,7 @@ def embeddings(papers: dict[str, str]) -> None:
     all_overlap: list[int] = []
     seconds, embedded = 0.0, 0
     with tempfile.TemporaryDirectory(prefix="lilo-bench-") as tmp:
-        embedder = Embedder(Settings(data_dir=Path(tmp)))
+        embedder = Embedder(EmbeddingSettings(), Path(tmp))
         for sample in samples:
             chunks = split_recursive("\n\n".join(papers[s] for s in sample), SIZE, OVERLAP)
             pieces = [_pieces(model.tokenizer, c) for c in chunks]

@@ -70,7 +70,11 @@ def run(
     topic, papers, facts = cleaned_triplet(root)
     located = locate(papers, facts)
     settings = settings_for(root / "data", neglect, {"generate.longscope.preset": preset})
-    llm, embedder, pack = make_client(settings), Embedder(settings), lilo_pack()
+    llm, embedder, pack = (
+        make_client(settings),
+        Embedder(settings.embedding, settings.data_dir),
+        lilo_pack(),
+    )
     sample = Sample(
         "s1",
         "v1",
@@ -83,7 +87,9 @@ def run(
     qa = []
     if score:
         qa_settings = settings.with_overrides({"llm.offline.middle_neglect": 0.0})
-        qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
+        qa = generate_qa(
+            sample, papers, qa_settings.qa, qa_settings.judge, make_client(qa_settings), embedder
+        ).pairs
     results: dict[tuple[str, int], dict[str, Any]] = {}
     for name in methods:
         spec = get_method(name, settings.generate, settings.llm, settings.embedding)

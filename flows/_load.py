@@ -49,7 +49,7 @@ def ready_samples(
     ready = [
         in_reading_order(s, settings.generate)
         for s in samples
-        if is_ready(qa.get(s.sample_id, []), settings)
+        if is_ready(qa.get(s.sample_id, []), settings.qa)
     ]
     return first_samples(ready, settings.generate), qa
 
@@ -82,7 +82,7 @@ def waiting_samples(
     if settings.generate.samples:
         return {}
     waiting = {
-        s.sample_id: waiting_for_review(qa.get(s.sample_id, []), settings)
+        s.sample_id: waiting_for_review(qa.get(s.sample_id, []), settings.qa)
         for s in load_samples(wh, settings.dataset_version, complete=True)
     }
     return {sample: why for sample, why in waiting.items() if why}

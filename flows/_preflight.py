@@ -9,7 +9,7 @@ import os
 import re
 
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
-from lilo.tasks.config import RunnerSettings, Settings
+from lilo.tasks.config import ArxivSettings, RunnerSettings, Settings
 from lilo.tasks.errors import Unavailable
 
 __all__ = ["PreflightError", "check_endpoints", "check_extras", "check_names", "preflight"]
@@ -67,7 +67,7 @@ def check_endpoints(settings: Settings, *, arxiv: bool = True) -> None:
     """arXiv's API (when the run fetches) and each OpenAI-compatible endpoint the settings
     use (model, judge, embeddings) answer at all; any HTTP status counts as an answer."""
     if arxiv:
-        _check_arxiv(settings)
+        _check_arxiv(settings.arxiv)
     from lilo.tasks.llm.starting import starts_on_first_use
 
     llm, judge, embedding = settings.llm, settings.judge, settings.embedding
@@ -110,16 +110,16 @@ def preflight(settings: Settings, *, arxiv: bool = True) -> None:
     check_endpoints(settings, arxiv=arxiv)
 
 
-def _check_arxiv(settings: Settings) -> None:
+def _check_arxiv(arxiv: ArxivSettings) -> None:
     """A HEAD of the API through the `requests` session that fetching uses."""
     import requests
 
     from lilo.tasks.bounded_requests import DeadlinePassed
     from lilo.tasks.fetch import arxiv_session
 
-    url = settings.arxiv.api_url
+    url = arxiv.api_url
     try:
-        with arxiv_session(settings.arxiv, _BOUNDS) as http:
+        with arxiv_session(arxiv, _BOUNDS) as http:
             http.head(url, allow_redirects=False)
     except (requests.RequestException, DeadlinePassed) as exc:
         raise PreflightError(

@@ -66,7 +66,7 @@ def publish_report(wh: Warehouse, settings: Settings, version: int, *, changed: 
         path = _write(data, wh.con, settings)
     ds = settings.dataset_version
     quality = quality_report(
-        load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), settings
+        load_samples(wh, ds), load_qa(wh, ds), load_decisions(wh, ds), ds, settings.qa
     ).as_markdown()
     publish(*run_artifacts(data, path, ui_url(), quality))
     return path

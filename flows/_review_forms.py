@@ -15,7 +15,7 @@ from pydantic import Field
 
 from lilo.flows._artifacts import publish
 from lilo.flows._stage import log
-from lilo.tasks.config import Settings
+from lilo.tasks.config import QASettings
 from lilo.tasks.formatting import Artifact
 
 __all__ = ["announce_form", "form_address", "named_reviewer", "now", "wait_for_form"]
@@ -70,13 +70,13 @@ def announce_form(flow: str, key: str, what: str, run_id: str, cli: str, timeout
     )
 
 
-def wait_for_form(form: type[RunInput], key: str, settings: Settings) -> Any:
+def wait_for_form(form: type[RunInput], key: str, qa: QASettings) -> Any:
     """Pause until the form `key` is answered; None when `qa.review_timeout_s` passed."""
     try:
         return pause_flow_run(
             wait_for_input=form,
-            timeout=settings.qa.review_timeout_s,
-            poll_interval=settings.qa.review_poll_s,
+            timeout=qa.review_timeout_s,
+            poll_interval=qa.review_poll_s,
             key=key,
         )
     except FlowPauseTimeout:

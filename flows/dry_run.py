@@ -146,7 +146,7 @@ def plan_run(settings: Settings) -> Plan:
     llm = PlanningClient(make_client(settings))
     work = generation_work(settings, llm, papers, ready, pack, done)
     plan.units = len(work)
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     methods = {}
     for name, point, _ in work:
         at = settings.with_overrides(dict(point)) if point else settings
@@ -184,7 +184,7 @@ def plan_run(settings: Settings) -> Plan:
         "score",
         judge,
         [(f"winrate {a.variant or a.method}", (a, b)) for a, b in pairs],
-        lambda pair: judge_pair(pair[0], pair[1], judge, pack, settings),
+        lambda pair: judge_pair(pair[0], pair[1], judge, pack, settings.judge),
     )
     if settings.stats.judge_repeats:
         plan.notes.append(
@@ -208,7 +208,11 @@ def plan_probe(task_name: str, settings: Settings) -> Plan:
     llm = PlanningClient(make_client(settings))
     report = StageReport(f"probe-{task_name}", "dry-run")
     _, units, prompts = probe_work(
-        get_probe_task(task_name), settings, llm, Embedder(settings), report
+        get_probe_task(task_name),
+        settings,
+        llm,
+        Embedder(settings.embedding, settings.data_dir),
+        report,
     )
     plan.units = len(units)
     items = [(f"{task_name} {u.variant}", u) for u in units]

@@ -45,7 +45,7 @@ def _generate(
 ) -> tuple[int, int]:
     """Every unit of work on one client (one endpoint limit); `on_done` gets the finished
     generations as they come. Returns the embeddings computed and served from cache."""
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     methods = {}
     for name, point in {(name, point) for name, point, _ in work}:
         at = settings.with_overrides(dict(point)) if point else settings

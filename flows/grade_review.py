@@ -134,7 +134,7 @@ def grade_review(
             "lilo review grades-export FILE, then grades-import FILE --reviewer NAME",
             settings.qa.review_timeout_s,
         )
-        answer = wait_for_form(grade_form(batch, reviewer), key, settings)
+        answer = wait_for_form(grade_form(batch, reviewer), key, settings.qa)
         if answer is None:
             log.info("grade-review: no answer in %s s", settings.qa.review_timeout_s)
             totals["timed_out"] = True

@@ -98,7 +98,7 @@ def probe_flow(task_name: str, settings: Settings) -> ProbeRunResult:
     llm = make_client(settings)
     with recorded_run(settings, f"probe-{task_name}") as run:
         with timed_stage(f"probe-{task_name}", run.run_id) as report:
-            embedder = Embedder(settings)
+            embedder = Embedder(settings.embedding, settings.data_dir)
             plans, units, prompts = probe_work(task, settings, llm, embedder, report)
             report.embeddings_made, report.embeddings_cached = embedder.computed, embedder.cached
             writer = StageWriter(report, settings)

@@ -40,9 +40,11 @@ def generate_qa_task(
     """QA rounds for each sample on one client, its calls appended to `log`; `on_done` gets
     the results as samples finish. Returns the embeddings computed and served from cache."""
     llm = make_client(_writer(settings), log)
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     fan_out(
-        lambda item: generate_qa(item[0], item[1], settings, llm, embedder, existing=item[2]),
+        lambda item: generate_qa(
+            item[0], item[1], settings.qa, settings.judge, llm, embedder, existing=item[2]
+        ),
         work,
         workers=settings.llm.concurrency,
         on_done=on_done,
@@ -81,7 +83,7 @@ def qa_flow(settings: Settings, run_id: str) -> StageReport:
             work = [
                 (sample, [papers[p] for p in sample.paper_ids], qa.get(sample.sample_id, []))
                 for sample in samples
-                if not is_ready(qa.get(sample.sample_id, []), settings)
+                if not is_ready(qa.get(sample.sample_id, []), settings.qa)
             ]
             if not work:
                 wh.clear_quarantine("qa", [s.sample_id for s in samples])
@@ -149,7 +151,11 @@ def _quality_artifact(settings: Settings) -> None:
     version = settings.dataset_version
     with open_warehouse(settings) as wh:
         quality = quality_report(
-            load_samples(wh, version), load_qa(wh, version), load_decisions(wh, version), settings
+            load_samples(wh, version),
+            load_qa(wh, version),
+            load_decisions(wh, version),
+            version,
+            settings.qa,
         )
     publish(
         Artifact(

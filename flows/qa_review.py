@@ -183,7 +183,7 @@ def qa_review(
             "lilo review",
             settings.qa.review_timeout_s,
         )
-        answer = wait_for_form(form, key, settings)
+        answer = wait_for_form(form, key, settings.qa)
         if answer is None:
             log.info(
                 "qa-review: no answer in %s s; the pairs stay pending", settings.qa.review_timeout_s

@@ -41,7 +41,7 @@ def build_samples_task(
 ) -> tuple[list[Sample], int, int]:
     """Samples over the surveys in order (a paper used by one survey's samples is not
     offered to the next), with the embeddings made and served from cache."""
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     ids = sorted(papers)
     vectors = embedder.embed(
         [f"{papers[i].title}\n{' '.join(papers[i].text.split()[:_EMBED_WORDS])}" for i in ids]

@@ -74,7 +74,7 @@ def winrate_task(
 
     def one(pair: tuple[Generation, Generation]) -> tuple[list[dict[str, Any]], list[str]]:
         try:
-            return judge_pair(*pair, judge, pack, settings)
+            return judge_pair(*pair, judge, pack, settings.judge)
         except LLMError as exc:
             return [], [str(exc)]
 

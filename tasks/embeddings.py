@@ -21,13 +21,14 @@ import logging
 import os
 import threading
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
 from lilo.tasks.cache import DiskCache, cache_key
-from lilo.tasks.config import EmbeddingSettings, Settings
+from lilo.tasks.config import EmbeddingSettings
 from lilo.tasks.errors import InputError, LiloError, with_cause
 from lilo.tasks.live import LIVE
 from lilo.tasks.redact import configured_secrets, redact
@@ -270,10 +271,11 @@ class Embedder:
     `openai:bge-base-en-v1.5@http://host:8080/v1`); methods record it with their runs.
     """
 
-    def __init__(self, settings: Settings) -> None:
-        cfg = settings.embedding
+    def __init__(self, cfg: EmbeddingSettings, data_dir: Path) -> None:
+        """The embedder `cfg` (the `embedding` section) names, its vectors cached in
+        `data_dir`'s cache."""
         self._backend: _Backend = _OpenAI(cfg) if cfg.backend == "openai" else _Local(cfg)
-        self.cache = DiskCache(settings.cache_dir / "embeddings", settings.data_dir)
+        self.cache = DiskCache(data_dir / "cache" / "embeddings", data_dir)
         self.computed = 0
         self.cached = 0
 

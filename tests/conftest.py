@@ -415,7 +415,8 @@ def shared_embedder(tmp_path_factory):
     from lilo.tasks.embeddings import Embedder
 
     data = tmp_path_factory.mktemp("shared-embedder")
-    return Embedder(load_settings(None, {"data_dir": str(data)}))
+    settings = load_settings(None, {"data_dir": str(data)})
+    return Embedder(settings.embedding, settings.data_dir)
 
 
 @pytest.fixture(scope="session")

@@ -52,7 +52,10 @@ def test_a_compressor_asked_for_and_missing_is_lilo_s_line_on_the_generation(tmp
     papers = _papers()
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
     generation = method.run(
-        Unit(sample, papers, 1000), make_client(settings), Embedder(settings), lilo_pack()
+        Unit(sample, papers, 1000),
+        make_client(settings),
+        Embedder(settings.embedding, settings.data_dir),
+        lilo_pack(),
     )
     missing = (
         "MissingExtra: compress[llmlingua2] cannot run: the llmlingua package is not installed"

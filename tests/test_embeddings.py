@@ -15,7 +15,7 @@ from llm_server import EMBEDDING_DIM, LLMServer, bag_of_words
 
 from lilo.tasks.cache import cache_key
 from lilo.tasks.clean.latex import clean_source
-from lilo.tasks.config import Settings
+from lilo.tasks.config import EmbeddingSettings, Settings
 from lilo.tasks.embeddings import Embedder, EmbeddingError, _load, resolve_device, token_windows
 from lilo.tasks.errors import InputError
 from lilo.tasks.methods._splitter import split_recursive
@@ -36,7 +36,7 @@ def server() -> Iterator[LLMServer]:
         yield s
 
 
-def _openai(tmp_path: Path, server: LLMServer, **embedding: object) -> Settings:
+def _openai(tmp_path: Path, server: LLMServer, **embedding: object) -> EmbeddingSettings:
     cfg = {
         "backend": "openai",
         "model": "bge-base-en-v1.5",
@@ -45,7 +45,7 @@ def _openai(tmp_path: Path, server: LLMServer, **embedding: object) -> Settings:
         "retries": 0,
         **embedding,
     }
-    return Settings(data_dir=tmp_path).with_overrides({"embedding": cfg})
+    return Settings(data_dir=tmp_path).with_overrides({"embedding": cfg}).embedding
 
 
 def _unit(vector: list[float]) -> np.ndarray:
@@ -73,14 +73,14 @@ def test_a_word_longer_than_a_window_is_cut_inside() -> None:
 
 
 def test_short_text_is_the_model_vector(tmp_path: Path) -> None:
-    embedder = Embedder(Settings(data_dir=tmp_path))
+    embedder = Embedder(EmbeddingSettings(), tmp_path)
     text = "Gaussian processes model stellar variability."
     expected = _load(MODEL).encode([text], normalize_embeddings=True)[0]
     assert np.allclose(embedder.embed([text])[0], expected, atol=1e-6)
 
 
 def test_long_text_pools_its_windows(tmp_path: Path, long_chunk: str) -> None:
-    embedder = Embedder(Settings(data_dir=tmp_path))
+    embedder = Embedder(EmbeddingSettings(), tmp_path)
     model = _load(MODEL)
     windows = token_windows(model.tokenizer, long_chunk, 254)
     parts = model.encode([s for s, _ in windows], normalize_embeddings=True)
@@ -96,13 +96,13 @@ def test_long_text_pools_its_windows(tmp_path: Path, long_chunk: str) -> None:
 
 def test_cache_is_by_content_and_pooling_scheme(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     # A vector stored under the old key (model and text only) must not be served.
     stale = cache_key({"model": MODEL, "text": "b"})
     embedder.cache.put_bytes(stale, np.ones(384, dtype=np.float32).tobytes(), ".f32")
 
     first = embedder.embed(["a", "b", "a"])
-    again = Embedder(settings)
+    again = Embedder(settings.embedding, settings.data_dir)
     second = again.embed(["b", "a"])
     assert (embedder.computed, embedder.cached) == (2, 1)  # "a" once
     assert np.array_equal(first[0], first[2])
@@ -116,7 +116,7 @@ def test_cache_is_by_content_and_pooling_scheme(tmp_path: Path) -> None:
 def test_the_device_is_chosen_recorded_and_checked(tmp_path: Path) -> None:
     import torch
 
-    on_cpu = Embedder(Settings(data_dir=tmp_path).with_overrides({"embedding.device": "cpu"}))
+    on_cpu = Embedder(EmbeddingSettings(device="cpu"), tmp_path)
     assert on_cpu.label.endswith("(cpu, batch 32)")
     chosen = resolve_device("auto")
     assert chosen == ("cuda" if torch.cuda.is_available() else chosen)
@@ -125,18 +125,18 @@ def test_the_device_is_chosen_recorded_and_checked(tmp_path: Path) -> None:
         with pytest.raises(InputError, match="LILO_EMBEDDING__DEVICE=auto"):
             resolve_device("cuda")
     vectors = on_cpu.embed(["kernel learning for Gaussian processes"])
-    other = Settings(data_dir=tmp_path / "other")  # its own cache: computed again
-    again = Embedder(other.with_overrides({"embedding.batch_size": 1}))
+    other = tmp_path / "other"  # its own cache: computed again
+    again = Embedder(EmbeddingSettings(batch_size=1), other)
     assert np.allclose(again.embed(["kernel learning for Gaussian processes"]), vectors)
     assert again.computed == 1
 
 
 def test_no_texts_keeps_the_dimension(tmp_path: Path) -> None:
-    assert Embedder(Settings(data_dir=tmp_path)).embed([]).shape == (0, 384)
+    assert Embedder(EmbeddingSettings(), tmp_path).embed([]).shape == (0, 384)
 
 
 def test_openai_backend_over_http(tmp_path: Path, server: LLMServer) -> None:
-    embedder = Embedder(_openai(tmp_path, server, batch_size=2))
+    embedder = Embedder(_openai(tmp_path, server, batch_size=2), tmp_path)
     texts = ["kernel learning", "stellar surfaces", "normalizing flows", "kernel learning"]
     vectors = embedder.embed(texts)
 
@@ -150,7 +150,7 @@ def test_openai_backend_over_http(tmp_path: Path, server: LLMServer) -> None:
     assert sent[0]["auth"] == "Bearer sk-embed"
     assert embedder.label == f"openai:bge-base-en-v1.5@{server.base_url}"
 
-    again = Embedder(_openai(tmp_path, server))
+    again = Embedder(_openai(tmp_path, server), tmp_path)
     assert np.array_equal(again.embed(texts[:2]), vectors[:2])
     assert len(server.requests) == 2 and again.cached == 2
 
@@ -158,7 +158,7 @@ def test_openai_backend_over_http(tmp_path: Path, server: LLMServer) -> None:
 def test_threads_asking_for_the_same_texts_at_once_compute_them_once(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     texts = [f"Sentence {n} of a paper that three Compress lengths read." for n in range(60)]
-    embedders = [Embedder(settings) for _ in range(4)]
+    embedders = [Embedder(settings.embedding, settings.data_dir) for _ in range(4)]
     start = threading.Barrier(len(embedders))
 
     def embed(embedder: Embedder) -> np.ndarray:
@@ -173,22 +173,22 @@ def test_threads_asking_for_the_same_texts_at_once_compute_them_once(tmp_path: P
 
 
 def test_openai_cache_key_includes_the_endpoint(tmp_path: Path, server: LLMServer) -> None:
-    Embedder(_openai(tmp_path, server)).embed(["same text"])
+    Embedder(_openai(tmp_path, server), tmp_path).embed(["same text"])
     with LLMServer() as other:
-        Embedder(_openai(tmp_path, other)).embed(["same text"])
+        Embedder(_openai(tmp_path, other), tmp_path).embed(["same text"])
         assert len(other.requests) == 1
 
 
 def test_openai_retries_a_500(tmp_path: Path, server: LLMServer) -> None:
     server.failures = [500]
-    vectors = Embedder(_openai(tmp_path, server, retries=1)).embed(["retried text"])
+    vectors = Embedder(_openai(tmp_path, server, retries=1), tmp_path).embed(["retried text"])
     assert len(server.requests) == 2
     assert np.allclose(vectors[0], _unit(bag_of_words("retried text")), atol=1e-6)
 
 
 def test_openai_failure_names_the_fix(tmp_path: Path, server: LLMServer) -> None:
     server.failures = [503, 503]
-    embedder = Embedder(_openai(tmp_path, server, retries=1))
+    embedder = Embedder(_openai(tmp_path, server, retries=1), tmp_path)
     with pytest.raises(EmbeddingError, match=r"openai:bge-base-en-v1.5@.* failed.*--auto-truncate"):
         embedder.embed(["never served"])
 
@@ -196,7 +196,7 @@ def test_openai_failure_names_the_fix(tmp_path: Path, server: LLMServer) -> None
 def test_openai_without_base_url_says_what_to_do(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path).with_overrides({"embedding.backend": "openai"})
     with pytest.raises(InputError, match="LILO_EMBEDDING__BASE_URL.*embedding.backend=local"):
-        Embedder(settings)
+        Embedder(settings.embedding, settings.data_dir)
 
 
 def test_api_key_stays_out_of_dumps() -> None:

@@ -59,7 +59,7 @@ def _run(server: LLMServer, data: Path, papers, pack, fit: str, methods=METHODS)
     embedding |= {"embedding.api_key": "sk-test", "embedding.model": "bag"}
     settings = server.settings(data, **embedding, **SMALL, **{"generate.fit_input": fit})
     sample = Sample("s1", "lib", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
-    embedder = Embedder(settings)
+    embedder = Embedder(settings.embedding, settings.data_dir)
     done = {}
     for name in methods:
         method = get_method(name, settings.generate, settings.llm, settings.embedding)
@@ -163,8 +163,8 @@ def test_lilo_prompts_of_one_summary_open_with_the_papers(tmp_path):
                 **{"generate.ral.chunk_words": 100, "generate.ral.overlap_words": 0},
             )
             method = get_method(name, settings.generate, settings.llm, settings.embedding)
-            g = method.run(Unit(sample, papers, 400), make_client(settings), Embedder(settings),
-                           lilo_pack())  # fmt: skip
+            embedder = Embedder(settings.embedding, settings.data_dir)
+            g = method.run(Unit(sample, papers, 400), make_client(settings), embedder, lilo_pack())
             prompts = [r["messages"][0]["content"] for r in _chats(server)]
         assert g.error == "" and len(prompts) == 3  # the plan and two steps
         shared = os.path.commonprefix(prompts)

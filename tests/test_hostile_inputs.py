@@ -542,6 +542,9 @@ def test_a_methods_own_error_that_echoes_the_key_is_recorded_redacted(tmp_path: 
     sample = Sample("s1", "v1", tuple(p.paper_id for p in papers), "T", "s", 1, "command")
     method = _Registered("echo", {}, "echo", write)
     generation = method.run(
-        Unit(sample, papers, 1000), make_client(settings), Embedder(settings), lilo_pack()
+        Unit(sample, papers, 1000),
+        make_client(settings),
+        Embedder(settings.embedding, settings.data_dir),
+        lilo_pack(),
     )
     assert generation.error == "RuntimeError: compressor said: bad auth [redacted] with [redacted]"

@@ -29,7 +29,7 @@ def _burst(tmp_path: Path, rng: random.Random, retry_after: str | None) -> list[
     """Each request's prompt and arrival time: `THREADS` concurrent asks, each first ask
     refused with a 429."""
     with LLMServer() as server:
-        backend = OpenAIBackend(server.settings(tmp_path, **{"llm.retries": 2}))
+        backend = OpenAIBackend(server.settings(tmp_path, **{"llm.retries": 2}).llm)
         backend.complete([{"role": "user", "content": "warm"}], temperature=0.0, max_tokens=None)
         server.requests.clear()
         server.arrivals.clear()

@@ -112,7 +112,7 @@ def test_lilo_reads_the_slots_and_the_window_a_request_can_use(llama_server, tmp
     """llama-server divides `-c` among its slots: a request has 8,192 / 2 tokens, which
     `/props` names (default_generation_settings.n_ctx)."""
     settings = Settings(data_dir=tmp_path).with_overrides(_pointed_at(llama_server))
-    facts = OpenAIBackend(settings).facts()
+    facts = OpenAIBackend(settings.llm).facts()
     assert facts == EndpointFacts(window=N_CTX // SLOTS, slots=SLOTS, tokenizer="llama.cpp")
     # The GGUF holds no chat template (`tokenizer.chat_template`): llama-server names the
     # ChatML it falls back to (its common/chat.cpp), not Gemma's.

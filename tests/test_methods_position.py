@@ -38,7 +38,7 @@ def results(tmp_path_factory) -> dict[str, dict]:
             "generate.longscope.preset": "quick",
         },
     )
-    llm, embedder = make_client(settings), Embedder(settings)
+    llm, embedder = make_client(settings), Embedder(settings.embedding, settings.data_dir)
     ids = tuple(p.paper_id for p in papers)
     sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
     out = {}

@@ -42,7 +42,14 @@ def _qa(tmp_path, server: LLMServer, **overrides: object):
         **{"qa.quota_single": 2, "qa.quota_cross": 0, "qa.max_rounds": 1, **overrides},
     )
     llm = make_client(settings)
-    return generate_qa(SAMPLE, [PAPER_TEXT], settings, llm, Embedder(settings))
+    return generate_qa(
+        SAMPLE,
+        [PAPER_TEXT],
+        settings.qa,
+        settings.judge,
+        llm,
+        Embedder(settings.embedding, settings.data_dir),
+    )
 
 
 def test_qa_generation_and_filter_ask_their_own_budgets_and_schemas(tmp_path, server):

@@ -79,8 +79,10 @@ def curves(triplet, tmp_path_factory) -> dict[tuple[str, float], list[float]]:
     ids = tuple(p.paper_id for p in papers)
     sample = Sample("s1", "v1", ids, topic, "survey", sum(p.words for p in papers), "command")
     qa_settings = _settings(root / "qa", 0.0)
-    embedder = Embedder(qa_settings)
-    qa = generate_qa(sample, papers, qa_settings, make_client(qa_settings), embedder).pairs
+    embedder = Embedder(qa_settings.embedding, qa_settings.data_dir)
+    qa = generate_qa(
+        sample, papers, qa_settings.qa, qa_settings.judge, make_client(qa_settings), embedder
+    ).pairs
     runs = {
         "single": ("single", 12),
         "agentwrite": ("agentwrite", 12),

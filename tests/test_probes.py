@@ -480,7 +480,7 @@ def test_multi_document_qa_from_the_warehouse(tmp_path):
     settings = Settings(data_dir=tmp_path)
     items, left_out = mdqa_from_warehouse(
         [pair, paraphrase], papers, {"s1": ["p1", "p2"]}, [5, 10], 5, "hard", 0,
-        Embedder(settings).embed,
+        Embedder(settings.embedding, settings.data_dir).embed,
     )  # fmt: skip
     assert left_out == ["q2: its answer is not a span of its evidence passage"]
     assert [(i.probe_set, len(i.context)) for i in items] == [
@@ -493,7 +493,14 @@ def test_multi_document_qa_from_the_warehouse(tmp_path):
     assert "A paper on glacier" not in titles  # never from the question's own sample
     assert not any("14 trials" in d["text"] for d in ten.context)  # none holds the answer
     random_items, _ = mdqa_from_warehouse(
-        [pair], papers, {"s1": ["p1", "p2"]}, [10], 5, "random", 0, Embedder(settings).embed
+        [pair],
+        papers,
+        {"s1": ["p1", "p2"]},
+        [10],
+        5,
+        "random",
+        0,
+        Embedder(settings.embedding, settings.data_dir).embed,
     )
     assert random_items[0].probe_set == "lilo/mdqa-10[warehouse,random]"
     assert random_items[0].context != ten.context

@@ -149,7 +149,8 @@ def test_the_line_shows_texts_being_embedded_between_a_units_calls(tmp_path):
         server.embed = lambda text: (time.sleep(0.5), bag_of_words(text))[1]
         endpoint = {"backend": "openai", "base_url": server.base_url, "model": "bag"}
         endpoint["api_key"] = "sk-test"
-        embedder = Embedder(server.settings(tmp_path, embedding=endpoint))
+        settings = server.settings(tmp_path, embedding=endpoint)
+        embedder = Embedder(settings.embedding, settings.data_dir)
         with StageProgress(StageReport("generate", "r1"), 1) as progress:
             runs = threading.Thread(target=embedder.embed, args=(["one text", "another"],))
             runs.start()

@@ -46,7 +46,14 @@ def _generate(tmp_path, server: LLMServer, respond: Callable[[str, int], str]):
     settings = _settings(tmp_path, server)
     paper = PaperText("2601.00001", "KernelForge", PAPER, 60, 80, "main.tex", "t", "s", "c")
     sample = Sample("s1", "v1", ("2601.00001",), "Kernels", "2601.00000", 60, "command")
-    return generate_qa(sample, [paper], settings, make_client(settings), Embedder(settings))
+    return generate_qa(
+        sample,
+        [paper],
+        settings.qa,
+        settings.judge,
+        make_client(settings),
+        Embedder(settings.embedding, settings.data_dir),
+    )
 
 
 def _generator(reply: str, filter_reply: str = KEEP) -> Callable[[str, int], str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import QASettings, Settings
 from lilo.tasks.qa import decide, quality_report
 from lilo.tasks.records import QAPair, Sample
 from lilo.tasks.synthetic.manifest import Fact
@@ -51,7 +51,9 @@ def test_counts_reasons_and_planted_fact_coverage():
         _pair("h", "rejected", "ambiguous"),
     ]
     sample = Sample("s1", "v1", ("p1",), "t", "sv", 100, "command")
-    report = quality_report([sample], {"s1": pairs}, [record], Settings(), facts)
+    report = quality_report(
+        [sample], {"s1": pairs}, [record], Settings().dataset_version, QASettings(), facts
+    )
     assert (report.generated, report.failed_attempts, report.duplicates) == (8, 1, 1)
     assert report.invalid == {
         "evidence quote not in the paper": 2,

@@ -235,7 +235,8 @@ def test_an_untrusted_cache_entry_is_a_miss_and_replaced(tmp_path, server, how):
 
 def _embedder(tmp_path: Path, server: LLMServer, **embedding: object) -> Embedder:
     section = {"backend": "openai", "base_url": server.base_url, "model": "bge", "retries": 0}
-    return Embedder(Settings(data_dir=tmp_path).with_overrides({"embedding": section | embedding}))
+    settings = Settings(data_dir=tmp_path).with_overrides({"embedding": section | embedding})
+    return Embedder(settings.embedding, tmp_path)
 
 
 def test_a_huge_embedding_reply_is_refused_and_not_cached(tmp_path, server):

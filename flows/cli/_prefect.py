@@ -9,9 +9,10 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import EmbeddingSettings, Settings
 
 __all__ = ["lilo_defaults", "quiet_prefect", "running_flows", "start_prefect_early"]
 
@@ -62,20 +63,22 @@ def start_prefect_early(settings: Settings, *, embeds: bool = True) -> None:
     claim_data_dir(settings.data_dir)
     start(settings.data_dir)
     if not settings.db_path.exists():
-        warm = threading.Thread(target=_warm_up, args=(settings, embeds), name="warm-up")
+        warm = threading.Thread(
+            target=_warm_up, args=(settings.embedding, settings.data_dir, embeds), name="warm-up"
+        )
         warm.daemon = True
         warm.start()
 
 
-def _warm_up(settings: Settings, embeds: bool) -> None:
+def _warm_up(embedding: EmbeddingSettings, data_dir: Path, embeds: bool) -> None:
     """Loads what a first run needs; a failure here is the stage's to report, later."""
     with contextlib.suppress(Exception):
         import great_expectations  # noqa: F401
 
-        if embeds and settings.embedding.backend == "local":
+        if embeds and embedding.backend == "local":
             from lilo.tasks.embeddings import Embedder
 
-            Embedder(settings).label  # noqa: B018 (loads the model)
+            Embedder(embedding, data_dir).label  # noqa: B018 (loads the model)
 
 
 @contextmanager

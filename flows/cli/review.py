@@ -371,7 +371,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             load_samples(wh, settings.dataset_version),
             load_qa(wh, settings.dataset_version),
             load_decisions(wh, settings.dataset_version),
-            settings,
+            settings.dataset_version,
+            settings.qa,
             facts,
         )
     print(printable(json.dumps(report.as_dict(), indent=2, ensure_ascii=False)))

@@ -89,6 +89,11 @@ class LLMClient:
         self.window = window_for(backend, cache, cfg.context_window)
 
     @property
+    def concurrency(self) -> int:
+        """The calls a caller sends at once on this client: its endpoint's `concurrency`."""
+        return self.settings.llm.concurrency
+
+    @property
     def backbone(self) -> str:
         """The label recorded with every result this client produced."""
         return f"{self.backend.name}:{self.backend.model}"
@@ -470,7 +475,7 @@ def make_client(settings: Settings, log: CallLog | None = None) -> LLMClient:
     else:
         from lilo.tasks.llm.openai_backend import OpenAIBackend
 
-        backend = OpenAIBackend(settings)
+        backend = OpenAIBackend(settings.llm)
     return LLMClient(
         backend, DiskCache(settings.cache_dir / "llm", settings.data_dir), settings, log
     )

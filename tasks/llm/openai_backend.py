@@ -19,7 +19,7 @@ import httpx2
 
 from lilo.tasks.backoff import BAD_REPLY
 from lilo.tasks.bounded_http import Bounds, ReplyRefused, bounded_client
-from lilo.tasks.config import Settings
+from lilo.tasks.config import LLMSettings
 from lilo.tasks.errors import InputError, LiloError
 from lilo.tasks.lifetime import raise_if_stopping
 from lilo.tasks.live import LIVE
@@ -91,8 +91,9 @@ _MAX_RETRY_AFTER_S = 60.0
 class OpenAIBackend:
     name = "openai"
 
-    def __init__(self, settings: Settings) -> None:
-        cfg = settings.llm
+    def __init__(self, cfg: LLMSettings) -> None:
+        """The endpoint `cfg` names (the `llm` section, or the judge's as `judge_settings`
+        makes it)."""
         base_url = cfg.base_url or os.environ.get("OPENAI_BASE_URL")
         api_key = cfg.key()
         if not api_key and not base_url:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import JudgeSettings, QASettings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.qa.parse import VERDICT_SCHEMA, Verdict, ask_json, load_json_reply, parse_reply
@@ -51,7 +51,12 @@ def cross_problem(paper_ids: tuple[str, ...]) -> str:
 
 
 def filter_pair(
-    question: str, answer: str, texts: list[str], settings: Settings, llm: LLMClient
+    question: str,
+    answer: str,
+    texts: list[str],
+    qa: QASettings,
+    judge: JudgeSettings,
+    llm: LLMClient,
 ) -> tuple[bool, str]:
     """The LLM filter: answerable from the papers alone, not trivial, not yes/no.
 
@@ -63,8 +68,8 @@ def filter_pair(
         filter_messages(question, answer, texts),
         _verdict,
         purpose="qa_filter",
-        temperature=settings.judge.temperature,
-        max_tokens=settings.qa.filter_max_tokens,
+        temperature=judge.temperature,
+        max_tokens=qa.filter_max_tokens,
         response_format=VERDICT_SCHEMA,
     )
     return verdict if verdict is not None else (False, f"filter reply unusable: {error}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import JudgeSettings, QASettings
 from lilo.tasks.embeddings import Embedder
 from lilo.tasks.llm import LLMClient, LLMError
 from lilo.tasks.qa.checks import (
@@ -61,12 +61,14 @@ class _Job:
 def generate_qa(
     sample: Sample,
     papers: list[PaperText],
-    settings: Settings,
+    qa: QASettings,
+    judge: JudgeSettings,
     llm: LLMClient,
     embedder: Embedder,
     existing: list[QAPair] | None = None,
 ) -> QAResult:
-    """Rounds until both quotas are met by live pairs or `qa.max_rounds` rounds exist.
+    """Rounds until both quotas are met by live pairs or `qa.max_rounds` rounds exist; the
+    filter asks at the judge's temperature, `llm.concurrency` calls at a time.
 
     The round cap counts the sample's whole history (`existing` included), so a sample
     whose pairs keep failing costs a bounded number of calls. In manual mode pending
@@ -77,21 +79,20 @@ def generate_qa(
     pairs = list(existing or [])
     created: list[QAPair] = []
     round_no = max((p.round for p in pairs), default=0)
-    while (jobs := _jobs(pairs, papers, settings)) and round_no < settings.qa.max_rounds:
+    while (jobs := _jobs(pairs, papers, qa)) and round_no < qa.max_rounds:
         round_no += 1
         try:
-            fresh = _round(sample, jobs, pairs, round_no, settings, llm, embedder)
+            fresh = _round(sample, jobs, pairs, round_no, qa, judge, llm, embedder)
         except LLMError as exc:
             return QAResult([], False, f"LLM call failed: {exc}", llm_error=str(exc))
         pairs += fresh
         created += fresh
-    ready, why_not = _readiness(pairs, settings, round_no)
+    ready, why_not = _readiness(pairs, qa, round_no)
     return QAResult(created, ready, why_not, stuck=bool(jobs) and not ready)
 
 
-def _jobs(pairs: list[QAPair], papers: list[PaperText], settings: Settings) -> list[_Job]:
+def _jobs(pairs: list[QAPair], papers: list[PaperText], qa: QASettings) -> list[_Job]:
     """Prompts still needed: singles for papers below their share, cross if short."""
-    qa = settings.qa
     live = [p for p in pairs if p.status in _LIVE]
     jobs = []
     if sum(p.kind == "single" for p in live) < qa.quota_single:
@@ -110,27 +111,26 @@ def _round(
     jobs: list[_Job],
     pairs: list[QAPair],
     round_no: int,
-    settings: Settings,
+    qa: QASettings,
+    judge: JudgeSettings,
     llm: LLMClient,
     embedder: Embedder,
 ) -> list[QAPair]:
-    with ThreadPoolExecutor(settings.llm.concurrency) as pool:
+    with ThreadPoolExecutor(llm.concurrency) as pool:
         drafts = [
             p
-            for batch in pool.map(partial(_ask, sample, pairs, round_no, settings, llm), jobs)
+            for batch in pool.map(partial(_ask, sample, pairs, round_no, qa, llm), jobs)
             for p in batch
         ]
         known = {p.qa_id for p in pairs}
         drafts = [d for d in drafts if d.qa_id not in known]  # an exact repeat is no new record
         texts = {p.paper_id: p.text for job in jobs for p in job.papers}
-        checked = list(pool.map(partial(_check, texts=texts, settings=settings, llm=llm), drafts))
+        checked = list(pool.map(partial(_check, texts=texts, qa=qa, judge=judge, llm=llm), drafts))
     survivors = [p for p in checked if p.status == "candidate"]
     seen = [p.question for p in pairs if p.status in _SEEN]
-    repeats = near_duplicates(
-        seen, [p.question for p in survivors], embedder, settings.qa.dedup_cosine
-    )
+    repeats = near_duplicates(seen, [p.question for p in survivors], embedder, qa.dedup_cosine)
     final = {p.qa_id: p for p in checked}
-    auto = settings.qa.review == "auto"
+    auto = qa.review == "auto"
     for pair, repeat in zip(survivors, repeats, strict=True):
         if repeat:
             final[pair.qa_id] = _with(pair, "duplicate", f"near-duplicate of: {repeat}")
@@ -145,7 +145,7 @@ def _ask(
     sample: Sample,
     pairs: list[QAPair],
     round_no: int,
-    settings: Settings,
+    qa: QASettings,
     llm: LLMClient,
     job: _Job,
 ) -> list[QAPair]:
@@ -156,14 +156,14 @@ def _ask(
         for p in pairs
         if p.kind == job.kind and p.question and (job.kind == "cross" or p.paper_ids == ids)
     ]
-    n = settings.qa.single_per_paper if job.kind == "single" else settings.qa.cross_per_sample
+    n = qa.single_per_paper if job.kind == "single" else qa.cross_per_sample
     messages = generate_messages(job.kind, n, sample.topic, [p.text for p in job.papers], existing)
     items, reply, error = ask_json(
         llm,
         messages,
         partial(parse_qa_items, n_papers=len(ids)),
         purpose=f"qa_{job.kind}",
-        max_tokens=settings.qa.generate_max_tokens,
+        max_tokens=qa.generate_max_tokens,
         response_format=QA_SCHEMA,
     )
     base: dict[str, Any] = {
@@ -208,7 +208,9 @@ def _ask(
     return drafts
 
 
-def _check(pair: QAPair, texts: dict[str, str], settings: Settings, llm: LLMClient) -> QAPair:
+def _check(
+    pair: QAPair, texts: dict[str, str], qa: QASettings, judge: JudgeSettings, llm: LLMClient
+) -> QAPair:
     """Evidence and cross checks first (free), then the LLM filter; `candidate` survives.
     A failed attempt (already `invalid`) is kept as it is, raw output included."""
     if pair.status != "candidate":
@@ -220,7 +222,7 @@ def _check(pair: QAPair, texts: dict[str, str], settings: Settings, llm: LLMClie
     if problem:
         return _with(pair, "invalid", problem)
     keep, reason = filter_pair(
-        pair.question, pair.answer, [texts[pid] for pid in pair.paper_ids], settings, llm
+        pair.question, pair.answer, [texts[pid] for pid in pair.paper_ids], qa, judge, llm
     )
     return pair if keep else _with(pair, "filtered", reason)
 
@@ -229,30 +231,29 @@ def _with(pair: QAPair, status: str, reason: str, reviewer: str = "") -> QAPair:
     return replace(pair, status=status, reason=reason, reviewer=reviewer)
 
 
-def is_ready(pairs: list[QAPair], settings: Settings) -> bool:
+def is_ready(pairs: list[QAPair], qa: QASettings) -> bool:
     """A sample is ready when both quotas are met by approved pairs."""
-    return _readiness(pairs, settings, 0)[0]
+    return _readiness(pairs, qa, 0)[0]
 
 
-def waiting_for_review(pairs: list[QAPair], settings: Settings) -> str:
+def waiting_for_review(pairs: list[QAPair], qa: QASettings) -> str:
     """Why a sample that is not ready waits for a reviewer: "waiting for review: ..." with
     its quotas' state; "" when it is ready or none of its pairs is pending review."""
-    short = _shortfall(pairs, settings)
+    short = _shortfall(pairs, qa)
     if not short or not any(p.status == "pending" for p in pairs):
         return ""
     return f"waiting for review: {'; '.join(short)}"
 
 
-def _readiness(pairs: list[QAPair], settings: Settings, round_no: int) -> tuple[bool, str]:
-    short = _shortfall(pairs, settings)
+def _readiness(pairs: list[QAPair], qa: QASettings, round_no: int) -> tuple[bool, str]:
+    short = _shortfall(pairs, qa)
     if not short:
         return True, ""
-    return False, f"{'; '.join(short)} (round {round_no} of {settings.qa.max_rounds})"
+    return False, f"{'; '.join(short)} (round {round_no} of {qa.max_rounds})"
 
 
-def _shortfall(pairs: list[QAPair], settings: Settings) -> list[str]:
+def _shortfall(pairs: list[QAPair], qa: QASettings) -> list[str]:
     """Each quota approved pairs do not meet yet, with its counts."""
-    qa = settings.qa
     counts = {
         kind: (
             sum(p.kind == kind and p.status == "approved" for p in pairs),

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import QASettings
 from lilo.tasks.formatting import pipe_table
 from lilo.tasks.qa.checks import normalise_whitespace
 from lilo.tasks.qa.generate import is_ready
@@ -70,7 +70,8 @@ def quality_report(
     samples: list[Sample],
     pairs_by_sample: dict[str, list[QAPair]],
     decisions: list[QADecision],
-    settings: Settings,
+    dataset_version: str,
+    qa: QASettings,
     facts: Iterable[PlantedFact] = (),
 ) -> QualityReport:
     """Counts over the samples' pairs and decisions, plus planted-fact coverage if given."""
@@ -81,11 +82,9 @@ def quality_report(
     approved = [p for p in pairs if p.status == "approved"]
     facts = list(facts)
     return QualityReport(
-        dataset_version=settings.dataset_version,
+        dataset_version=dataset_version,
         samples=len(samples),
-        samples_ready=sum(
-            is_ready(pairs_by_sample.get(s.sample_id, []), settings) for s in samples
-        ),
+        samples_ready=sum(is_ready(pairs_by_sample.get(s.sample_id, []), qa) for s in samples),
         generated=len(pairs),
         failed_attempts=sum(not p.question for p in invalid),
         invalid=dict(Counter(p.reason.split(":", 1)[0] for p in invalid).most_common()),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from lilo.tasks.config import Settings
+from lilo.tasks.config import JudgeSettings
 from lilo.tasks.llm import LLMClient
 from lilo.tasks.prompt_packs import ChecklistItem, PromptPack
 from lilo.tasks.qa.parse import QAFormatError, ask_json, load_json_reply
@@ -43,7 +43,7 @@ def parse_verdicts(items: list[ChecklistItem], reply: str) -> dict[int, tuple[st
 
 
 def judge_pair(
-    a: Generation, b: Generation, judge: LLMClient, pack: PromptPack, settings: Settings
+    a: Generation, b: Generation, judge: LLMClient, pack: PromptPack, cfg: JudgeSettings
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Win-rate rows for A vs B (winner given as a | b | tie from A's side), and the aspects
     whose reply was unusable after the retry."""
@@ -58,8 +58,8 @@ def judge_pair(
                 ),
                 partial(parse_verdicts, items),
                 purpose="winrate",
-                temperature=settings.judge.checklist_temperature,
-                max_tokens=settings.judge.winrate_max_tokens,
+                temperature=cfg.checklist_temperature,
+                max_tokens=cfg.winrate_max_tokens,
             )
             if verdicts is None:
                 failed.append(f"{aspect} ({shown}): {error}")

@@ -86,7 +86,10 @@ def curves(triplet, tmp_path_factory) -> dict[tuple[str, float], list[float]]:
     runs = {
         "single": ("single", 12),
         "agentwrite": ("agentwrite", 12),
-        "ral_writer": ("ral_writer", 8),
+        # k = 24 restated chunks of 200 words hold about one paper's text, so a step's
+        # restatement reaches the middle paper's facts; k = 8 or 12 held too few of them (the
+        # middle scored no better than AgentWrite's with k = 8).
+        "ral_writer": ("ral_writer", 24),
         "ral_writer[k=0]": ("ral_writer", 0),
     }
     found = {}
@@ -108,7 +111,11 @@ def test_neglect_makes_single_and_agentwrite_lose_the_middle(curves):
 
 def test_ral_writer_recovers_the_middle_and_k0_does_not(curves):
     ral, off = curves["ral_writer", 1.0][1], curves["ral_writer[k=0]", 1.0][1]
-    assert ral > curves["agentwrite", 1.0][1] and ral > off
-    assert ral >= 0.75 * curves["ral_writer", 0.0][1]  # most of the middle comes back
+    assert ral > curves["agentwrite", 1.0][1] and ral > curves["single", 1.0][1] and ral > off
+    # Most of the middle comes back, not all: the judge grades a wrong or missing number 0,
+    # and the reader takes a sentence in where its hash is under w(x) (`_reader.py`), the same
+    # hash at every place it stands, so a middle fact whose hash is near 1 is skipped in the
+    # restatement too (w < 1 there; only the prompt's very end is read in full).
+    assert ral >= 0.75 * curves["ral_writer", 0.0][1]
     # without restatement, RAL-Writer is AgentWrite and loses the middle the same way
     assert off < curves["ral_writer[k=0]", 0.0][1] and off < curves["ral_writer[k=0]", 1.0][0]

@@ -16,7 +16,7 @@ from lilo.tasks.tokens import WORD_TOKEN_RE, count_word_tokens
 
 __all__ = ["ENGINE_VERSION", "OfflineEngine"]
 
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 
 class OfflineEngine:

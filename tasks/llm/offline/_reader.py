@@ -2,11 +2,12 @@
 every prompt the same way.
 
 With `middle_neglect` on, a long prompt's middle is read less: a sentence at relative
-position x of the prompt is taken in with probability w(x) = 1 - neglect * (1 - |2x - 1|)
-(1 at both ends, 1 - neglect mid-way). Which sentences are taken in is decided by a hash of
-the sentence, so the same prompt is always read the same way, and a sentence repeated near
-the end of a prompt (RAL-Writer's restatement) is read there even when its first place in
-the middle was skipped. Prompts under `neglect_min_words` words are read in full.
+position x of the prompt is taken in when the hash of its text, a number u in [0, 1), is
+under w(x) = 1 - neglect * (1 - |2x - 1|) (1 at both ends, 1 - neglect mid-way), so over
+many sentences a share w(x) is read. The same prompt is always read the same way, and a
+sentence has one u wherever it stands: repeated nearer the end (RAL-Writer's restatement)
+it is read there when u is under w at that place too, which holds for every sentence only
+at the prompt's very end. Prompts under `neglect_min_words` words are read in full.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from lilo import warehouse
 from lilo.tasks.config import Settings
 from lilo.tasks.files import claim_data_dir
 from lilo.tasks.llm.ledger import LedgerRows
+from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse import Warehouse
 
 __all__ = [
@@ -104,11 +105,18 @@ class StageReport:
 def open_warehouse(settings: Settings, wait_s: float | None = None) -> Warehouse:
     """The warehouse, waiting up to `db_wait_s` (or `wait_s`) while another process (a
     reviewer's CLI, another run, an analyst who opened it) holds the file. The data dir must
-    be lilo's (tasks/files.py `claim_data_dir`)."""
+    be lilo's (tasks/files.py `claim_data_dir`). Its views get the registered leaderboard
+    scores (`score_columns`): the warehouse does not read the scorers itself."""
     claim_data_dir(settings.data_dir)
     return warehouse.open_warehouse(
-        settings.db_path, settings.db_wait_s if wait_s is None else wait_s
+        settings.db_path, settings.db_wait_s if wait_s is None else wait_s, score_columns()
     )
+
+
+def score_columns() -> list[tuple[str, str]]:
+    """The registered leaderboard scores (tasks/scoring/) as the warehouse's views take them:
+    (name in the score rows, column), in column order."""
+    return [(h.name, h.column) for h in leaderboard_scores()]
 
 
 @contextmanager

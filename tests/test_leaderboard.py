@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from lilo.flows._stage import score_columns
 from lilo.flows.cli import main
 from lilo.tasks.records import Generation, Sample, ScoreRow
 from lilo.tasks.scoring import scored_by
@@ -49,7 +50,7 @@ def data_dir(tmp_path_factory):
     """Two result versions: v1 complete at 4k and 8k, then `other` where RAL-Writer lacks
     8k (partial, so not the default)."""
     root = tmp_path_factory.mktemp("board")
-    with Warehouse(root / "lilo.duckdb") as wh:
+    with Warehouse(root / "lilo.duckdb", score_columns()) as wh:
         _seed(wh, "v1")
         variants = ["single", LONG, "ral_writer"]  # expected cells name the variants run
         first = Expected(["s1"], variants[:2], [4000, 8000], "offline:m")
@@ -64,7 +65,7 @@ def data_dir(tmp_path_factory):
 
 
 def _rows(data_dir, sql: str) -> list[tuple]:
-    with Warehouse(data_dir / "lilo.duckdb") as wh:
+    with Warehouse(data_dir / "lilo.duckdb", score_columns()) as wh:
         return wh.con.execute(sql).fetchall()
 
 
@@ -186,7 +187,7 @@ def _paired_board(root, n: int):
     from lilo.flows._statistics import record_statistics
     from lilo.tasks.config_loading import load_settings
 
-    with Warehouse(root / "lilo.duckdb") as wh:
+    with Warehouse(root / "lilo.duckdb", score_columns()) as wh:
         for i in range(n):
             sample = Sample(f"s{i}", "v1", ("a", "b", "c"), "GP", "sv", 9000, "command")
             wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
@@ -274,7 +275,7 @@ def test_n_too_small_instead_of_a_degenerate_interval(capsys, monkeypatch, three
     assert "no intervals (given from 6 samples on)" in flat and "[" not in flat.split("Paired")[0]
     rows = list(csv.DictReader(io.StringIO(_cli(capsys, monkeypatch, three, "--format", "csv"))))
     assert all(r["s_c_low"] == "" for r in rows)
-    with Warehouse(three / "lilo.duckdb") as wh:
+    with Warehouse(three / "lilo.duckdb", score_columns()) as wh:
         assert wh.rows(
             "SELECT difference, difference_low, within_noise FROM cell_intervals "
             "WHERE variant = 'single' AND score = 'length'"

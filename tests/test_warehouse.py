@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from lilo.flows._stage import score_columns
 from lilo.tasks.records import Generation, Quarantine, Sample, ScoreRow
 from lilo.tasks.scoring import scored_by
 from lilo.warehouse import Warehouse
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_upsert_is_idempotent_and_update_replaces(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     row = Quarantine("2601.00001", "clean", "too_short", "12 words")
     assert wh.upsert("quarantine", [row, row], ("item_id", "stage"), extra={"run_id": "r1"}) == 1
     assert wh.upsert("quarantine", [row], ("item_id", "stage"), extra={"run_id": "r2"}) == 0
@@ -34,7 +35,7 @@ def test_upsert_is_idempotent_and_update_replaces(tmp_path):
 
 
 def test_clear_quarantine_removes_only_the_given_items_at_the_stage(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     rows = [Quarantine("a", "qa", "llm_error"), Quarantine("b", "qa", "llm_error")]
     rows.append(Quarantine("a", "clean", "too_short"))
     wh.upsert("quarantine", rows, ("item_id", "stage"), extra={"run_id": "r"})
@@ -47,7 +48,7 @@ def test_clear_quarantine_removes_only_the_given_items_at_the_stage(tmp_path):
 
 
 def test_writes_quote_names_and_count_what_the_statement_changed(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     wh.con.execute('CREATE TABLE "odd table" ("order" TEXT PRIMARY KEY, "select" INTEGER)')
     rows = [{"order": "a", "select": 1}, {"order": "b", "select": 2}]
     assert wh.upsert("odd table", rows, ("order",)) == 2
@@ -60,8 +61,8 @@ def test_writes_quote_names_and_count_what_the_statement_changed(tmp_path):
 
 
 def test_migrations_apply_once(tmp_path):
-    Warehouse(tmp_path / "w.duckdb").close()
-    wh = Warehouse(tmp_path / "w.duckdb")
+    Warehouse(tmp_path / "w.duckdb", score_columns()).close()
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     migrations = len(list((ROOT / "warehouse" / "migrations").glob("*.sql")))
     assert wh.scalar("SELECT count(*) FROM schema_migrations") == migrations
     assert {"runs", "dim_papers", "fct_generations", "fct_scores", "res_scores"} <= set(wh.tables())
@@ -113,7 +114,7 @@ EXPECTED = Expected(["s1"], ["single"], [4000], "offline:m")
 
 
 def test_a_generation_counts_as_scored_by_the_scores_the_flow_hands_over(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     _seed(wh, 50.0)
     wh.con.execute("DELETE FROM fct_scores WHERE score = 'quality'")
     materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by(), publish_partial=True)
@@ -123,7 +124,7 @@ def test_a_generation_counts_as_scored_by_the_scores_the_flow_hands_over(tmp_pat
 
 
 def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     _seed(wh, 50.0)
     first = materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by())
     again = materialize_results(wh, "v1", "r2", EXPECTED, scored_by=scored_by())
@@ -153,7 +154,7 @@ def test_versions_are_immutable_and_only_made_for_new_content(tmp_path):
 
 
 def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
-    wh = Warehouse(tmp_path / "lilo.duckdb")
+    wh = Warehouse(tmp_path / "lilo.duckdb", score_columns())
     _seed(wh, 50.0)
     materialize_results(wh, "v1", "r1", EXPECTED, scored_by=scored_by())
     published = publish_warehouse(wh, tmp_path / "published" / "lilo.duckdb", tmp_path)
@@ -172,7 +173,7 @@ def test_published_copy_is_readable_while_the_writer_holds_the_file(tmp_path):
 
 
 def test_nested_transactions_are_one(tmp_path):
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     first = Quarantine("2601.00001", "clean", "too_short", "")
     second = Quarantine("2601.00002", "clean", "too_short", "")
     try:
@@ -191,7 +192,7 @@ def test_nested_transactions_are_one(tmp_path):
 def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
     """A failed generation is a result: its cell shows 1 scored of 3 expected, the cell of a
     method that produced nothing shows 0 of 3, and the version is partial (docs/design.md §8)."""
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     _seed(wh, 50.0)
     failed = Generation("g2", "s2", "single", {}, 4000, "offline:m", "", 0, error="PlanError")
     wh.upsert(
@@ -215,7 +216,7 @@ def test_failed_and_missing_summaries_make_a_partial_version(tmp_path):
 def test_permutation_view_averages_each_position_over_the_cyclic_orders(tmp_path):
     """Three cyclic orders of one sample: S_single at each reading position is the mean over
     the orders, with the spread across them (docs/design.md §8)."""
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     sample = Sample("s1", "v1", ("a", "b", "c"), "GP kernels", "sv", 9000, "command")
     wh.upsert("dim_samples", [sample], ("sample_id",), extra={"run_id": "r"})
     by_order = {0: (80.0, 20.0, 60.0), 1: (70.0, 40.0, 70.0), 2: (90.0, 30.0, 50.0)}
@@ -247,7 +248,7 @@ def test_a_version_holds_what_its_run_asked_for_and_nothing_else(tmp_path):
     scope says what it holds, and what the leaderboard no longer shows is said."""
     from lilo.warehouse.queries.results import read_scope, scope_changes
 
-    wh = Warehouse(tmp_path / "w.duckdb")
+    wh = Warehouse(tmp_path / "w.duckdb", score_columns())
     extra = {"run_id": "r", "config_hash": "h", "code_version": "c"}
     for i in (1, 2, 3):
         sample = Sample(f"s{i}", "v1", ("a", "b", "c"), "GP kernels", "sv", 9000, "command")

@@ -9,7 +9,7 @@ so a rerun adds nothing and a crash loses nothing that was already written.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -19,7 +19,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from lilo.warehouse.schema import migrate
+from lilo.warehouse.schema import ScoreColumn, migrate
 
 __all__ = ["Warehouse", "quote"]
 
@@ -41,13 +41,16 @@ def _changed(result: duckdb.DuckDBPyConnection) -> int:
 
 
 class Warehouse:
-    def __init__(self, path: Path) -> None:
+    """The file at `path`, migrated; its views' leaderboard columns are those of `scores`
+    (name, column), handed in by the flows from the scorers, else those the file records."""
+
+    def __init__(self, path: Path, scores: Sequence[ScoreColumn] | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         fresh = not path.exists()
         self.con = duckdb.connect(str(path))
         self._in_transaction = False
-        migrate(self.con, path, fresh=fresh)
+        self.scores = migrate(self.con, path, fresh=fresh, scores=scores)
 
     def close(self) -> None:
         self.con.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -12,6 +13,7 @@ import duckdb
 from lilo.tasks.backoff import WAREHOUSE_LOCK
 from lilo.tasks.errors import InputError, Unavailable
 from lilo.warehouse.db import Warehouse
+from lilo.warehouse.schema import ScoreColumn
 
 __all__ = ["NotAWarehouse", "WarehouseBusy", "not_a_warehouse", "open_warehouse"]
 
@@ -59,7 +61,9 @@ def _describe_holder(exc: duckdb.IOException) -> str:
     return f"another writer ({who}): a lilo run, a `lilo review`, or a read-write connection"
 
 
-def open_warehouse(path: Path, wait_s: float) -> Warehouse:
+def open_warehouse(
+    path: Path, wait_s: float, scores: Sequence[ScoreColumn] | None = None
+) -> Warehouse:
     """The warehouse, waiting up to `wait_s` (backoff `WAREHOUSE_LOCK`: 0.05 s doubling up
     to 2 s) while another process holds the file: DuckDB lets one process open it, so a reviewer's
     `lilo review` and a run's short write transactions take turns instead of failing."""
@@ -67,7 +71,7 @@ def open_warehouse(path: Path, wait_s: float) -> Warehouse:
     attempt = 0
     while True:
         try:
-            return Warehouse(path)
+            return Warehouse(path, scores)
         except duckdb.IOException as exc:
             if (refused := not_a_warehouse(path, exc)) is not None:
                 raise refused from exc

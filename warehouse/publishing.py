@@ -39,7 +39,7 @@ def publish_warehouse(wh: Warehouse, published: Path, data_dir: Path) -> Path:
                 )
             wh.con.execute("USE lilo_publish")
             try:
-                for statement in model_statements():
+                for statement in model_statements(scores=wh.scores):
                     wh.con.execute(statement)
             finally:
                 wh.con.execute(f"USE {quote(source)}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import re
+from collections.abc import Sequence
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -15,16 +16,30 @@ import duckdb
 
 from lilo.tasks.errors import InputError
 
-__all__ = ["BadModel", "NewerWarehouse", "migrate", "model_reads", "model_statements"]
+__all__ = [
+    "BadModel",
+    "NewerWarehouse",
+    "ScoreColumn",
+    "migrate",
+    "model_reads",
+    "model_statements",
+    "recorded_scores",
+]
+
+# A leaderboard score as the views lay it out: its name in the score rows (`length`) and its
+# column (`s_l`). The flows hand them in from the scorers (tasks/scoring/); the file records
+# the ones its views were made with (`schema_scores`), so the warehouse needs no registry.
+ScoreColumn = tuple[str, str]
 
 # A model file's statements: `CREATE OR REPLACE VIEW|MACRO name`; its first line declares the
 # views and macros of other model files it reads: `-- reads: a, b` (empty when none).
 _CREATES = re.compile(r"CREATE\s+OR\s+REPLACE\s+(?:VIEW|MACRO)\s+(\w+)", re.I)
 _READS = re.compile(r"-- reads:([^\n]*)")
 
-# Files this process has migrated: a flow opens the file for each short write, and its
-# schema changes only by migrations, which this process's code applied when it first opened it.
-_MIGRATED: set[str] = set()
+# Files this process has migrated, with the scores their views were made with: a flow opens
+# the file for each short write, and its schema changes only by migrations, which this
+# process's code applied when it first opened it.
+_MIGRATED: dict[str, tuple[ScoreColumn, ...]] = {}
 
 
 class NewerWarehouse(InputError):
@@ -35,14 +50,17 @@ class BadModel(InputError):
     """A SQL model file's `-- reads:` declaration is missing or names no model."""
 
 
-def model_statements(models: Traversable | None = None) -> list[str]:
-    """The SQL model files of `models` (warehouse/models/ by default), each file's text, in
-    the order they can be created: a file comes after every file whose view or macro its
-    `-- reads:` line names. Raises BadModel for a missing or unknown declaration and
-    graphlib.CycleError for models that read each other."""
+def model_statements(
+    models: Traversable | None = None, scores: Sequence[ScoreColumn] = ()
+) -> list[str]:
+    """The SQL model files of `models` (warehouse/models/ by default), each file's text with
+    the columns of `scores` written in, in the order they can be created: a file comes after
+    every file whose view or macro its `-- reads:` line names. Raises BadModel for a missing
+    or unknown declaration and graphlib.CycleError for models that read each other."""
     models = models or resources.files(__package__) / "models"
     texts = {e.name: e.read_text() for e in models.iterdir() if e.name.endswith(".sql")}
-    texts = {name: sql.replace("{score_columns}", _score_columns()) for name, sql in texts.items()}
+    columns = _score_columns(scores)
+    texts = {name: sql.replace("{score_columns}", columns) for name, sql in texts.items()}
     made = {name: file for file, sql in texts.items() for name in _CREATES.findall(sql)}
     graph = {}
     for file, sql in sorted(texts.items()):
@@ -75,35 +93,54 @@ def model_reads(file: str, sql: str) -> list[str]:
     return [name.strip() for name in declared.group(1).split(",") if name.strip()]
 
 
-def _score_columns() -> str:
-    """`res_leaderboard`'s columns of the leaderboard scores (tasks/scoring/), in their
-    order: each one's mean and interval, then each one's Overall and its interval."""
-    from lilo.tasks.scoring import leaderboard_scores  # the scorers, found once
+def _score_columns(scores: Sequence[ScoreColumn]) -> str:
+    """`res_leaderboard`'s columns of `scores`, in their order: each one's mean and interval,
+    then each one's Overall and its interval (none but a placeholder when there are none)."""
 
     def pick(field: str, score: str) -> str:
-        return f"any_value(s.{field}) FILTER (WHERE s.score = '{score}')"
+        name = score.replace("'", "''")
+        return f"any_value(s.{field}) FILTER (WHERE s.score = '{name}')"
 
-    scores = leaderboard_scores()
+    def col(name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
     columns = [
-        f"{pick(field, h.name)} AS {h.column}{suffix}"
-        for h in scores
+        f"{pick(field, name)} AS {col(column + suffix)}"
+        for name, column in scores
         for field, suffix in (("value", ""), ("low", "_low"), ("high", "_high"))
     ]
-    columns += [f"{pick('overall', h.name)} AS overall_{h.column}" for h in scores]
+    columns += [f"{pick('overall', name)} AS {col('overall_' + column)}" for name, column in scores]
     columns += [
-        f"{pick(f'overall{suffix}', h.name)} AS overall_{h.column}{suffix}"
-        for h in scores
+        f"{pick(f'overall{suffix}', name)} AS {col('overall_' + column + suffix)}"
+        for name, column in scores
         for suffix in ("_low", "_high")
     ]
-    return ",\n        ".join(columns)
+    # The SELECT lists the keys first: with no scores it ends at them (no trailing comma).
+    return ",\n        ".join(columns)  # none: the SELECT ends in a comma, which DuckDB takes
 
 
-def migrate(con: duckdb.DuckDBPyConnection, path: Path, *, fresh: bool) -> None:
-    """Apply the migrations `path` lacks and remake the views if their SQL changed, once per
-    process and file (again for a `fresh` file). Closes `con` and raises NewerWarehouse when
-    the file holds migrations this lilo does not know."""
-    if not fresh and str(path.resolve()) in _MIGRATED:
-        return
+def recorded_scores(con: duckdb.DuckDBPyConnection) -> tuple[ScoreColumn, ...]:
+    """The leaderboard scores the file's views were made with (`schema_scores`), in order."""
+    rows = con.execute("SELECT score, column_name FROM schema_scores ORDER BY position")
+    return tuple((str(name), str(column)) for name, column in rows.fetchall())
+
+
+def migrate(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    *,
+    fresh: bool,
+    scores: Sequence[ScoreColumn] | None = None,
+) -> tuple[ScoreColumn, ...]:
+    """Apply the migrations `path` lacks and remake the views if their SQL changed, with the
+    leaderboard `scores` handed in (recorded in the file) or else those the file records,
+    once per process, file and scores (again for a `fresh` file); returns the scores the
+    views have. Closes `con` and raises NewerWarehouse when the file holds migrations this
+    lilo does not know."""
+    key = str(path.resolve())
+    wanted = None if scores is None else tuple((str(n), str(c)) for n, c in scores)
+    if not fresh and key in _MIGRATED and wanted in (None, _MIGRATED[key]):
+        return _MIGRATED[key]
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT now())"
@@ -130,7 +167,13 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path, *, fresh: bool) -> None:
             )
     # The views are made again only when their SQL changed: a flow opens the file for
     # each short write, and remaking them costs more than the write.
-    sql = model_statements()
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_scores "
+        "(position INTEGER PRIMARY KEY, score VARCHAR, column_name VARCHAR)"
+    )
+    recorded = recorded_scores(con)
+    scores = recorded if wanted is None else wanted
+    sql = model_statements(scores=scores)
     digest = hashlib.sha256("\n".join(sql).encode()).hexdigest()
     con.execute("CREATE TABLE IF NOT EXISTS schema_models (sha256 VARCHAR)")
     if con.execute("SELECT max(sha256) FROM schema_models").fetchall()[0][0] != digest:
@@ -140,7 +183,17 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path, *, fresh: bool) -> None:
             ("DELETE FROM schema_models", None),
             ("INSERT INTO schema_models VALUES (?)", [digest]),
         )
-    _MIGRATED.add(str(path.resolve()))
+    if scores != recorded:
+        _atomically(
+            con,
+            ("DELETE FROM schema_scores", None),
+            *(
+                ("INSERT INTO schema_scores VALUES (?, ?, ?)", [i, name, column])
+                for i, (name, column) in enumerate(scores)
+            ),
+        )
+    _MIGRATED[key] = scores
+    return scores
 
 
 def _atomically(

@@ -79,7 +79,9 @@ class SharedLimits:
 
         try:
             with get_client(sync_client=True) as client:
-                wanted = [(self.concurrency_name, self.limits.concurrency, None)]
+                wanted: list[tuple[str, int, float | None]] = [
+                    (self.concurrency_name, self.limits.concurrency, None)
+                ]
                 if self.limits.rpm:
                     wanted.append((self.rate_name, _BURST, self.limits.rpm / 60.0))
                 for name, limit, decay in wanted:

@@ -12,11 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lilo import warehouse
+from lilo.flows import _shared_limits
 from lilo.tasks.config import Settings
 from lilo.tasks.files import claim_data_dir
 from lilo.tasks.llm.ledger import LedgerRows
 from lilo.tasks.scoring import leaderboard_scores
 from lilo.warehouse import Warehouse
+
+# The LLM clients made in this process take the endpoint-wide limits (flows/_shared_limits.py).
+_shared_limits.install()
 
 __all__ = [
     "StageReport",

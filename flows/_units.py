@@ -22,6 +22,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
+from lilo.flows import _shared_limits
 from lilo.tasks.config import RunnerSettings, Settings
 from lilo.tasks.extras import require_extra
 from lilo.tasks.lifetime import raise_if_stopping
@@ -30,6 +31,9 @@ from lilo.tasks.llm.batch import BATCH_FAILED, BATCH_LANDED, Collector, batch_pr
 from lilo.tasks.llm.ledger import CallLog
 from lilo.tasks.records import LLMCall
 from lilo.tasks.redact import configured_secrets
+
+# The LLM clients made in this process take the endpoint-wide limits (flows/_shared_limits.py).
+_shared_limits.install()
 
 if TYPE_CHECKING:
     from prefect import Task

@@ -272,7 +272,7 @@ class ChatEndpointSettings(EndpointSettings):
     tpm: Annotated[int, PACING] = Field(0, ge=0)
     # Where these limits hold: auto: for the endpoint as a whole when a Prefect server is
     # configured (PREFECT_API_URL), through its global concurrency and rate limits, which
-    # every worker shares (tasks/llm/shared.py), and per process as well; off: per worker
+    # every worker shares (flows/_shared_limits.py), and per process as well; off: per worker
     # process only. Changes no reply.
     shared_limits: Annotated[Literal["auto", "off"], PACING] = "auto"
     # What the served weights are where the address does not say: a server lilo starts

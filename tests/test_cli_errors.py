@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
+from lilo.flows._stage import score_columns
 from lilo.flows.cli import main
 from lilo.flows.cli._errors import CLIError
 from lilo.flows.cli._forms import print_address
@@ -56,9 +57,10 @@ def _counts(data: Path) -> dict[str, int]:
 
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Path:
-    """A data folder with an empty, migrated warehouse and nothing published."""
+    """A data folder with an empty warehouse, migrated as a flow makes it (its score
+    columns recorded), and nothing published."""
     data = tmp_path / "data"
-    Warehouse(data / "lilo.duckdb").close()
+    Warehouse(data / "lilo.duckdb", scores=score_columns()).close()
     return data
 
 

@@ -1,4 +1,4 @@
-"""Endpoint-wide limits on a Prefect server (tasks/llm/shared.py): without a configured
+"""Endpoint-wide limits on a Prefect server (flows/_shared_limits.py): without a configured
 server, or with `llm.shared_limits = off`, only the per-process limits hold; a server that
 cannot be reached is said in one line and the requests still go; with a real server
 (`prefect server start`, slow), two worker processes against one loopback endpoint stay
@@ -22,10 +22,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lilo.flows import _shared_limits as shared_module
+from lilo.flows._shared_limits import limit_names, shared_limits_for
 from lilo.tasks.llm import make_client
-from lilo.tasks.llm import shared as shared_module
 from lilo.tasks.llm.limits import Limits
-from lilo.tasks.llm.shared import limit_names, shared_limits_for
 from tests.llm_server import LLMServer
 
 SERVER_START_S = 600  # `prefect server start` is slow on a loaded machine

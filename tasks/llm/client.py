@@ -84,7 +84,7 @@ class LLMClient:
         where = f"{backend.name}:{getattr(backend, 'base_url', '')}"
         limits = Limits(cfg.concurrency, cfg.rpm, cfg.tpm)
         self._endpoint = limits_for(where, backend.model, limits)
-        # The endpoint-wide limits on a configured Prefect server (tasks/llm/shared.py).
+        # The endpoint-wide limits the flows provide (tasks/llm/shared.py): a Prefect server's.
         self._shared = shared_limits_for(where, backend.model, limits, cfg.shared_limits)
         self.window = window_for(backend, cache, cfg.context_window)
 

@@ -1,146 +1,40 @@
-"""Limits that hold for an endpoint as a whole: with a Prefect server configured
-(PREFECT_API_URL in the environment or the profile, a server every worker shares), each
-request takes a slot of a global concurrency limit and one of a rate limit, both on the
-server and named after the endpoint and model, around the per-process limits
-(tasks/llm/limits.py). A temporary server Prefect starts for one run is not configured:
-its limits would hold for that run's processes only. A server that cannot be reached
-leaves the per-process limits, said once in one line.
-
-The rate limit is a global concurrency limit whose slots decay at `rpm`/60 a second,
-with `_BURST` slots: over any window of W seconds at most `_BURST + rpm * W / 60`
-requests start, endpoint-wide."""
+"""Limits that hold for an endpoint as a whole, across processes: a hook the flows fill in
+(flows/_shared_limits.py: Prefect's global concurrency and rate limits on a configured
+server), as tasks/ knows no orchestrator. Without it each process's own limits hold
+(tasks/llm/limits.py), as they do beside it."""
 
 from __future__ import annotations
 
-import logging
-import re
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Literal
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Literal, Protocol
 
 from lilo.tasks.llm.limits import Limits
 
-__all__ = ["SharedLimits", "configured_api", "limit_names", "shared_limits_for"]
-
-log = logging.getLogger("lilo")
-
-_BURST = 1  # requests the rate limit lets start at once, beyond its decay
+__all__ = ["SharedSlots", "provide_shared_limits", "shared_limits_for"]
 
 
-def configured_api() -> str:
-    """The Prefect API this process was configured with (environment, then profile), ""
-    without one. Read afresh, not from Prefect's context: a run's temporary server is set
-    there for its workers (flows/_units.py) and is not a configured one."""
-    from prefect.settings import Settings
+class SharedSlots(Protocol):
+    """One endpoint and model's limits shared with other processes."""
 
-    return str(Settings().api.url or "")
-
-
-def limit_names(endpoint: str, model: str) -> tuple[str, str]:
-    """The server's concurrency and rate limit names for `model` at `endpoint` (a base
-    URL or a backend label): `lilo-<host:port>-<model>` and that with `-rpm`, sanitised."""
-    host = urlsplit(endpoint).netloc or endpoint
-    base = re.sub(r"[^A-Za-z0-9._:-]+", "-", f"lilo-{host}-{model}").strip("-")
-    return base, f"{base}-rpm"
+    def slot(self) -> AbstractContextManager[None]:
+        """Held around one request."""
+        ...
 
 
-@dataclass
-class SharedLimits:
-    """One endpoint and model's limits on the Prefect server at `api`; `broken` once the
-    server failed, from when on only the per-process limits hold."""
-
-    api: str
-    concurrency_name: str
-    rate_name: str
-    limits: Limits
-    broken: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def _fail(self, exc: BaseException) -> None:
-        with self._lock:
-            if self.broken:
-                return
-            self.broken = True
-        log.warning(
-            "lilo: the Prefect server at %s failed (%s): the limits of %s fall back to "
-            "per-process; set llm.shared_limits=off to not try it",
-            self.api,
-            type(exc).__name__,
-            self.concurrency_name,
-        )
-
-    def ensure(self) -> None:
-        """The two limits on the server, created or set to this run's values."""
-        from prefect.client.orchestration import get_client
-        from prefect.exceptions import ObjectAlreadyExists
-
-        try:
-            with get_client(sync_client=True) as client:
-                wanted: list[tuple[str, int, float | None]] = [
-                    (self.concurrency_name, self.limits.concurrency, None)
-                ]
-                if self.limits.rpm:
-                    wanted.append((self.rate_name, _BURST, self.limits.rpm / 60.0))
-                for name, limit, decay in wanted:
-                    try:
-                        client.upsert_global_concurrency_limit_by_name(name, limit, decay)
-                    except ObjectAlreadyExists:  # another process created it meanwhile
-                        client.upsert_global_concurrency_limit_by_name(name, limit, decay)
-        except Exception as exc:  # noqa: BLE001 (any failure: per-process limits, said)
-            self._fail(exc)
-
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        """A concurrency slot held around the request and a rate slot taken before it;
-        nothing once the server failed."""
-        if self.broken:
-            yield
-            return
-        from prefect.concurrency.sync import concurrency, rate_limit
-
-        try:
-            held = concurrency(self.concurrency_name, occupy=1, strict=True)
-            held.__enter__()
-        except Exception as exc:  # noqa: BLE001
-            self._fail(exc)
-            yield
-            return
-        try:
-            if self.limits.rpm:
-                try:
-                    rate_limit(self.rate_name, occupy=1, strict=True)
-                except Exception as exc:  # noqa: BLE001
-                    self._fail(exc)
-            yield
-        finally:
-            try:
-                held.__exit__(None, None, None)
-            except Exception as exc:  # noqa: BLE001
-                self._fail(exc)
+Provider = Callable[[str, str, Limits, Literal["auto", "off"]], SharedSlots | None]
+_PROVIDER: list[Provider] = []
 
 
-_SHARED: dict[tuple[str, str, Limits], SharedLimits] = {}
-_LOCK = threading.Lock()
+def provide_shared_limits(provider: Provider) -> None:
+    """`provider` gives the shared limits of every client made from now on in this process."""
+    _PROVIDER[:] = [provider]
 
 
 def shared_limits_for(
     endpoint: str, model: str, limits: Limits, mode: Literal["auto", "off"]
-) -> SharedLimits | None:
-    """The server-side limits of `model` at `endpoint` (created or updated on the server
-    the first time this process asks), or None: `mode` off, no configured server, or
-    lilo's own engine (the offline backend calls no endpoint)."""
-    if mode == "off" or endpoint.startswith("offline:"):
+) -> SharedSlots | None:
+    """The shared limits of `model` at `endpoint`, or None: `mode` off, or none provided."""
+    if mode == "off" or not _PROVIDER:
         return None
-    api = configured_api()
-    if not api:
-        return None
-    with _LOCK:
-        key = (endpoint, model, limits)
-        if key not in _SHARED:
-            names = limit_names(endpoint.split(":", 1)[-1], model)
-            _SHARED[key] = SharedLimits(api, *names, limits)
-            _SHARED[key].ensure()
-        return _SHARED[key]
+    return _PROVIDER[0](endpoint, model, limits, mode)

@@ -81,6 +81,7 @@ WORKER = textwrap.dedent(
     import sys, time
     from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
+    import lilo.flows._units  # what a worker runs: importing it provides the shared limits
     from lilo.tasks.config import Settings
     from lilo.tasks.llm import make_client
 

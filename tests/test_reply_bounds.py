@@ -36,6 +36,7 @@ from lilo.tasks.errors import InputError
 from lilo.tasks.fetch import fetch_eprints, fetch_metadata
 from lilo.tasks.fetch._http import FetchError
 from lilo.tasks.llm import LLMError, make_client
+from lilo.tasks.llm.ledger import CallLog, call_log_path, read_calls
 from lilo.tasks.synthetic.replies import judge_reply
 from lilo.warehouse import Warehouse
 
@@ -201,6 +202,21 @@ def test_a_key_echoed_in_a_reply_is_redacted_before_it_is_kept(tmp_path, server)
     again = make_client(settings)
     assert again.complete(HELLO, purpose="t") == reply and len(server.requests) == 1
     assert again.take_calls()[0].redacted == 1
+
+
+def test_a_client_with_a_call_log_keeps_its_calls_counted_not_their_texts(tmp_path, server):
+    """A stage's client appends each call, reply and prompt, to its call log; what it keeps
+    for `take_calls` counts the call without its texts, so a stage of many big replies
+    does not hold them all until it ends."""
+    reply = "x" * 1_000_000
+    server.respond = lambda prompt, n: reply
+    log = CallLog(call_log_path(tmp_path, "r", "score"))
+    client = make_client(_chat_settings(tmp_path, server), log)
+    assert client.complete(HELLO, purpose="t").text == reply
+    [kept] = client.take_calls()
+    [logged], _ = read_calls(log.path)
+    assert (kept.request, kept.response) == ("", "") and logged.response == reply
+    assert (kept.key, kept.tokens_out) == (logged.key, logged.tokens_out)
 
 
 def _poison(path: Path, how: str) -> None:

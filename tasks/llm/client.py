@@ -434,6 +434,9 @@ class LLMClient:
         )
         if self.log is not None:
             self.log.append(call)
+            # The log holds its texts: a stage's client keeps only what it counts, not each
+            # reply (up to llm.max_reply_bytes) and prompt until the stage ends.
+            call = replace(call, request="", response="")
         LIVE.ended(cached=cached, tokens=completion.tokens_in + completion.tokens_out)
         with self._lock:
             self.calls.append(call)

@@ -77,8 +77,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     scored on the synthetic corpus):
     `pytest -m "not e2e"` is the fast inner loop; the README's test command runs both, but
     not the tiers.
-    The real_model tier's tests come first, then the `e2e` tests, so that under
-    pytest-xdist the slow ones start early and the
+    `e2e` tests come first, so that under pytest-xdist the slow ones start early and the
     quick ones fill both workers at the end; of those first the files that need no Prefect
     server of the run's, which keep both cores busy while its database migrates
     (`pytest_sessionstart`) instead of waiting for it."""
@@ -104,15 +103,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     "tests/conftest.py, so that it runs on the worker that builds it"
                 )
 
-    def order(item: pytest.Item) -> tuple[bool, bool, bool]:
-        # The real_model tier's one file is the longest (its server decodes on one core):
-        # first, so that in a run of both tiers (`-m "slow or real_model"`, as .ci/run) the
-        # slow tier's files fill the other worker beside it. Only e2e tests wait for the
-        # server: in the fast loop (`-m` deselects after this hook) the quick tests of those
-        # files keep their place instead of all coming last.
+    def order(item: pytest.Item) -> tuple[bool, bool]:
+        # Only e2e tests wait for the server: in the fast loop (`-m` deselects after this
+        # hook) the quick tests of those files keep their place instead of all coming last.
         e2e = item.get_closest_marker("e2e") is not None
-        real = item.get_closest_marker("real_model") is not None
-        return not real, not e2e, e2e and item.path in waits
+        return not e2e, e2e and item.path in waits
 
     items.sort(key=order)
 

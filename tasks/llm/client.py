@@ -132,12 +132,11 @@ class LLMClient:
         hit = cached_completion(self.cache, key, self.settings.llm.max_reply_bytes)
         if hit is not None:
             completion, latency = hit
-            if self.collector is not None:
-                pass
-            elif key in BATCH_LANDED:  # made by this process's batch: in the ledger as such
-                BATCH_LANDED.discard(key)
-            else:
-                self._record(key, purpose, blob, completion, latency, cached=True)
+            if self.collector is None:  # a collecting round records nothing
+                if key in BATCH_LANDED:  # made by this process's batch: in the ledger as such
+                    BATCH_LANDED.discard(key)
+                else:
+                    self._record(key, purpose, blob, completion, latency, cached=True)
             return completion
         if self.collector is not None:
             return self._collect(
